@@ -1,0 +1,276 @@
+/*
+ * addr.c - parsing, binding and connecting folio addresses (see addr.h).
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/addr.h"
+#include "src/err.h"
+
+int
+folio_addr_parse(const char *s, struct folio_addr *out, char *why,
+                 size_t whylen)
+{
+    struct addrinfo hints, *res = NULL;
+    char host[256];
+    const char *port, *colon;
+    size_t hl;
+    char *end;
+    long pn;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (strncmp(s, "unix:", 5) == 0) {
+        struct sockaddr_un *un = (struct sockaddr_un *)&out->sa;
+        const char *path = s + 5;
+
+        if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
+            snprintf(why, whylen, "'%s': Unix socket path empty or over %zu bytes",
+                     s, sizeof(un->sun_path) - 1);
+            return FOLIO_EINVAL;
+        }
+        un->sun_family = AF_UNIX;
+        memcpy(un->sun_path, path, strlen(path) + 1);
+        out->salen = (socklen_t)sizeof(*un);
+        out->family = AF_UNIX;
+        return 0;
+    }
+    if (*s == '[') {
+        const char *rb = strchr(s, ']');
+
+        if (rb == NULL || rb[1] != ':') {
+            snprintf(why, whylen, "'%s': expected [V6ADDR]:PORT", s);
+            return FOLIO_EINVAL;
+        }
+        hl = (size_t)(rb - s - 1);
+        if (hl >= sizeof(host)) {
+            snprintf(why, whylen, "'%s': host too long", s);
+            return FOLIO_EINVAL;
+        }
+        memcpy(host, s + 1, hl);
+        host[hl] = '\0';
+        port = rb + 2;
+    } else {
+        colon = strrchr(s, ':');
+        if (colon == NULL) {
+            snprintf(why, whylen,
+                     "'%s': expected HOST:PORT, [V6ADDR]:PORT or unix:PATH", s);
+            return FOLIO_EINVAL;
+        }
+        hl = (size_t)(colon - s);
+        if (hl >= sizeof(host) || memchr(s, ':', hl) != NULL) {
+            snprintf(why, whylen, "'%s': write IPv6 addresses as [V6ADDR]:PORT",
+                     s);
+            return FOLIO_EINVAL;
+        }
+        memcpy(host, s, hl);
+        host[hl] = '\0';
+        port = colon + 1;
+    }
+    errno = 0;
+    pn = strtol(port, &end, 10);
+    if (*port == '\0' || *end != '\0' || errno != 0 || pn < 0 || pn > 65535) {
+        snprintf(why, whylen, "'%s': port must be 0..65535", s);
+        return FOLIO_EINVAL;
+    }
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    rc = getaddrinfo(strcmp(host, "*") == 0 || host[0] == '\0' ? NULL : host,
+                     port, &hints, &res);
+    if (rc != 0 || res == NULL) {
+        snprintf(why, whylen, "'%s': %s", s,
+                 rc != 0 ? gai_strerror(rc) : "no address");
+        return FOLIO_EINVAL;
+    }
+    if (strcmp(host, "*") == 0 || host[0] == '\0') {
+        /* "*:PORT" means every IPv4 address, as in nginx. */
+        struct addrinfo *ai;
+
+        for (ai = res; ai != NULL; ai = ai->ai_next)
+            if (ai->ai_family == AF_INET)
+                break;
+        if (ai != NULL) {
+            memcpy(&out->sa, ai->ai_addr, ai->ai_addrlen);
+            out->salen = ai->ai_addrlen;
+            out->family = ai->ai_family;
+            freeaddrinfo(res);
+            return 0;
+        }
+    }
+    memcpy(&out->sa, res->ai_addr, res->ai_addrlen);
+    out->salen = res->ai_addrlen;
+    out->family = res->ai_family;
+    freeaddrinfo(res);
+    return 0;
+}
+
+const char *
+folio_addr_format(const struct sockaddr *sa, socklen_t len, char *buf,
+                  size_t buflen)
+{
+    char host[INET6_ADDRSTRLEN];
+
+    switch (sa->sa_family) {
+    case AF_INET: {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+        snprintf(buf, buflen, "%s:%u", host, ntohs(in->sin_port));
+        break;
+    }
+    case AF_INET6: {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+        snprintf(buf, buflen, "[%s]:%u", host, ntohs(in6->sin6_port));
+        break;
+    }
+    case AF_UNIX: {
+        const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+
+        if (len <= offsetof(struct sockaddr_un, sun_path))
+            snprintf(buf, buflen, "unix:");
+        else
+            snprintf(buf, buflen, "unix:%.*s",
+                     (int)(len - offsetof(struct sockaddr_un, sun_path)),
+                     un->sun_path);
+        break;
+    }
+    default:
+        snprintf(buf, buflen, "(family %d)", sa->sa_family);
+    }
+    return buf;
+}
+
+int
+folio_addr_port(const struct folio_addr *a)
+{
+    if (a->family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)&a->sa)->sin_port);
+    if (a->family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)&a->sa)->sin6_port);
+    return 0;
+}
+
+/* A Unix socket file nobody accepts on is left over from a dead server. */
+static int
+unix_stale(const struct folio_addr *a)
+{
+    int fd, rc;
+
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+        return 0;
+    rc = connect(fd, (const struct sockaddr *)&a->sa, a->salen);
+    close(fd);
+    return rc == -1 && errno == ECONNREFUSED;
+}
+
+int
+folio_addr_listen(const struct folio_addr *a, int backlog, int mode, char *why,
+                  size_t whylen)
+{
+    const struct sockaddr_un *un = (const struct sockaddr_un *)&a->sa;
+    int fd, one = 1, saved;
+
+    fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd == -1) {
+        snprintf(why, whylen, "socket");
+        return -1;
+    }
+    if (a->family != AF_UNIX) {
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1) {
+            snprintf(why, whylen, "setsockopt(SO_REUSEADDR)");
+            goto fail;
+        }
+        if (a->family == AF_INET6 &&
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1) {
+            snprintf(why, whylen, "setsockopt(IPV6_V6ONLY)");
+            goto fail;
+        }
+    } else if (access(un->sun_path, F_OK) == 0) {
+        if (!unix_stale(a)) {
+            errno = EADDRINUSE;
+            snprintf(why, whylen, "bind(%s): a server is listening there",
+                     un->sun_path);
+            goto fail;
+        }
+        unlink(un->sun_path);
+    }
+    if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) == -1) {
+        snprintf(why, whylen, "bind");
+        goto fail;
+    }
+    if (a->family == AF_UNIX && mode != 0 && chmod(un->sun_path, (mode_t)mode) == -1) {
+        snprintf(why, whylen, "chmod(%s, %o)", un->sun_path, mode);
+        goto fail;
+    }
+    if (listen(fd, backlog) == -1) {
+        snprintf(why, whylen, "listen");
+        goto fail;
+    }
+    return fd;
+fail:
+    saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+int
+folio_addr_connect(const struct folio_addr *a, int timeout_ms)
+{
+    struct pollfd pfd;
+    socklen_t len;
+    int fd, err, one = 1, flags;
+
+    if ((fd = socket(a->family, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+        return -1;
+    flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) == -1) {
+        if (errno != EINPROGRESS && errno != EAGAIN)
+            goto fail;
+        pfd.fd = fd;
+        pfd.events = POLLOUT;
+        err = poll(&pfd, 1, timeout_ms);
+        if (err == 0) {
+            errno = ETIMEDOUT;
+            goto fail;
+        }
+        if (err < 0)
+            goto fail;
+        len = sizeof(err);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+            goto fail;
+        if (err != 0) {
+            errno = err;
+            goto fail;
+        }
+    }
+    fcntl(fd, F_SETFL, flags);
+    if (a->family != AF_UNIX)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+fail:
+    err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+}

@@ -1,0 +1,51 @@
+/*
+ * addr.h - listen and connect addresses: "HOST:PORT", "[V6ADDR]:PORT",
+ * "*:PORT" (every IPv4 address) and "unix:PATH" (PROTOCOL.md section 1).
+ * Used by foliod to bind, by folio and folio-bench to connect.
+ */
+#ifndef FOLIO_ADDR_H
+#define FOLIO_ADDR_H
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define FOLIO_ADDR_TEXT 128 /* room for any formatted address */
+
+struct folio_addr {
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    int family; /* AF_INET, AF_INET6 or AF_UNIX */
+};
+
+/*
+ * folio_addr_parse - parse `s`.  Host names are resolved (getaddrinfo: use
+ * at start-up only).  Returns 0, or FOLIO_EINVAL with a message in `why`
+ * (`whylen` bytes).
+ */
+int folio_addr_parse(const char *s, struct folio_addr *out, char *why,
+                     size_t whylen);
+
+/* folio_addr_format - "127.0.0.1:7788", "[::1]:7788" or "unix:/path". */
+const char *folio_addr_format(const struct sockaddr *sa, socklen_t len,
+                              char *buf, size_t buflen);
+
+/*
+ * folio_addr_listen - a non-blocking, close-on-exec socket bound to `a`
+ * and listening.  A stale Unix socket file (nobody accepting) is replaced;
+ * a live one is an error.  `mode` (if not 0) is applied to a Unix socket
+ * file.  Returns the fd, or -1 with errno set and `why` naming the call.
+ */
+int folio_addr_listen(const struct folio_addr *a, int backlog, int mode,
+                      char *why, size_t whylen);
+
+/*
+ * folio_addr_connect - a connected, blocking socket, within timeout_ms
+ * (< 0: no limit).  TCP_NODELAY on TCP.  Returns the fd or -1 with errno
+ * set (ETIMEDOUT on time-out).
+ */
+int folio_addr_connect(const struct folio_addr *a, int timeout_ms);
+
+/* folio_addr_port - the TCP port, or 0 for a Unix socket. */
+int folio_addr_port(const struct folio_addr *a);
+
+#endif

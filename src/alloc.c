@@ -1,0 +1,289 @@
+/*
+ * alloc.c - counted heap allocation (see alloc.h).
+ * The counters are the test oracle of the zero-allocation hot path
+ * (STYLE.md section 5); like Redis's zmalloc, but counting what the
+ * libraries allocate too, by interposing the malloc family.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "src/alloc.h"
+
+#if !defined(FOLIO_SANITIZED) && HAVE_DECL___LIBC_MALLOC &&                    \
+    defined(HAVE_MALLOC_USABLE_SIZE)
+#define FOLIO_INTERPOSE 1
+#endif
+
+static struct folio_alloc_counters local_counters;
+static struct folio_alloc_counters *counters = &local_counters;
+
+/* One writer per block: a plain load and store, no locked instruction. */
+static inline void
+bump(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(
+        c, atomic_load_explicit(c, memory_order_relaxed) + n,
+        memory_order_relaxed);
+}
+
+static inline void
+count_alloc(void *p)
+{
+    if (p != NULL) {
+        bump(&counters->ac_calls, 1);
+        bump(&counters->ac_bytes, malloc_usable_size(p));
+    }
+}
+
+static inline void
+count_free(void *p)
+{
+    if (p != NULL) {
+        bump(&counters->ac_frees, 1);
+        bump(&counters->ac_freed_bytes, malloc_usable_size(p));
+    }
+}
+
+void
+folio_alloc_use(struct folio_alloc_counters *c)
+{
+    counters = c != NULL ? c : &local_counters;
+}
+
+struct folio_alloc_counters *
+folio_alloc_current(void)
+{
+    return counters;
+}
+
+#ifdef FOLIO_INTERPOSE
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+/* glibc's documented way to replace malloc: define the whole family. */
+void *malloc(size_t n);
+void *calloc(size_t nmemb, size_t size);
+void *realloc(void *p, size_t n);
+void free(void *p);
+void *memalign(size_t align, size_t n);
+int posix_memalign(void **out, size_t align, size_t n);
+void *aligned_alloc(size_t align, size_t n);
+void *valloc(size_t n);
+void *pvalloc(size_t n);
+
+void *
+malloc(size_t n)
+{
+    void *p = __libc_malloc(n);
+
+    count_alloc(p);
+    return p;
+}
+
+void *
+calloc(size_t nmemb, size_t size)
+{
+    void *p = __libc_calloc(nmemb, size);
+
+    count_alloc(p);
+    return p;
+}
+
+void *
+realloc(void *p, size_t n)
+{
+    size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    void *q;
+
+    if (p != NULL && n == 0) {
+        free(p);
+        return NULL;
+    }
+    q = __libc_realloc(p, n);
+    if (q != NULL) {
+        /* A realloc is one allocation call; bytes count as moved. */
+        bump(&counters->ac_calls, 1);
+        bump(&counters->ac_bytes, malloc_usable_size(q));
+        if (p != NULL) {
+            bump(&counters->ac_frees, 1);
+            bump(&counters->ac_freed_bytes, old);
+        }
+    }
+    return q;
+}
+
+void
+free(void *p)
+{
+    count_free(p);
+    __libc_free(p);
+}
+
+void *
+memalign(size_t align, size_t n)
+{
+    void *p = __libc_memalign(align, n);
+
+    count_alloc(p);
+    return p;
+}
+
+int
+posix_memalign(void **out, size_t align, size_t n)
+{
+    void *p;
+
+    if (align < sizeof(void *) || (align & (align - 1)) != 0)
+        return EINVAL;
+    if ((p = memalign(align, n)) == NULL)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void *
+aligned_alloc(size_t align, size_t n)
+{
+    return memalign(align, n);
+}
+
+void *
+valloc(size_t n)
+{
+    return memalign((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+void *
+pvalloc(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+    return memalign(pg, (n + pg - 1) & ~(pg - 1));
+}
+
+int
+folio_alloc_interposed(void)
+{
+    return 1;
+}
+
+void
+folio_alloc_route_libevent(void)
+{
+}
+
+void *
+folio_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+void *
+folio_calloc(size_t nmemb, size_t size)
+{
+    return calloc(nmemb, size);
+}
+
+void *
+folio_realloc(void *p, size_t n)
+{
+    return realloc(p, n);
+}
+
+void
+folio_free(void *p)
+{
+    free(p);
+}
+
+#else /* !FOLIO_INTERPOSE */
+
+int
+folio_alloc_interposed(void)
+{
+    return 0;
+}
+
+void *
+folio_malloc(size_t n)
+{
+    void *p = malloc(n);
+
+    count_alloc(p);
+    return p;
+}
+
+void *
+folio_calloc(size_t nmemb, size_t size)
+{
+    void *p = calloc(nmemb, size);
+
+    count_alloc(p);
+    return p;
+}
+
+void *
+folio_realloc(void *p, size_t n)
+{
+    size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    void *q;
+
+    if (p != NULL && n == 0) {
+        folio_free(p);
+        return NULL;
+    }
+    if ((q = realloc(p, n)) != NULL) {
+        bump(&counters->ac_calls, 1);
+        bump(&counters->ac_bytes, malloc_usable_size(q));
+        if (p != NULL) {
+            bump(&counters->ac_frees, 1);
+            bump(&counters->ac_freed_bytes, old);
+        }
+    }
+    return q;
+}
+
+void
+folio_free(void *p)
+{
+    count_free(p);
+    free(p);
+}
+
+void
+folio_alloc_route_libevent(void)
+{
+    event_set_mem_functions(folio_malloc, folio_realloc, folio_free);
+}
+
+#endif /* FOLIO_INTERPOSE */
+
+char *
+folio_strdup(const char *s)
+{
+    return folio_strndup(s, strlen(s));
+}
+
+char *
+folio_strndup(const char *s, size_t n)
+{
+    char *d;
+
+    n = strnlen(s, n);
+    if ((d = folio_malloc(n + 1)) == NULL)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}

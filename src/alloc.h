@@ -1,0 +1,53 @@
+/*
+ * alloc.h - heap allocation, counted.
+ *
+ * Every heap allocation of a folio process is counted into the process's
+ * current counter block (a worker points it at its stats slot).  In normal
+ * builds the malloc family itself is interposed (glibc supports replacing
+ * malloc: alloc.c forwards to __libc_malloc and friends), so the counts see
+ * libevent, msgpack-c, LMDB and libc too.  Sanitizer builds cannot
+ * interpose (ASan owns malloc): there only folio_malloc() and libevent
+ * (routed through event_set_mem_functions) are counted.
+ */
+#ifndef FOLIO_ALLOC_H
+#define FOLIO_ALLOC_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Counters written by one process only; read by anyone (relaxed). */
+struct folio_alloc_counters {
+    _Atomic uint64_t ac_calls; /* malloc, calloc, realloc, memalign... */
+    _Atomic uint64_t ac_bytes; /* usable bytes handed out */
+    _Atomic uint64_t ac_frees; /* free() of a non-NULL pointer */
+    _Atomic uint64_t ac_freed_bytes;
+};
+
+/*
+ * folio_alloc_use - count this process's allocations into `c` from now on
+ * (NULL: back to the process-local block).  `c` must stay mapped.
+ */
+void folio_alloc_use(struct folio_alloc_counters *c);
+
+/* folio_alloc_current - the block being counted into.  Never NULL. */
+struct folio_alloc_counters *folio_alloc_current(void);
+
+/* folio_alloc_interposed - 1 if the malloc family is counted, 0 if only folio_malloc. */
+int folio_alloc_interposed(void);
+
+/*
+ * folio_alloc_route_libevent - make libevent allocate through folio_malloc
+ * (needed only where the malloc family is not interposed).  Call before
+ * any other libevent function.
+ */
+void folio_alloc_route_libevent(void);
+
+void *folio_malloc(size_t n);
+void *folio_calloc(size_t nmemb, size_t size);
+void *folio_realloc(void *p, size_t n);
+char *folio_strdup(const char *s);
+char *folio_strndup(const char *s, size_t n);
+void folio_free(void *p);
+
+#endif

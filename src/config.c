@@ -1,0 +1,801 @@
+/*
+ * config.c - the option table behind foliod's command line, its
+ * configuration file and its --help text (see config.h).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "src/alloc.h"
+#include "src/config.h"
+#include "src/err.h"
+#include "src/log.h"
+
+enum opt_type {
+    T_FLAG,    /* int, set to 1; in a file: a boolean */
+    T_BOOL,    /* int: yes/no/on/off/true/false/1/0 */
+    T_STR,     /* char * */
+    T_STR_OFF, /* char *, "off" or "" sets NULL */
+    T_LIST,    /* char *[FOLIO_MAX_LISTEN] + int count after it */
+    T_U32,
+    T_U64,
+    T_SIZE,    /* uint64_t bytes: 4096, 64k, 4m, 4MiB, 1g */
+    T_MS,      /* uint32_t milliseconds: 60, 60s, 500ms, 2m, 1h */
+    T_WORKERS, /* int: N or auto (0) */
+    T_LEVEL,   /* int log level */
+    T_CONF,    /* -c: command line only */
+    T_CHECK,   /* --check-config */
+    T_HELP,
+    T_VERSION
+};
+
+struct opt {
+    const char *name;
+    int shortopt;
+    int type;
+    size_t off;
+    uint64_t min, max;
+    const char *def;
+    const char *arg;
+    const char *help;
+};
+
+#define O(f) offsetof(struct folio_config, f)
+#define NONE ((size_t)-1)
+
+static const struct opt opts[] = {
+    {"config", 'c', T_CONF, O(conf_file), 0, 0, NULL, "FILE",
+     "read settings from FILE"},
+    {"foreground", 'f', T_FLAG, O(foreground), 0, 0, "no", NULL,
+     "do not detach; log to stderr"},
+    {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
+     "serve on HOST:PORT, [V6ADDR]:PORT or unix:PATH (repeatable)"},
+    {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0,
+     FOLIO_RUNDIR "/admin.sock", "PATH|off",
+     "Unix socket for admin methods"},
+    {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
+     "N|auto", "worker processes (auto: usable CPUs)"},
+    {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, NULL, "DIR",
+     "directory of corpus text files"},
+    {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
+     "writable state: LMDB environments, caches"},
+    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, NULL, "DIR",
+     "directory of carrier freight tables (CSV)"},
+    {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, NULL, "CSV",
+     "SKU catalog (CSV)"},
+    {"metrics-listen", 0, T_STR_OFF, O(metrics_listen), 0, 0,
+     FOLIO_DEFAULT_METRICS, "ADDR|off", "Prometheus metrics over HTTP"},
+    {"log-level", 0, T_LEVEL, O(log_level), 0, 0, "info",
+     "debug|info|warn|error", "lowest level logged"},
+    {"log-file", 0, T_STR_OFF, O(log_file), 0, 0, NULL, "PATH",
+     "log to PATH instead of stderr (reopened on SIGUSR1)"},
+    {"pid-file", 0, T_STR_OFF, O(pid_file), 0, 0, NULL, "PATH",
+     "write the master's pid to PATH"},
+    {"user", 0, T_STR_OFF, O(user), 0, 0, NULL, "USER",
+     "drop privileges to USER after binding"},
+    {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
+     "write pid and bound addresses to PATH when ready"},
+    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
+     "N", "connections per worker"},
+    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30,
+     "4m", "SIZE", "largest request accepted"},
+    {"max-depth", 0, T_U32, O(max_depth), 2, 64, "32", "N",
+     "deepest nesting of a request"},
+    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30,
+     "1m", "SIZE", "pending replies per connection before reading pauses"},
+    {"idle-timeout", 0, T_MS, O(idle_timeout_ms), 0, 86400000, "60s",
+     "DURATION", "close connections idle this long (0: never)"},
+    {"request-timeout", 0, T_MS, O(request_timeout_ms), 0, 86400000, "30s",
+     "DURATION", "a started request must arrive within (0: never)"},
+    {"shutdown-timeout", 0, T_MS, O(shutdown_timeout_ms), 0, 3600000, "10s",
+     "DURATION", "drain deadline on stop and reload"},
+    {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
+     UINT64_MAX, "0", "N", "replace a worker after about N requests (0: never)"},
+    {"cubic-threshold-g", 0, T_U32, O(cubic_threshold_g), 0, 100000000,
+     "5000", "GRAMS", "cubic weight applies above this"},
+    {"backlog", 0, T_U32, O(backlog), 1, 65535, "511", "N",
+     "listen queue length"},
+    {"stats", 0, T_BOOL, O(stats), 0, 0, "on", "on|off",
+     "per-request counters and latency histograms"},
+    {"check-config", 'n', T_CHECK, O(check_only), 0, 0, NULL, NULL,
+     "check configuration and data, then exit"},
+    {"version", 'V', T_VERSION, NONE, 0, 0, NULL, NULL,
+     "print the version and exit"},
+    {"help", 'h', T_HELP, NONE, 0, 0, NULL, NULL, "print this help and exit"},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+_Static_assert(offsetof(struct folio_config, nlisten) ==
+                   offsetof(struct folio_config, listen) +
+                       sizeof(char *) * FOLIO_MAX_LISTEN,
+               "a T_LIST count follows its array");
+
+#define FIELD(cfg, o, type) ((type *)(void *)((char *)(cfg) + (o)->off))
+
+const char *
+folio_default_conf_file(void)
+{
+    return FOLIO_SYSCONFDIR "/foliod.conf";
+}
+
+static const struct opt *
+find_opt(const char *key)
+{
+    char norm[64];
+    size_t i;
+
+    for (i = 0; key[i] != '\0' && i < sizeof(norm) - 1; i++)
+        norm[i] = key[i] == '_' ? '-' : (char)tolower((unsigned char)key[i]);
+    norm[i] = '\0';
+    for (i = 0; i < NOPTS; i++)
+        if (strcmp(opts[i].name, norm) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+static int
+parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return errno != 0 || *end != '\0' ? -1 : 0;
+}
+
+static int
+parse_size(const char *s, uint64_t *out)
+{
+    uint64_t v, mul = 1;
+    char *end;
+
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0)
+        return -1;
+    switch (tolower((unsigned char)*end)) {
+    case '\0':
+        break;
+    case 'k':
+        mul = 1024;
+        break;
+    case 'm':
+        mul = 1024 * 1024;
+        break;
+    case 'g':
+        mul = 1024 * 1024 * 1024;
+        break;
+    default:
+        return -1;
+    }
+    if (*end != '\0') {
+        end++;
+        if (strcasecmp(end, "") != 0 && strcasecmp(end, "b") != 0 &&
+            strcasecmp(end, "ib") != 0)
+            return -1;
+    }
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int
+parse_ms(const char *s, uint64_t *out)
+{
+    uint64_t v, mul = 1000;
+    char *end;
+
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0)
+        return -1;
+    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+        mul = 1000;
+    else if (strcmp(end, "ms") == 0)
+        mul = 1;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        mul = 60000;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600000;
+    else
+        return -1;
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int
+parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"yes", "on", "true", "1"};
+    static const char *const no[] = {"no", "off", "false", "0"};
+    size_t i;
+
+    for (i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int
+set_str(char **field, const char *value)
+{
+    char *s = NULL;
+
+    if (value != NULL && (s = folio_strdup(value)) == NULL)
+        return FOLIO_ENOMEM;
+    folio_free(*field);
+    *field = s;
+    return 0;
+}
+
+static int
+apply(struct folio_config *cfg, const struct opt *o, const char *value,
+      char *err, size_t errlen)
+{
+    uint64_t v;
+    int b;
+
+    switch (o->type) {
+    case T_FLAG:
+    case T_BOOL:
+        if (value == NULL) {
+            *FIELD(cfg, o, int) = 1;
+            return 0;
+        }
+        if (parse_bool(value, &b) != 0) {
+            snprintf(err, errlen, "%s: expected yes or no, got '%s'", o->name,
+                     value);
+            return FOLIO_ECONFIG;
+        }
+        *FIELD(cfg, o, int) = b;
+        return 0;
+    case T_CHECK:
+        *FIELD(cfg, o, int) = 1;
+        return 0;
+    case T_CONF:
+    case T_STR:
+        if (*value == '\0') {
+            snprintf(err, errlen, "%s: empty value", o->name);
+            return FOLIO_ECONFIG;
+        }
+        return set_str(FIELD(cfg, o, char *), value) == 0 ? 0 : FOLIO_ENOMEM;
+    case T_STR_OFF:
+        if (*value == '\0' || strcmp(value, "off") == 0)
+            value = NULL;
+        return set_str(FIELD(cfg, o, char *), value) == 0 ? 0 : FOLIO_ENOMEM;
+    case T_LIST: {
+        char **list = FIELD(cfg, o, char *);
+        int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
+
+        if (*n >= FOLIO_MAX_LISTEN) {
+            snprintf(err, errlen, "%s: at most %d addresses", o->name,
+                     FOLIO_MAX_LISTEN);
+            return FOLIO_ECONFIG;
+        }
+        if (*value == '\0') {
+            snprintf(err, errlen, "%s: empty address", o->name);
+            return FOLIO_ECONFIG;
+        }
+        if ((list[*n] = folio_strdup(value)) == NULL)
+            return FOLIO_ENOMEM;
+        (*n)++;
+        return 0;
+    }
+    case T_WORKERS:
+        if (strcmp(value, "auto") == 0) {
+            *FIELD(cfg, o, int) = 0;
+            return 0;
+        }
+        if (parse_u64(value, &v) != 0 || v < o->min || v > o->max) {
+            snprintf(err, errlen, "%s: expected auto or 1..%llu, got '%s'",
+                     o->name, (unsigned long long)o->max, value);
+            return FOLIO_ECONFIG;
+        }
+        *FIELD(cfg, o, int) = (int)v;
+        return 0;
+    case T_LEVEL:
+        if ((b = folio_log_parse_level(value)) < 0) {
+            snprintf(err, errlen,
+                     "%s: expected debug, info, notice, warn or error, got '%s'",
+                     o->name, value);
+            return FOLIO_ECONFIG;
+        }
+        *FIELD(cfg, o, int) = b;
+        return 0;
+    case T_U32:
+    case T_U64:
+    case T_SIZE:
+    case T_MS: {
+        int rc = o->type == T_SIZE ? parse_size(value, &v)
+                 : o->type == T_MS ? parse_ms(value, &v)
+                                   : parse_u64(value, &v);
+
+        if (rc != 0 || v < o->min || v > o->max) {
+            snprintf(err, errlen, "%s: '%s' is not %s in %llu..%llu",
+                     o->name, value,
+                     o->type == T_SIZE ? "a size (bytes, k, m, g)"
+                     : o->type == T_MS ? "a duration (ms, s, m, h)"
+                                       : "a number",
+                     (unsigned long long)o->min, (unsigned long long)o->max);
+            return FOLIO_ECONFIG;
+        }
+        if (o->type == T_U64 || o->type == T_SIZE)
+            *FIELD(cfg, o, uint64_t) = v;
+        else
+            *FIELD(cfg, o, uint32_t) = (uint32_t)v;
+        return 0;
+    }
+    }
+    snprintf(err, errlen, "%s cannot be set here", o->name);
+    return FOLIO_ECONFIG;
+}
+
+static void
+clear_list(struct folio_config *cfg, const struct opt *o)
+{
+    char **list = FIELD(cfg, o, char *);
+    int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
+    int i;
+
+    for (i = 0; i < *n; i++) {
+        folio_free(list[i]);
+        list[i] = NULL;
+    }
+    *n = 0;
+}
+
+void
+folio_config_init(struct folio_config *cfg)
+{
+    char err[256];
+    size_t i;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (i = 0; i < NOPTS; i++)
+        if (opts[i].def != NULL && apply(cfg, &opts[i], opts[i].def, err,
+                                         sizeof(err)) != 0)
+            folio_fatalx("built-in default: %s", err);
+}
+
+void
+folio_config_free(struct folio_config *cfg)
+{
+    size_t i;
+
+    for (i = 0; i < NOPTS; i++) {
+        switch (opts[i].type) {
+        case T_STR:
+        case T_STR_OFF:
+        case T_CONF:
+            folio_free(*FIELD(cfg, &opts[i], char *));
+            *FIELD(cfg, &opts[i], char *) = NULL;
+            break;
+        case T_LIST:
+            clear_list(cfg, &opts[i]);
+            break;
+        }
+    }
+}
+
+int
+folio_config_set(struct folio_config *cfg, const char *key, const char *value,
+                 char *err, size_t errlen)
+{
+    const struct opt *o = find_opt(key);
+
+    if (o == NULL || o->off == NONE || o->type == T_CONF ||
+        o->type == T_CHECK) {
+        snprintf(err, errlen, "unknown setting '%s'", key);
+        return FOLIO_ECONFIG;
+    }
+    return apply(cfg, o, value, err, errlen);
+}
+
+/* Strip spaces; unquote "..." (with \" and \\ escapes). */
+static char *
+trim_value(char *s, int *bad)
+{
+    char *e, *r, *w;
+
+    *bad = 0;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '"') {
+        for (r = w = s + 1; *r != '\0' && *r != '"'; r++) {
+            if (*r == '\\' && (r[1] == '"' || r[1] == '\\'))
+                r++;
+            *w++ = *r;
+        }
+        if (*r != '"') {
+            *bad = 1;
+            return s;
+        }
+        for (e = r + 1; isspace((unsigned char)*e); e++)
+            ;
+        if (*e != '\0' && *e != '#')
+            *bad = 1;
+        *w = '\0';
+        return s + 1;
+    }
+    if ((e = strchr(s, '#')) != NULL)
+        *e = '\0';
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+int
+folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
+                        size_t errlen)
+{
+    char line[4096], msg[512], *key, *eq, *value, *p;
+    unsigned lineno = 0, seen_list = 0;
+    const struct opt *o;
+    FILE *f;
+    int bad, rc = 0;
+
+    if ((f = fopen(path, "re")) == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return FOLIO_ECONFIG;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+            rc = FOLIO_ECONFIG;
+            break;
+        }
+        for (key = line; isspace((unsigned char)*key); key++)
+            ;
+        if (*key == '\0' || *key == '#')
+            continue;
+        if ((eq = strchr(key, '=')) == NULL) {
+            snprintf(err, errlen, "%s:%u: expected 'key = value'", path,
+                     lineno);
+            rc = FOLIO_ECONFIG;
+            break;
+        }
+        *eq = '\0';
+        for (p = eq; p > key && isspace((unsigned char)p[-1]); p--)
+            p[-1] = '\0';
+        value = trim_value(eq + 1, &bad);
+        if (bad) {
+            snprintf(err, errlen, "%s:%u: unterminated or trailing quote",
+                     path, lineno);
+            rc = FOLIO_ECONFIG;
+            break;
+        }
+        o = find_opt(key);
+        if (o == NULL || o->off == NONE || o->type == T_CONF ||
+            o->type == T_CHECK) {
+            snprintf(err, errlen, "%s:%u: unknown setting '%s'", path, lineno,
+                     key);
+            rc = FOLIO_ECONFIG;
+            break;
+        }
+        /* The first `listen` of a file replaces the default list. */
+        if (o->type == T_LIST && !(seen_list & (1u << (o - opts)))) {
+            seen_list |= 1u << (o - opts);
+            clear_list(cfg, o);
+        }
+        if ((rc = apply(cfg, o, value, msg, sizeof(msg))) != 0) {
+            snprintf(err, errlen, "%s:%u: %s", path, lineno, msg);
+            rc = FOLIO_ECONFIG;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "%s: read error", path);
+        rc = FOLIO_ECONFIG;
+    }
+    fclose(f);
+    return rc;
+}
+
+static void
+build_getopt(struct option *lo, char *so)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < NOPTS; i++) {
+        int has_arg = opts[i].arg != NULL ? required_argument : no_argument;
+
+        lo[i].name = opts[i].name;
+        lo[i].has_arg = has_arg;
+        lo[i].flag = NULL;
+        lo[i].val = 256 + (int)i;
+        if (opts[i].shortopt != 0) {
+            so[n++] = (char)opts[i].shortopt;
+            if (has_arg == required_argument)
+                so[n++] = ':';
+        }
+    }
+    memset(&lo[NOPTS], 0, sizeof(lo[NOPTS]));
+    so[n] = '\0';
+}
+
+static const struct opt *
+opt_of(int ch)
+{
+    size_t i;
+
+    if (ch >= 256 && ch < 256 + (int)NOPTS)
+        return &opts[ch - 256];
+    for (i = 0; i < NOPTS; i++)
+        if (opts[i].shortopt == ch)
+            return &opts[i];
+    return NULL;
+}
+
+int
+folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
+                  int *action, char *err, size_t errlen)
+{
+    struct option lo[NOPTS + 1];
+    char so[2 * NOPTS + 2], msg[512];
+    const char *file = NULL;
+    const struct opt *o;
+    unsigned cli_list = 0;
+    int ch, rc;
+
+    *action = FOLIO_CONFIG_RUN;
+    build_getopt(lo, so + 1);
+    so[0] = ':'; /* report a missing argument as ':' */
+    folio_config_init(cfg);
+
+    /* Pass 1: which file, or help/version. */
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+        if (ch == '?' || ch == ':') {
+            const char *bad = argv[optind - 1];
+
+            if (ch == ':')
+                snprintf(err, errlen, "option '%s' needs a value", bad);
+            else if (optopt != 0)
+                snprintf(err, errlen, "unknown option '-%c'", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s'", bad);
+            return FOLIO_ECONFIG;
+        }
+        o = opt_of(ch);
+        if (o->type == T_HELP) {
+            *action = FOLIO_CONFIG_HELP;
+            return 0;
+        }
+        if (o->type == T_VERSION) {
+            *action = FOLIO_CONFIG_VERSION;
+            return 0;
+        }
+        if (o->type == T_CONF)
+            file = optarg;
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return FOLIO_ECONFIG;
+    }
+    if (file == NULL && access(folio_default_conf_file(), F_OK) == 0)
+        file = folio_default_conf_file();
+    if (file != NULL) {
+        if ((rc = folio_config_parse_file(cfg, file, err, errlen)) != 0)
+            return rc;
+        if (set_str(&cfg->conf_file, file) != 0)
+            return FOLIO_ENOMEM;
+    }
+
+    /* Pass 2: the command line over the file. */
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+        o = opt_of(ch);
+        if (o->type == T_CONF)
+            continue;
+        if (o->type == T_LIST && !(cli_list & (1u << (o - opts)))) {
+            cli_list |= 1u << (o - opts);
+            clear_list(cfg, o);
+        }
+        if ((rc = apply(cfg, o, optarg, msg, sizeof(msg))) != 0) {
+            snprintf(err, errlen, "--%s", msg);
+            return FOLIO_ECONFIG;
+        }
+    }
+    return 0;
+}
+
+void
+folio_config_usage(FILE *f)
+{
+    char left[64];
+    size_t i;
+
+    fprintf(f, "usage: foliod [-c FILE] [-f|--foreground] [--listen ADDR]... "
+               "[--admin-socket PATH]\n"
+               "              [--workers N|auto] [--corpus DIR] "
+               "[--data-dir DIR]\n"
+               "              [--freight-dir DIR] [--catalog CSV] "
+               "[--metrics-listen ADDR]\n"
+               "              [--log-level debug|info|warn|error] "
+               "[--pid-file PATH] [--user USER]\n"
+               "       foliod --check-config [-c FILE] [options]\n"
+               "       foliod --version | --help\n\noptions:\n");
+    for (i = 0; i < NOPTS; i++) {
+        const struct opt *o = &opts[i];
+
+        if (o->shortopt != 0)
+            snprintf(left, sizeof(left), "-%c, --%s%s%s", o->shortopt,
+                     o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        else
+            snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+                     o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(f, "  %-36s %s", left, o->help);
+        if (o->def != NULL && o->type != T_FLAG)
+            fprintf(f, " [%s]", o->def);
+        fputc('\n', f);
+    }
+    fprintf(f, "\nEvery option is also a key of the configuration file "
+               "(%s):\n'key = value', with '_' for '-'.  See foliod(8) and "
+               "foliod.conf(5).\n",
+            folio_default_conf_file());
+}
+
+static void
+key_of(const struct opt *o, char *buf, size_t len)
+{
+    size_t i;
+
+    for (i = 0; o->name[i] != '\0' && i < len - 1; i++)
+        buf[i] = o->name[i] == '-' ? '_' : o->name[i];
+    buf[i] = '\0';
+}
+
+void
+folio_config_write(const struct folio_config *cfg, FILE *f)
+{
+    static const char *const levels[] = {"debug", "info", "notice",
+                                         "warn",  "error", "crit"};
+    char key[64];
+    size_t i;
+    int j;
+
+    for (i = 0; i < NOPTS; i++) {
+        const struct opt *o = &opts[i];
+
+        if (o->off == NONE || o->type == T_CONF || o->type == T_CHECK)
+            continue;
+        key_of(o, key, sizeof(key));
+        switch (o->type) {
+        case T_FLAG:
+        case T_BOOL:
+            fprintf(f, "%s = %s\n", key,
+                    *FIELD(cfg, o, const int) ? "yes" : "no");
+            break;
+        case T_STR:
+        case T_STR_OFF: {
+            const char *s = *FIELD(cfg, o, char *const);
+
+            fprintf(f, "%s = %s\n", key, s != NULL ? s : "off");
+            break;
+        }
+        case T_LIST: {
+            char *const *list = FIELD(cfg, o, char *const);
+            const int *n = (const int *)(const void *)(list + FOLIO_MAX_LISTEN);
+
+            for (j = 0; j < *n; j++)
+                fprintf(f, "%s = %s\n", key, list[j]);
+            break;
+        }
+        case T_WORKERS:
+            if (*FIELD(cfg, o, const int) == 0)
+                fprintf(f, "%s = auto\n", key);
+            else
+                fprintf(f, "%s = %d\n", key, *FIELD(cfg, o, const int));
+            break;
+        case T_LEVEL:
+            fprintf(f, "%s = %s\n", key, levels[*FIELD(cfg, o, const int)]);
+            break;
+        case T_U32:
+            fprintf(f, "%s = %u\n", key, *FIELD(cfg, o, const uint32_t));
+            break;
+        case T_MS:
+            fprintf(f, "%s = %ums\n", key, *FIELD(cfg, o, const uint32_t));
+            break;
+        case T_U64:
+        case T_SIZE:
+            fprintf(f, "%s = %llu\n", key,
+                    (unsigned long long)*FIELD(cfg, o, const uint64_t));
+            break;
+        }
+    }
+}
+
+/* Read one line of a small file; 0 on success. */
+static int
+read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "re");
+    int ok;
+
+    if (f == NULL)
+        return -1;
+    ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+static int
+cgroup_quota_cpus(void)
+{
+    char line[512], path[1024], *p;
+    long long quota, period;
+
+    /* cgroup v2: "0::/some/path" in /proc/self/cgroup, cpu.max there. */
+    if (read_line("/proc/self/cgroup", line, sizeof(line)) == 0 &&
+        strncmp(line, "0::", 3) == 0) {
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max",
+                 strcmp(line + 3, "/") == 0 ? "" : line + 3);
+        if (read_line(path, line, sizeof(line)) == 0 &&
+            strncmp(line, "max", 3) != 0) {
+            quota = strtoll(line, &p, 10);
+            period = strtoll(p, NULL, 10);
+            if (quota > 0 && period > 0)
+                return (int)((quota + period - 1) / period);
+        }
+        return 0;
+    }
+    /* cgroup v1 */
+    if (read_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", line, sizeof(line)) ==
+            0 &&
+        (quota = strtoll(line, NULL, 10)) > 0 &&
+        read_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us", line,
+                  sizeof(line)) == 0 &&
+        (period = strtoll(line, NULL, 10)) > 0)
+        return (int)((quota + period - 1) / period);
+    return 0;
+}
+
+int
+folio_cpu_count(void)
+{
+    int n = 0, q;
+#ifdef HAVE_SCHED_GETAFFINITY
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        n = CPU_COUNT(&set);
+#endif
+    if (n <= 0)
+        n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if ((q = cgroup_quota_cpus()) > 0 && q < n)
+        n = q;
+    if (n > FOLIO_MAX_WORKERS)
+        n = FOLIO_MAX_WORKERS;
+    return n > 0 ? n : 1;
+}

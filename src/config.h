@@ -1,0 +1,100 @@
+/*
+ * config.h - foliod's configuration: command-line options and the
+ * configuration file (foliod.conf(5)), from one table of options.
+ * Every option has a file key: the long name with '-' written '_'.
+ * The command line overrides the file; a list option given on the
+ * command line replaces the file's list.
+ */
+#ifndef FOLIO_CONFIG_H
+#define FOLIO_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define FOLIO_MAX_LISTEN 16
+#define FOLIO_MAX_WORKERS 128
+#define FOLIO_DEFAULT_LISTEN "127.0.0.1:7788"
+#define FOLIO_DEFAULT_METRICS "127.0.0.1:9788"
+
+struct folio_config {
+    char *conf_file;    /* the file read, or NULL */
+    int foreground;
+    int check_only;     /* --check-config: validate and exit */
+    char *listen[FOLIO_MAX_LISTEN];
+    int nlisten;
+    char *admin_socket; /* NULL: off */
+    int workers;        /* 0: auto */
+    char *corpus;       /* NULL: the installed corpus, if any */
+    char *data_dir;
+    char *freight_dir;  /* NULL: the installed default tables */
+    char *catalog;      /* NULL: the installed default catalog */
+    char *metrics_listen; /* NULL: off */
+    int log_level;
+    char *log_file;     /* NULL: stderr */
+    char *pid_file;
+    char *user;
+    char *ready_file;
+    uint64_t max_message_bytes;
+    uint32_t max_depth;
+    uint32_t max_connections;   /* per worker */
+    uint64_t max_output_bytes;  /* per connection: stop reading above */
+    uint32_t idle_timeout_ms;   /* 0: never */
+    uint32_t request_timeout_ms; /* a message must complete within; 0: never */
+    uint32_t shutdown_timeout_ms;
+    uint64_t max_requests_per_worker; /* 0: never recycle */
+    uint32_t cubic_threshold_g;
+    uint32_t backlog;
+    int stats;          /* per-request counters and histograms on */
+};
+
+enum folio_config_action {
+    FOLIO_CONFIG_RUN = 0,
+    FOLIO_CONFIG_HELP,
+    FOLIO_CONFIG_VERSION
+};
+
+/* folio_config_init - every option at its default. */
+void folio_config_init(struct folio_config *cfg);
+
+/* folio_config_free - release the strings; cfg may be half-built. */
+void folio_config_free(struct folio_config *cfg);
+
+/*
+ * folio_config_load - defaults, then the file (-c FILE, or the default
+ * file when it exists), then the command line.  On success returns 0 and
+ * sets *action.  On error returns FOLIO_ECONFIG with a message in `err`.
+ * Uses getopt_long: not reentrant.
+ */
+int folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
+                      int *action, char *err, size_t errlen);
+
+/*
+ * folio_config_parse_file - apply the settings of `path` to cfg.
+ * Returns 0 or FOLIO_ECONFIG with "FILE:LINE: message" in `err`.
+ */
+int folio_config_parse_file(struct folio_config *cfg, const char *path,
+                            char *err, size_t errlen);
+
+/*
+ * folio_config_set - apply one setting by file key or long name.
+ * Returns 0 or FOLIO_ECONFIG with a message in `err`.
+ */
+int folio_config_set(struct folio_config *cfg, const char *key,
+                     const char *value, char *err, size_t errlen);
+
+/* folio_config_usage - the --help text, mirroring foliod(8)'s synopsis. */
+void folio_config_usage(FILE *f);
+
+/* folio_config_write - every setting as "key = value" lines (foliod.conf(5)). */
+void folio_config_write(const struct folio_config *cfg, FILE *f);
+
+/*
+ * folio_cpu_count - the CPUs this process may use: its affinity mask,
+ * bounded by a cgroup CPU quota (v2 cpu.max or v1 cfs).  At least 1.
+ */
+int folio_cpu_count(void);
+
+/* folio_default_conf_file - the file read when -c is not given. */
+const char *folio_default_conf_file(void);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * rpc.c - msgpack-RPC message parsing and packing (see rpc.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "src/err.h"
+#include "src/rpc.h"
+
+int
+folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
+                const char **why)
+{
+    struct folio_mp_cur c;
+    uint32_t n;
+    int64_t type, id;
+
+    memset(m, 0, sizeof(*m));
+    folio_mp_cur_init(&c, p, len);
+    if (folio_mp_read_array(&c, &n) != 0) {
+        *why = "message is not an array";
+        return FOLIO_EPROTO;
+    }
+    if (n < 3 || n > 4 || folio_mp_read_int(&c, &type) != 0) {
+        *why = "message must be [type, ...] with 3 or 4 elements";
+        return FOLIO_EPROTO;
+    }
+    m->type = (int)type;
+    if (type == FOLIO_RPC_REQUEST || type == FOLIO_RPC_RESPONSE) {
+        if (folio_mp_read_int(&c, &id) != 0 || id < 0 || id > UINT32_MAX) {
+            *why = "msgid must be an unsigned 32-bit integer";
+            return FOLIO_EPROTO;
+        }
+        m->msgid = (uint32_t)id;
+        m->has_msgid = 1;
+        if (n != 4) {
+            *why = type == FOLIO_RPC_REQUEST
+                       ? "request must be [0, msgid, method, params]"
+                       : "response must be [1, msgid, error, result]";
+            return FOLIO_EPROTO;
+        }
+    } else if (type == FOLIO_RPC_NOTIFY) {
+        if (n != 3) {
+            *why = "notification must be [2, method, params]";
+            return FOLIO_EPROTO;
+        }
+    } else {
+        *why = "message type must be 0, 1 or 2";
+        return FOLIO_EPROTO;
+    }
+    if (type == FOLIO_RPC_RESPONSE) {
+        m->error = c;
+        if (folio_mp_skip(&c) != 0) {
+            *why = "truncated response";
+            return FOLIO_EPROTO;
+        }
+        m->result = c;
+        return 0;
+    }
+    if (folio_mp_read_str(&c, &m->method, &m->method_len) != 0) {
+        *why = "method must be a string";
+        return FOLIO_EPROTO;
+    }
+    if (folio_mp_read_array(&c, &m->nparams) != 0) {
+        *why = "params must be an array";
+        return FOLIO_EPROTO;
+    }
+    m->params = c;
+    return 0;
+}
+
+int
+folio_pack_str(msgpack_packer *pk, const char *s, size_t len)
+{
+    if (msgpack_pack_str(pk, len) != 0)
+        return -1;
+    return msgpack_pack_str_body(pk, s, len);
+}
+
+int
+folio_pack_cstr(msgpack_packer *pk, const char *s)
+{
+    return folio_pack_str(pk, s, strlen(s));
+}
+
+int
+folio_rpc_pack_result_head(msgpack_packer *pk, uint32_t msgid)
+{
+    /* 0x94 0x01 msgid 0xc0: written in one go. */
+    unsigned char h[8];
+    size_t n = 0;
+
+    h[n++] = 0x94;
+    h[n++] = 0x01;
+    if (msgid <= 0x7f) {
+        h[n++] = (unsigned char)msgid;
+    } else if (msgid <= 0xff) {
+        h[n++] = 0xcc;
+        h[n++] = (unsigned char)msgid;
+    } else if (msgid <= 0xffff) {
+        h[n++] = 0xcd;
+        h[n++] = (unsigned char)(msgid >> 8);
+        h[n++] = (unsigned char)msgid;
+    } else {
+        return msgpack_pack_array(pk, 4) || msgpack_pack_uint8(pk, 1) ||
+               msgpack_pack_uint32(pk, msgid) || msgpack_pack_nil(pk);
+    }
+    h[n++] = 0xc0;
+    return pk->callback(pk->data, (const char *)h, n);
+}
+
+int
+folio_rpc_pack_error(msgpack_packer *pk, uint32_t msgid, int code,
+                     const char *msg, size_t len)
+{
+    if (msgpack_pack_array(pk, 4) || msgpack_pack_uint8(pk, 1) ||
+        msgpack_pack_uint32(pk, msgid) || msgpack_pack_array(pk, 2) ||
+        msgpack_pack_int(pk, code) || folio_pack_str(pk, msg, len))
+        return -1;
+    return msgpack_pack_nil(pk);
+}
+
+int
+folio_rpc_pack_request_head(msgpack_packer *pk, int notify, uint32_t msgid,
+                            const char *method, uint32_t nparams)
+{
+    if (notify) {
+        if (msgpack_pack_array(pk, 3) || msgpack_pack_uint8(pk, 2))
+            return -1;
+    } else {
+        if (msgpack_pack_array(pk, 4) || msgpack_pack_uint8(pk, 0) ||
+            msgpack_pack_uint32(pk, msgid))
+            return -1;
+    }
+    if (folio_pack_cstr(pk, method))
+        return -1;
+    return msgpack_pack_array(pk, nparams);
+}

@@ -1,0 +1,262 @@
+/*
+ * check_config.c - the option table: defaults, the configuration file
+ * (comments, quotes, errors with FILE:LINE), the command line over the
+ * file, list options, sizes and durations.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/config.h"
+#include "src/err.h"
+#include "src/log.h"
+
+static char path[64];
+
+static void
+write_conf(const char *text)
+{
+    FILE *f;
+    int fd;
+
+    snprintf(path, sizeof(path), "/tmp/folio-conf.XXXXXX");
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void
+teardown(void)
+{
+    if (path[0] != '\0')
+        unlink(path);
+    path[0] = '\0';
+}
+
+static int
+load(struct folio_config *cfg, int argc, const char **argv, char *err,
+     size_t errlen)
+{
+    int action;
+
+    return folio_config_load(cfg, argc, (char *const *)argv, &action, err,
+                             errlen);
+}
+
+START_TEST(test_defaults)
+{
+    struct folio_config cfg;
+    const char *argv[] = {"foliod", "-c", "/dev/null", NULL};
+    char err[256];
+
+    ck_assert_int_eq(load(&cfg, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(cfg.nlisten, 1);
+    ck_assert_str_eq(cfg.listen[0], FOLIO_DEFAULT_LISTEN);
+    ck_assert_int_eq(cfg.workers, 0);
+    ck_assert_uint_eq(cfg.max_message_bytes, 4u << 20);
+    ck_assert_uint_eq(cfg.max_depth, 32);
+    ck_assert_uint_eq(cfg.idle_timeout_ms, 60000);
+    ck_assert_uint_eq(cfg.cubic_threshold_g, 5000);
+    ck_assert_str_eq(cfg.metrics_listen, FOLIO_DEFAULT_METRICS);
+    ck_assert_int_eq(cfg.foreground, 0);
+    ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);
+    ck_assert_ptr_null(cfg.corpus);
+    folio_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_file_and_overrides)
+{
+    struct folio_config cfg;
+    const char *argv[] = {"foliod", "-c", NULL, "--listen", "[::1]:9",
+                          "--workers", "3", "-f", NULL};
+    char err[256];
+
+    write_conf("# a comment\n"
+               "\n"
+               "  listen = 127.0.0.1:1   # trailing comment\n"
+               "listen=unix:/tmp/x.sock\n"
+               "max_connections = 17\n"
+               "idle-timeout = 1500ms\n"
+               "max_message_bytes = 64k\n"
+               "corpus = \"/path with # and spaces\"\n"
+               "metrics_listen = off\n"
+               "workers = 9\n"
+               "log_level = warn\n");
+    argv[2] = path;
+    ck_assert_int_eq(load(&cfg, 8, argv, err, sizeof(err)), 0);
+    /* The command line's --listen replaces the file's list. */
+    ck_assert_int_eq(cfg.nlisten, 1);
+    ck_assert_str_eq(cfg.listen[0], "[::1]:9");
+    ck_assert_int_eq(cfg.workers, 3);
+    ck_assert_int_eq(cfg.foreground, 1);
+    ck_assert_uint_eq(cfg.max_connections, 17);
+    ck_assert_uint_eq(cfg.idle_timeout_ms, 1500);
+    ck_assert_uint_eq(cfg.max_message_bytes, 65536);
+    ck_assert_str_eq(cfg.corpus, "/path with # and spaces");
+    ck_assert_ptr_null(cfg.metrics_listen);
+    ck_assert_int_eq(cfg.log_level, FOLIO_LOG_WARN);
+    ck_assert_str_eq(cfg.conf_file, path);
+    folio_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_file_list)
+{
+    struct folio_config cfg;
+    const char *argv[] = {"foliod", "-c", NULL, NULL};
+    char err[256];
+
+    write_conf("listen = 127.0.0.1:1\nlisten = unix:/tmp/y\n");
+    argv[2] = path;
+    ck_assert_int_eq(load(&cfg, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(cfg.nlisten, 2);
+    ck_assert_str_eq(cfg.listen[0], "127.0.0.1:1");
+    ck_assert_str_eq(cfg.listen[1], "unix:/tmp/y");
+    folio_config_free(&cfg);
+}
+END_TEST
+
+static void
+expect_file_error(const char *text, const char *needle)
+{
+    struct folio_config cfg;
+    const char *argv[] = {"foliod", "-c", NULL, NULL};
+    char err[512];
+
+    write_conf(text);
+    argv[2] = path;
+    ck_assert_int_eq(load(&cfg, 3, argv, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert_msg(strstr(err, needle) != NULL, "'%s' lacks '%s'", err, needle);
+    folio_config_free(&cfg);
+    teardown();
+}
+
+START_TEST(test_file_errors)
+{
+    expect_file_error("workers = 2\nbogus = 1\n", ":2: unknown setting 'bogus'");
+    expect_file_error("no equals sign\n", ":1: expected 'key = value'");
+    expect_file_error("workers = many\n", "workers");
+    expect_file_error("workers = 0\n", "workers");
+    expect_file_error("max_message_bytes = 12q\n", "max-message-bytes");
+    expect_file_error("idle_timeout = 5 years\n", "idle-timeout");
+    expect_file_error("max_connections = -1\n", "max-connections");
+    expect_file_error("corpus = \"unterminated\n", "quote");
+    expect_file_error("log_level = loud\n", "log-level");
+    expect_file_error("stats = maybe\n", "stats");
+    expect_file_error("config = /etc/x\n", "unknown setting 'config'");
+}
+END_TEST
+
+START_TEST(test_cli_errors)
+{
+    struct folio_config cfg;
+    const char *a1[] = {"foliod", "--no-such-option", NULL};
+    const char *a2[] = {"foliod", "--workers", NULL};
+    const char *a3[] = {"foliod", "-c", "/nonexistent/foliod.conf", NULL};
+    const char *a4[] = {"foliod", "stray", NULL};
+    char err[512];
+
+    ck_assert_int_eq(load(&cfg, 2, a1, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert(strstr(err, "--no-such-option") != NULL);
+    folio_config_free(&cfg);
+    ck_assert_int_eq(load(&cfg, 2, a2, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert(strstr(err, "needs a value") != NULL);
+    folio_config_free(&cfg);
+    ck_assert_int_eq(load(&cfg, 3, a3, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert(strstr(err, "/nonexistent/foliod.conf") != NULL);
+    folio_config_free(&cfg);
+    ck_assert_int_eq(load(&cfg, 2, a4, err, sizeof(err)), FOLIO_ECONFIG);
+    folio_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_actions)
+{
+    struct folio_config cfg;
+    const char *a1[] = {"foliod", "--help", NULL};
+    const char *a2[] = {"foliod", "-V", NULL};
+    char err[256];
+    int action;
+
+    ck_assert_int_eq(
+        folio_config_load(&cfg, 2, (char *const *)a1, &action, err, 256), 0);
+    ck_assert_int_eq(action, FOLIO_CONFIG_HELP);
+    folio_config_free(&cfg);
+    ck_assert_int_eq(
+        folio_config_load(&cfg, 2, (char *const *)a2, &action, err, 256), 0);
+    ck_assert_int_eq(action, FOLIO_CONFIG_VERSION);
+    folio_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_write_round_trip)
+{
+    struct folio_config a, b;
+    const char *argv[] = {"foliod", "-c", "/dev/null", "--workers", "5",
+                          "--idle-timeout", "2m", NULL};
+    char err[256], *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    ck_assert_int_eq(load(&a, 7, argv, err, sizeof(err)), 0);
+    f = open_memstream(&text, &len);
+    folio_config_write(&a, f);
+    fclose(f);
+    write_conf(text);
+    free(text);
+    argv[2] = path;
+    ck_assert_int_eq(load(&b, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(b.workers, 5);
+    ck_assert_uint_eq(b.idle_timeout_ms, 120000);
+    ck_assert_str_eq(b.admin_socket, a.admin_socket);
+    folio_config_free(&a);
+    folio_config_free(&b);
+}
+END_TEST
+
+START_TEST(test_cpu_count)
+{
+    int n = folio_cpu_count();
+
+    ck_assert_int_ge(n, 1);
+    ck_assert_int_le(n, (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("config");
+
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_file_and_overrides);
+    tcase_add_test(tc, test_file_list);
+    tcase_add_test(tc, test_file_errors);
+    tcase_add_test(tc, test_cli_errors);
+    tcase_add_test(tc, test_actions);
+    tcase_add_test(tc, test_write_round_trip);
+    tcase_add_test(tc, test_cpu_count);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(config_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

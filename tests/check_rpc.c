@@ -1,0 +1,196 @@
+/*
+ * check_rpc.c - msgpack-RPC message parsing and packing: requests,
+ * notifications, responses, and every malformed shape with whether its
+ * msgid can still be answered.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <msgpack.h>
+
+#include "src/buf.h"
+#include "src/err.h"
+#include "src/rpc.h"
+
+static msgpack_sbuffer sb;
+static msgpack_packer pk;
+
+static void
+setup(void)
+{
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+}
+
+static void
+teardown(void)
+{
+    msgpack_sbuffer_destroy(&sb);
+}
+
+START_TEST(test_request)
+{
+    struct folio_rpc_msg m;
+    const char *why, *s;
+    uint32_t len;
+
+    folio_rpc_pack_request_head(&pk, 0, 77, "corpus.match_count", 1);
+    folio_pack_cstr(&pk, "hello");
+    ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), 0);
+    ck_assert_int_eq(m.type, FOLIO_RPC_REQUEST);
+    ck_assert(m.has_msgid);
+    ck_assert_uint_eq(m.msgid, 77);
+    ck_assert(folio_mp_str_eq(m.method, m.method_len, "corpus.match_count"));
+    ck_assert_uint_eq(m.nparams, 1);
+    ck_assert_int_eq(folio_mp_read_str(&m.params, &s, &len), 0);
+    ck_assert(folio_mp_str_eq(s, len, "hello"));
+}
+END_TEST
+
+START_TEST(test_notification)
+{
+    struct folio_rpc_msg m;
+    const char *why;
+
+    folio_rpc_pack_request_head(&pk, 1, 0, "server.ping", 0);
+    ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), 0);
+    ck_assert_int_eq(m.type, FOLIO_RPC_NOTIFY);
+    ck_assert(!m.has_msgid);
+    ck_assert_uint_eq(m.nparams, 0);
+}
+END_TEST
+
+START_TEST(test_response_heads)
+{
+    static const uint32_t ids[] = {0, 1, 127, 128, 255, 256, 65535, 65536,
+                                   UINT32_MAX};
+    struct folio_rpc_msg m;
+    struct folio_buf b;
+    msgpack_packer bp;
+    const char *why;
+    int64_t v;
+    size_t i;
+
+    ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
+    msgpack_packer_init(&bp, &b, folio_buf_pack_write);
+    for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        folio_buf_reset(&b);
+        ck_assert_int_eq(folio_rpc_pack_result_head(&bp, ids[i]), 0);
+        msgpack_pack_int(&bp, 42);
+        ck_assert_int_eq(folio_rpc_parse(b.b_data, b.b_len, &m, &why), 0);
+        ck_assert_int_eq(m.type, FOLIO_RPC_RESPONSE);
+        ck_assert_uint_eq(m.msgid, ids[i]);
+        ck_assert_int_eq(folio_mp_read_nil(&m.error), 0);
+        ck_assert_int_eq(folio_mp_read_int(&m.result, &v), 0);
+        ck_assert_int_eq(v, 42);
+    }
+    folio_buf_reset(&b);
+    folio_rpc_pack_error(&bp, 9, 5, "not here", 8);
+    ck_assert_int_eq(folio_rpc_parse(b.b_data, b.b_len, &m, &why), 0);
+    ck_assert_uint_eq(m.msgid, 9);
+    ck_assert_int_eq(folio_mp_type(&m.error), FOLIO_MP_ARRAY);
+    ck_assert_int_eq(folio_mp_read_nil(&m.result), 0);
+    folio_buf_free(&b);
+}
+END_TEST
+
+/* Each malformed message: parse fails, and has_msgid says if it can be answered. */
+static void
+expect_bad(int has_msgid)
+{
+    struct folio_rpc_msg m;
+    const char *why = NULL;
+
+    ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), FOLIO_EPROTO);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_int_eq(m.has_msgid, has_msgid);
+    msgpack_sbuffer_clear(&sb);
+}
+
+START_TEST(test_malformed)
+{
+    msgpack_pack_int(&pk, 1); /* not an array */
+    expect_bad(0);
+    msgpack_pack_array(&pk, 5); /* wrong arity */
+    for (int i = 0; i < 5; i++)
+        msgpack_pack_int(&pk, 0);
+    expect_bad(0);
+    msgpack_pack_array(&pk, 4); /* type not an int */
+    msgpack_pack_str_with_body(&pk, "x", 1);
+    msgpack_pack_int(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_array(&pk, 0);
+    expect_bad(0);
+    msgpack_pack_array(&pk, 4); /* unknown type */
+    msgpack_pack_int(&pk, 7);
+    msgpack_pack_int(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_array(&pk, 0);
+    expect_bad(0);
+    msgpack_pack_array(&pk, 4); /* msgid negative */
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, -1);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_array(&pk, 0);
+    expect_bad(0);
+    msgpack_pack_array(&pk, 4); /* msgid over 32 bits */
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_uint64(&pk, 1ull << 32);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_array(&pk, 0);
+    expect_bad(0);
+    msgpack_pack_array(&pk, 4); /* method not a string */
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, 5);
+    msgpack_pack_int(&pk, 3);
+    msgpack_pack_array(&pk, 0);
+    expect_bad(1);
+    msgpack_pack_array(&pk, 4); /* params not an array */
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, 5);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_map(&pk, 0);
+    expect_bad(1);
+    msgpack_pack_array(&pk, 3); /* request with 3 elements */
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, 5);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    expect_bad(1);
+    msgpack_pack_array(&pk, 4); /* notification with 4 */
+    msgpack_pack_int(&pk, 2);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_array(&pk, 0);
+    msgpack_pack_nil(&pk);
+    expect_bad(0);
+}
+END_TEST
+
+static Suite *
+rpc_suite(void)
+{
+    Suite *s = suite_create("rpc");
+    TCase *tc = tcase_create("messages");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_request);
+    tcase_add_test(tc, test_notification);
+    tcase_add_test(tc, test_response_heads);
+    tcase_add_test(tc, test_malformed);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(rpc_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
