@@ -1,0 +1,147 @@
+/*
+ * listen.c - the listening sockets of a generation, bound before fork.
+ * At reload a socket whose address did not change is shared (dup) with the
+ * new generation, so the port stays open and nothing queued on it is lost.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "master/master_int.h"
+#include "src/addr.h"
+#include "src/err.h"
+#include "src/log.h"
+
+static const struct folio_listener *
+find_reusable(const struct folio_gen *g, const char *spec, int admin)
+{
+    int i;
+
+    if (g == NULL)
+        return NULL;
+    for (i = 0; i < g->nlisteners; i++)
+        if (g->listeners[i].admin == admin &&
+            strcmp(g->listeners[i].spec, spec) == 0)
+            return &g->listeners[i];
+    return NULL;
+}
+
+/* Make the directory holding a Unix socket, like systemd's RuntimeDirectory. */
+static void
+make_parent_dir(const char *path)
+{
+    char dir[FOLIO_ADDR_TEXT];
+    char *slash;
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+        return;
+    *slash = '\0';
+    if (mkdir(dir, 0755) == 0)
+        folio_log_info("created %s", dir);
+}
+
+static int
+open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
+         int admin, char *err, size_t errlen)
+{
+    struct folio_listener *l = &g->listeners[g->nlisteners];
+    const struct folio_listener *old;
+    struct folio_addr a;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char why[256];
+    int i, fd;
+
+    if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "listen address %s", why);
+        return FOLIO_ECONFIG;
+    }
+    for (i = 0; i < g->nlisteners; i++) {
+        if (strcmp(g->listeners[i].spec, spec) == 0) {
+            snprintf(err, errlen, "address %s is configured twice", spec);
+            return FOLIO_ECONFIG;
+        }
+    }
+    if ((old = find_reusable(reuse, spec, admin)) != NULL) {
+        if ((fd = fcntl(old->fd, F_DUPFD_CLOEXEC, 3)) == -1) {
+            snprintf(err, errlen, "dup(%s): %s", old->name, strerror(errno));
+            return FOLIO_ESYS;
+        }
+        *l = *old;
+        l->fd = fd;
+        g->nlisteners++;
+        return 0;
+    }
+    if (a.family == AF_UNIX)
+        make_parent_dir(spec + 5);
+    fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666, why,
+                           sizeof(why));
+    if (fd == -1) {
+        snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
+                 strerror(errno));
+        return FOLIO_ESYS;
+    }
+    l->fd = fd;
+    l->admin = admin;
+    snprintf(l->spec, sizeof(l->spec), "%s", spec);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+        a.family != AF_UNIX)
+        folio_addr_format((struct sockaddr *)&ss, sl, l->name,
+                          sizeof(l->name));
+    else
+        snprintf(l->name, sizeof(l->name), "%s", spec);
+    g->nlisteners++;
+    return 0;
+}
+
+int
+folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
+                  char *err, size_t errlen)
+{
+    int i, rc;
+
+    g->nlisteners = 0;
+    for (i = 0; i < g->cfg.nlisten; i++)
+        if ((rc = open_one(g, reuse, g->cfg.listen[i], 0, err, errlen)) != 0)
+            goto fail;
+    if (g->cfg.admin_socket != NULL) {
+        char spec[FOLIO_ADDR_TEXT];
+
+        if (strncmp(g->cfg.admin_socket, "unix:", 5) == 0)
+            snprintf(spec, sizeof(spec), "%s", g->cfg.admin_socket);
+        else
+            snprintf(spec, sizeof(spec), "unix:%s", g->cfg.admin_socket);
+        if ((rc = open_one(g, reuse, spec, 1, err, errlen)) != 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    folio_listen_close(g, reuse);
+    return rc;
+}
+
+void
+folio_listen_close(struct folio_gen *g, const struct folio_gen *keep)
+{
+    struct folio_listener *l;
+    int i;
+
+    for (i = 0; i < g->nlisteners; i++) {
+        l = &g->listeners[i];
+        if (l->fd != -1)
+            close(l->fd);
+        l->fd = -1;
+        if (strncmp(l->spec, "unix:", 5) == 0 &&
+            find_reusable(keep, l->spec, l->admin) == NULL)
+            unlink(l->spec + 5);
+    }
+    g->nlisteners = 0;
+}

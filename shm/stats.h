@@ -1,0 +1,117 @@
+/*
+ * stats.h - the shared stats region: one cache-line-aligned slot per
+ * worker process, written only by that worker (relaxed atomics, no lock
+ * prefix: one writer), read by anyone without locks.  The master maps it
+ * before forking; a slot carries the worker's pid and a spawn sequence
+ * number so readers can tell a live worker's slot from a stale one.
+ *
+ * The counters are listed once, in FOLIO_WORKER_COUNTERS; the struct, the
+ * aggregation and the replies are generated from that list.
+ */
+#ifndef FOLIO_SHM_STATS_H
+#define FOLIO_SHM_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/alloc.h"
+#include "src/err.h"
+#include "src/hist.h"
+
+#define FOLIO_MAX_SLOTS 256
+#define FOLIO_MAX_METHODS 31 /* + one row for unknown methods */
+#define FOLIO_METHOD_ROWS (FOLIO_MAX_METHODS + 1)
+
+
+/* X(name, help): counters that only grow. */
+#define FOLIO_WORKER_COUNTERS(X)                                               \
+    X(requests, "requests answered")                                           \
+    X(notifications, "notifications executed")                                \
+    X(errors, "error responses sent")                                          \
+    X(bytes_in, "bytes read from clients")                                     \
+    X(bytes_out, "bytes written to clients")                                   \
+    X(conns_accepted, "connections accepted or adopted")                       \
+    X(conns_rejected, "connections refused over max_connections")              \
+    X(conns_handed_off, "connections handed to a newer worker")                \
+    X(protocol_errors, "connections closed for malformed input")               \
+    X(timeouts, "connections closed idle or too slow")
+
+/* X(name, help): gauges, the current value. */
+#define FOLIO_WORKER_GAUGES(X)                                                 \
+    X(conns_open, "connections open")                                          \
+    X(cpu_user_us, "CPU time in user mode, microseconds")                      \
+    X(cpu_sys_us, "CPU time in the kernel, microseconds")                      \
+    X(heap_inuse, "heap bytes in use (mallinfo2)")                             \
+    X(maxrss_kb, "peak resident set, KiB")
+
+enum folio_worker_state {
+    FOLIO_WS_FREE = 0, /* no process */
+    FOLIO_WS_STARTING, /* forked, not yet accepting */
+    FOLIO_WS_READY,    /* accepting */
+    FOLIO_WS_RETIRING, /* handing its connections to a newer worker */
+    FOLIO_WS_STOPPING  /* draining before exit */
+};
+
+struct folio_method_stats {
+    _Atomic uint64_t ms_codes[FOLIO_ST_MAX]; /* answers by status; [0] = ok */
+    _Atomic uint64_t ms_ns; /* total service time */
+    _Atomic uint64_t ms_hist[FOLIO_LAT_BUCKETS];
+};
+
+struct folio_worker_slot {
+    _Atomic uint64_t ws_pid;
+    _Atomic uint64_t ws_seq;   /* spawn sequence number, never reused */
+    _Atomic uint32_t ws_index; /* logical worker number */
+    _Atomic uint32_t ws_state; /* enum folio_worker_state */
+    _Atomic uint64_t ws_generation; /* configuration generation */
+    _Atomic uint64_t ws_start_ms;   /* Unix ms */
+#define FOLIO_X_FIELD(name, help) _Atomic uint64_t ws_##name;
+    FOLIO_WORKER_COUNTERS(FOLIO_X_FIELD)
+    FOLIO_WORKER_GAUGES(FOLIO_X_FIELD)
+#undef FOLIO_X_FIELD
+    struct folio_alloc_counters ws_alloc;
+    struct folio_method_stats ws_methods[FOLIO_METHOD_ROWS];
+} __attribute__((aligned(64)));
+
+struct folio_stats_region;
+
+/*
+ * folio_stats_create - map a shared region of `nslots` zeroed slots
+ * (MAP_SHARED | MAP_ANONYMOUS: children inherit it).  Master only, before
+ * forking.  Returns 0, FOLIO_EINVAL or FOLIO_ESYS (logged).
+ */
+int folio_stats_create(unsigned nslots, struct folio_stats_region **out);
+
+/* folio_stats_destroy - unmap; accepts NULL. */
+void folio_stats_destroy(struct folio_stats_region *r);
+
+/* folio_stats_nslots - slots in the region. */
+unsigned folio_stats_nslots(const struct folio_stats_region *r);
+
+/* folio_stats_slot - slot i (< nslots): a pointer into the mapping. */
+struct folio_worker_slot *folio_stats_slot(struct folio_stats_region *r,
+                                           unsigned i);
+
+/* One writer per slot: plain load and store, no locked instruction. */
+static inline void
+folio_stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c,
+                          atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+static inline void
+folio_stat_set(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, v, memory_order_relaxed);
+}
+
+static inline uint64_t
+folio_stat_get(const _Atomic uint64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+#endif

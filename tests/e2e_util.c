@@ -1,0 +1,452 @@
+/*
+ * e2e_util.c - starting, watching and stopping the real foliod in tests
+ * (see e2e_util.h).  Readiness is a file the server writes, waited for
+ * with a deadline: no sleep stands in for synchronization.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/rpc.h"
+#include "tests/e2e_util.h"
+
+#define MAX_SERVERS 8
+
+static struct e2e_server *live[MAX_SERVERS];
+
+uint64_t
+e2e_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Wait a little for an event we cannot poll for (a file, a process). */
+static void
+pause_ms(int ms)
+{
+    poll(NULL, 0, ms);
+}
+
+const char *
+e2e_foliod(void)
+{
+    const char *p = getenv("FOLIOD");
+
+    return p != NULL && *p != '\0' ? p : FOLIO_BUILDDIR "/foliod";
+}
+
+const char *
+e2e_corpus(void)
+{
+    const char *p = getenv("FOLIO_TEST_CORPUS");
+    struct stat st;
+
+    if (p == NULL || *p == '\0')
+        p = FOLIO_TEST_CORPUS_DEFAULT;
+    if (*p == '\0' || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    return p;
+}
+
+int
+e2e_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    int ok;
+
+    if (f == NULL)
+        return -1;
+    ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    remove(path);
+    return 0;
+}
+
+static void
+rm_rf(const char *dir)
+{
+    if (dir[0] != '\0')
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+forget(struct e2e_server *s)
+{
+    int i;
+
+    for (i = 0; i < MAX_SERVERS; i++)
+        if (live[i] == s)
+            live[i] = NULL;
+}
+
+/* Runs at exit, also when a Check assertion failed in this process. */
+static void
+kill_all(void)
+{
+    int i;
+
+    for (i = 0; i < MAX_SERVERS; i++) {
+        if (live[i] == NULL)
+            continue;
+        if (live[i]->pid > 0) {
+            kill(live[i]->pid, SIGKILL);
+            waitpid(live[i]->pid, NULL, 0);
+        }
+        rm_rf(live[i]->dir);
+        live[i] = NULL;
+    }
+}
+
+static void
+print_log_tail(const struct e2e_server *s)
+{
+    char line[1024];
+    FILE *f = fopen(s->log, "r");
+    long size;
+
+    if (f == NULL)
+        return;
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, size > 4000 ? size - 4000 : 0, SEEK_SET);
+    fprintf(stderr, "---- %s (tail) ----\n", s->log);
+    while (fgets(line, sizeof(line), f) != NULL)
+        fputs(line, stderr);
+    fprintf(stderr, "----\n");
+    fclose(f);
+}
+
+/* Parse the ready file: "pid N", "generation N", "listen ADDR". */
+static int
+read_ready(struct e2e_server *s)
+{
+    char line[512], addr[128];
+    unsigned long long gen = 0;
+    FILE *f = fopen(s->ready, "r");
+    int have_listen = 0;
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "generation %llu", &gen) == 1)
+            continue;
+        if (!have_listen && sscanf(line, "listen %127s", addr) == 1 &&
+            strncmp(addr, "unix:", 5) != 0) {
+            snprintf(s->addr, sizeof(s->addr), "%s", addr);
+            have_listen = 1;
+        }
+    }
+    fclose(f);
+    s->generation = gen;
+    return gen > 0 ? 0 : -1;
+}
+
+int
+e2e_wait_ready(struct e2e_server *s, uint64_t gen, int timeout_ms)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
+    int st;
+
+    for (;;) {
+        if (read_ready(s) == 0 && s->generation >= gen)
+            return 0;
+        if (!s->external && waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            fprintf(stderr, "foliod exited during start-up (status 0x%x)\n",
+                    st);
+            s->pid = -1;
+            print_log_tail(s);
+            return -1;
+        }
+        if (e2e_now_ms() >= deadline) {
+            if (timeout_ms > 0) {
+                fprintf(stderr, "foliod not ready (generation %llu) in %d ms\n",
+                        (unsigned long long)gen, timeout_ms);
+                print_log_tail(s);
+            }
+            return -1;
+        }
+        pause_ms(10);
+    }
+}
+
+int
+e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
+{
+    static int registered;
+    const char *argv[64];
+    const char *ext = getenv("FOLIO_TEST_SERVER");
+    char text[8192], extra[4096];
+    const char *p, *q;
+    size_t len = 0;
+    int i, n = 0, fd;
+
+    memset(s, 0, sizeof(*s));
+    if (ext != NULL && *ext != '\0') {
+        s->external = 1;
+        snprintf(s->addr, sizeof(s->addr), "%s", ext);
+        return 0;
+    }
+    snprintf(s->dir, sizeof(s->dir), "%s/folio-e2e.XXXXXX",
+             getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+    if (mkdtemp(s->dir) == NULL) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(s->conf, sizeof(s->conf), "%s/foliod.conf", s->dir);
+    snprintf(s->log, sizeof(s->log), "%s/foliod.log", s->dir);
+    snprintf(s->ready, sizeof(s->ready), "%s/ready", s->dir);
+    snprintf(s->admin, sizeof(s->admin), "%s/admin.sock", s->dir);
+    /* ${DIR} in the extra lines stands for the temporary directory. */
+    for (p = conf != NULL ? conf : ""; *p != '\0' && len < sizeof(extra) - 1;) {
+        if ((q = strstr(p, "${DIR}")) == NULL)
+            q = p + strlen(p);
+        len += (size_t)snprintf(extra + len, sizeof(extra) - len, "%.*s%s",
+                                (int)(q - p), p, *q != '\0' ? s->dir : "");
+        p = *q != '\0' ? q + 6 : q;
+    }
+    extra[len < sizeof(extra) ? len : sizeof(extra) - 1] = '\0';
+    snprintf(text, sizeof(text),
+             "# written by the end-to-end tests\n"
+             "listen = 127.0.0.1:0\n"
+             "admin_socket = %s\n"
+             "data_dir = %s/data\n"
+             "metrics_listen = off\n"
+             "workers = 2\n"
+             "ready_file = %s\n"
+             "shutdown_timeout = 5s\n"
+             "%s",
+             s->admin, s->dir, s->ready, extra);
+    if (e2e_write_file(s->conf, text) != 0) {
+        perror(s->conf);
+        return -1;
+    }
+    if (!registered) {
+        atexit(kill_all);
+        registered = 1;
+    }
+    argv[n++] = e2e_foliod();
+    argv[n++] = "-f";
+    argv[n++] = "-c";
+    argv[n++] = s->conf;
+    for (i = 0; args != NULL && args[i] != NULL && n < 62; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+
+    s->pid = fork();
+    if (s->pid == -1) {
+        perror("fork");
+        return -1;
+    }
+    if (s->pid == 0) {
+        /* Die with the test, even if it is killed. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    for (i = 0; i < MAX_SERVERS; i++) {
+        if (live[i] == NULL) {
+            live[i] = s;
+            break;
+        }
+    }
+    return e2e_wait_ready(s, 1, 15000);
+}
+
+int
+e2e_log_has(const struct e2e_server *s, const char *needle)
+{
+    char line[4096];
+    FILE *f;
+    int found = 0;
+
+    if ((f = fopen(s->log, "r")) == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f) != NULL)
+        found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+int
+e2e_wait_log(const struct e2e_server *s, const char *needle, int timeout_ms)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
+
+    while (!e2e_log_has(s, needle)) {
+        if (e2e_now_ms() >= deadline)
+            return -1;
+        pause_ms(10);
+    }
+    return 0;
+}
+
+int
+e2e_log_check(const struct e2e_server *s)
+{
+    static const char *const bad[] = {
+        "[crit]", "Sanitizer", "runtime error", "libevent:", "Segmentation",
+        "core dumped",
+    };
+    char line[4096];
+    FILE *f;
+    size_t i;
+    int rc = 0;
+
+    if (s->external || (f = fopen(s->log, "r")) == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            if (strstr(line, bad[i]) != NULL) {
+                fprintf(stderr, "foliod log: %s", line);
+                rc = -1;
+            }
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+int
+e2e_wait_exit(struct e2e_server *s, int timeout_ms)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
+    int st;
+
+    if (s->pid <= 0)
+        return -1;
+    for (;;) {
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            s->pid = -1;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        if (e2e_now_ms() >= deadline)
+            return -1;
+        pause_ms(5);
+    }
+}
+
+int
+e2e_stop(struct e2e_server *s)
+{
+    int rc = 0, bad;
+
+    if (s->external)
+        return 0;
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        rc = e2e_wait_exit(s, 15000);
+        if (rc == -1) {
+            fprintf(stderr, "foliod did not stop in 15 s: killed\n");
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+            s->pid = -1;
+            print_log_tail(s);
+        }
+    }
+    bad = e2e_log_check(s);
+    if (bad != 0 || (rc != 0 && getenv("E2E_KEEP") == NULL))
+        print_log_tail(s);
+    forget(s);
+    if (getenv("E2E_KEEP") == NULL)
+        rm_rf(s->dir);
+    return bad != 0 ? -2 : rc;
+}
+
+static struct folio_client *
+connect_to(const char *addr)
+{
+    struct folio_client *c;
+    char err[256];
+
+    if (folio_client_open(addr, 10000, &c, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    return c;
+}
+
+struct folio_client *
+e2e_connect(const struct e2e_server *s)
+{
+    return connect_to(s->addr);
+}
+
+struct folio_client *
+e2e_connect_admin(const struct e2e_server *s)
+{
+    char addr[340];
+
+    snprintf(addr, sizeof(addr), "unix:%s", s->admin);
+    return connect_to(addr);
+}
+
+int
+e2e_workers(const struct e2e_server *s, pid_t *pids, int max)
+{
+    char path[64], buf[4096], *p, *end;
+    int fd, n = 0;
+    ssize_t len;
+    long v;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)s->pid,
+             (long)s->pid);
+    if ((fd = open(path, O_RDONLY)) == -1)
+        return 0;
+    len = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (len <= 0)
+        return 0;
+    buf[len] = '\0';
+    for (p = buf; n < max; p = end) {
+        v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        pids[n++] = (pid_t)v;
+    }
+    return n;
+}
+
+int
+e2e_ping(struct folio_client *c)
+{
+    struct folio_reply r;
+    const char *s;
+    uint32_t len;
+
+    if (folio_client_call0(c, "server.ping", &r) != 1 || r.code != 0)
+        return -1;
+    if (folio_mp_read_str(&r.result, &s, &len) != 0 || len != 4 ||
+        memcmp(s, "pong", 4) != 0)
+        return -1;
+    return 0;
+}

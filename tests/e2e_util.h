@@ -1,0 +1,91 @@
+/*
+ * e2e_util.h - start the real foliod for an end-to-end test and talk to it.
+ *
+ * e2e_start() writes a configuration into a fresh temporary directory,
+ * starts the built foliod in the foreground on a free port (port 0, read
+ * back from its ready file), and waits for readiness with a deadline.  The
+ * server dies with the test process (PR_SET_PDEATHSIG, and an atexit
+ * handler that also runs when a Check assertion fails in fork mode).
+ * e2e_stop() stops it, checks its exit status and scans its log for
+ * crashes, sanitizer reports and [crit] lines.
+ *
+ * FOLIO_TEST_SERVER=host:port aims the client helpers at a server you
+ * started yourself (under gdb, say); e2e_start() then starts nothing.
+ */
+#ifndef FOLIO_E2E_UTIL_H
+#define FOLIO_E2E_UTIL_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#include "src/client.h"
+
+struct e2e_server {
+    char dir[256];   /* temporary directory, removed by e2e_stop */
+    char conf[320];
+    char log[320];
+    char ready[320];
+    char admin[320]; /* admin socket path */
+    char addr[128];  /* "127.0.0.1:PORT" */
+    pid_t pid;       /* master */
+    uint64_t generation;
+    int external;    /* FOLIO_TEST_SERVER: not ours to stop */
+};
+
+/* e2e_foliod - path of the foliod under test ($FOLIOD or the build's). */
+const char *e2e_foliod(void);
+
+/* e2e_corpus - the Shakespeare corpus for tests, or NULL if there is none. */
+const char *e2e_corpus(void);
+
+/*
+ * e2e_start - start foliod with `conf` (extra configuration lines, may be
+ * NULL) and extra command-line arguments `args` (NULL-terminated, may be
+ * NULL).  Returns 0, or -1 with the reason printed (the log's tail too).
+ */
+int e2e_start(struct e2e_server *s, const char *conf, const char *const *args);
+
+/*
+ * e2e_wait_ready - wait until the ready file names generation >= gen.
+ * Returns 0, or -1 on time-out or if the server died.
+ */
+int e2e_wait_ready(struct e2e_server *s, uint64_t gen, int timeout_ms);
+
+/*
+ * e2e_stop - SIGTERM, wait up to 15 s (then SIGKILL).  Returns the exit
+ * status (0..255), or -1 if it had to be killed, or -2 if the log shows a
+ * crash or sanitizer report (printed).  Removes the temporary directory.
+ */
+int e2e_stop(struct e2e_server *s);
+
+/* e2e_wait_exit - wait for the master to exit; its status or -1 on time-out. */
+int e2e_wait_exit(struct e2e_server *s, int timeout_ms);
+
+/* e2e_log_check - 0 if the log is clean, -1 (and print the line) if not. */
+int e2e_log_check(const struct e2e_server *s);
+
+/* e2e_log_has - 1 if the log contains `needle`. */
+int e2e_log_has(const struct e2e_server *s, const char *needle);
+
+/* e2e_wait_log - wait until the log contains `needle`; 0 or -1. */
+int e2e_wait_log(const struct e2e_server *s, const char *needle,
+                 int timeout_ms);
+
+/* e2e_connect, e2e_connect_admin - a client, or NULL (reason printed). */
+struct folio_client *e2e_connect(const struct e2e_server *s);
+struct folio_client *e2e_connect_admin(const struct e2e_server *s);
+
+/* e2e_workers - the master's live children; returns how many (<= max). */
+int e2e_workers(const struct e2e_server *s, pid_t *pids, int max);
+
+/* e2e_ping - one server.ping on c; 0 if answered "pong". */
+int e2e_ping(struct folio_client *c);
+
+/* e2e_now_ms - monotonic milliseconds. */
+uint64_t e2e_now_ms(void);
+
+/* e2e_write_file - write a file (0 or -1). */
+int e2e_write_file(const char *path, const char *text);
+
+#endif

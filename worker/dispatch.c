@@ -1,0 +1,162 @@
+/*
+ * dispatch.c - from a parsed msgpack-RPC request to its reply: method
+ * lookup, admin and arity checks, the handler, error replies, and the
+ * per-method counters and latency histogram.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shm/stats.h"
+#include "src/buf.h"
+#include "src/rpc.h"
+#include "worker/dispatch.h"
+#include "worker/worker_int.h"
+
+static int
+cmp_span(const char *name, uint32_t len, const char *lit)
+{
+    size_t ll = strlen(lit);
+    int r = memcmp(name, lit, len < ll ? len : ll);
+
+    if (r != 0)
+        return r;
+    return len < ll ? -1 : len > ll ? 1 : 0;
+}
+
+const struct folio_method *
+folio_method_find(const char *name, uint32_t len, unsigned *row)
+{
+    unsigned lo = 0, hi = folio_nmethods, mid;
+    int r;
+
+    while (lo < hi) {
+        mid = (lo + hi) / 2;
+        r = cmp_span(name, len, folio_methods[mid].name);
+        if (r == 0) {
+            *row = mid;
+            return &folio_methods[mid];
+        }
+        if (r < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *row = FOLIO_MAX_METHODS;
+    return NULL;
+}
+
+int
+folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(call->err_msg, sizeof(call->err_msg), fmt, ap);
+    va_end(ap);
+    call->err_code = code;
+    call->err_len = n < 0                                 ? 0
+                    : (size_t)n >= sizeof(call->err_msg) ? sizeof(call->err_msg) - 1
+                                                          : (size_t)n;
+    return -1;
+}
+
+/* A method name fit for an error message: printable ASCII, 64 bytes at most. */
+static void
+printable(const char *s, uint32_t len, char *out, size_t cap)
+{
+    size_t i, n = len < cap - 4 ? len : cap - 4;
+
+    for (i = 0; i < n; i++)
+        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (n < len) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
+}
+
+void
+folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
+               int admin, struct folio_buf *out)
+{
+    struct folio_worker_slot *slot = w->slot;
+    const struct folio_method *method;
+    struct folio_method_stats *ms;
+    struct folio_call call;
+    msgpack_packer pk;
+    char name[72];
+    size_t mark = out->b_len;
+    int notify = m->type == FOLIO_RPC_NOTIFY;
+    unsigned row;
+    uint64_t t0 = w->cfg->stats ? folio_now_ns() : 0;
+
+    msgpack_packer_init(&pk, out, folio_buf_pack_write);
+    call.pk = &pk;
+    call.params = m->params;
+    call.nparams = m->nparams;
+    call.admin = admin;
+    call.w = w;
+    call.err_code = 0;
+    call.err_len = 0;
+    out->b_failed = 0;
+
+    method = folio_method_find(m->method, m->method_len, &row);
+    if (!notify)
+        folio_rpc_pack_result_head(&pk, m->msgid);
+    if (method == NULL) {
+        printable(m->method, m->method_len, name, 68);
+        folio_call_error(&call, FOLIO_ST_UNIMPLEMENTED, "unknown method '%s'",
+                         name);
+    } else if ((method->flags & FOLIO_METHOD_ADMIN) && !admin) {
+        folio_call_error(&call, FOLIO_ST_PERMISSION_DENIED,
+                         "%s is allowed on the admin socket only",
+                         method->name);
+    } else if (m->nparams < method->min_params ||
+               m->nparams > method->max_params) {
+        if (method->min_params == method->max_params)
+            folio_call_error(&call, FOLIO_ST_INVALID_ARGUMENT,
+                             "%s takes %u param%s, got %u", method->name,
+                             method->min_params,
+                             method->min_params == 1 ? "" : "s", m->nparams);
+        else
+            folio_call_error(&call, FOLIO_ST_INVALID_ARGUMENT,
+                             "%s takes %u to %u params, got %u", method->name,
+                             method->min_params, method->max_params,
+                             m->nparams);
+    } else if (method->fn(&call) != 0 && call.err_code == 0) {
+        folio_call_error(&call, FOLIO_ST_INTERNAL, "%s failed", method->name);
+    }
+    if (call.err_code == 0 && out->b_failed)
+        folio_call_error(&call, FOLIO_ST_RESOURCE_EXHAUSTED,
+                         "reply too large for memory");
+    if (call.err_code != 0 || notify)
+        folio_buf_truncate(out, mark);
+    if (call.err_code != 0 && !notify) {
+        out->b_failed = 0;
+        folio_rpc_pack_error(&pk, m->msgid, call.err_code, call.err_msg,
+                             call.err_len);
+    }
+
+    if (notify)
+        folio_stat_add(&slot->ws_notifications, 1);
+    else
+        folio_stat_add(&slot->ws_requests, 1);
+    if (call.err_code != 0)
+        folio_stat_add(&slot->ws_errors, 1);
+    if (t0 != 0) {
+        uint64_t dt = folio_now_ns() - t0;
+
+        ms = &slot->ws_methods[row];
+        folio_stat_add(&ms->ms_codes[call.err_code < FOLIO_ST_MAX
+                                         ? call.err_code
+                                         : FOLIO_ST_INTERNAL],
+                       1);
+        folio_stat_add(&ms->ms_ns, dt);
+        folio_stat_add(&ms->ms_hist[folio_lat_bucket(dt)], 1);
+    }
+    folio_worker_count_request(w);
+}

@@ -1,0 +1,85 @@
+/*
+ * dispatch.h - the method table and what a handler sees.
+ *
+ * Each service's handlers live in worker/h_<service>.c and are listed in
+ * worker/methods.c, sorted by name; the index of a method in that table is
+ * its row in the stats slot.  A handler reads its params with the mp
+ * cursor and packs its result with msgpack-c into the connection's output
+ * buffer; on error it calls folio_call_error() and whatever it packed is
+ * discarded.  Handlers must not allocate on read paths.
+ */
+#ifndef FOLIO_DISPATCH_H
+#define FOLIO_DISPATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#include "src/err.h"
+#include "src/mp.h"
+
+struct folio_worker;
+
+struct folio_call {
+    msgpack_packer *pk;          /* pack exactly one value: the result */
+    struct folio_mp_cur params;  /* positioned at the first param */
+    uint32_t nparams;
+    int admin;                   /* came over the admin socket */
+    struct folio_worker *w;
+    int err_code;                /* set by folio_call_error */
+    size_t err_len;
+    char err_msg[512];
+};
+
+typedef int (*folio_handler_fn)(struct folio_call *call);
+
+#define FOLIO_METHOD_ADMIN 0x01 /* admin socket only */
+
+struct folio_method {
+    const char *name;
+    const char *signature; /* one line, "query:str -> int" */
+    folio_handler_fn fn;
+    uint8_t min_params;
+    uint8_t max_params;
+    uint8_t flags;
+};
+
+/* Per-process service set-up, after fork, before the loop starts. */
+struct folio_service {
+    const char *name;
+    /* Returns 0, or a FOLIO_E* that makes the worker exit FATAL. */
+    int (*init)(struct folio_worker *w);
+    void (*fini)(struct folio_worker *w);
+};
+
+/* worker/methods.c: every method, sorted by name, and every service. */
+extern const struct folio_method folio_methods[];
+extern const unsigned folio_nmethods;
+extern const struct folio_service folio_services[];
+extern const unsigned folio_nservices;
+
+/*
+ * folio_method_find - the method named by span name/len, or NULL.
+ * *row is its stats row (FOLIO_MAX_METHODS for an unknown method).
+ */
+const struct folio_method *folio_method_find(const char *name, uint32_t len,
+                                             unsigned *row);
+
+/*
+ * folio_call_error - set the call's error; returns -1 so a handler can
+ * `return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT, "...")`.
+ */
+int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * folio_dispatch - run one parsed request or notification for connection
+ * c and pack its reply (if any) into `out`.  Counts it in the stats slot.
+ */
+struct folio_rpc_msg;
+struct folio_buf;
+void folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
+                    int admin, struct folio_buf *out);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * methods.c - every RPC method foliod serves, sorted by name (binary
+ * search; the position is the method's stats row), and every service's
+ * per-worker set-up.  A new method is one line here.
+ */
+#include "config.h"
+
+#include "shm/stats.h"
+#include "worker/dispatch.h"
+#include "worker/h_server.h"
+
+const struct folio_method folio_methods[] = {
+    {"server.methods", "-> map: method name -> signature",
+     folio_h_server_methods, 0, 0, 0},
+    {"server.ping", "-> \"pong\"", folio_h_server_ping, 0, 0, 0},
+};
+
+const unsigned folio_nmethods = sizeof(folio_methods) / sizeof(folio_methods[0]);
+
+const struct folio_service folio_services[] = {
+    {"server", NULL, NULL},
+};
+
+const unsigned folio_nservices =
+    sizeof(folio_services) / sizeof(folio_services[0]);
+
+_Static_assert(sizeof(folio_methods) / sizeof(folio_methods[0]) <=
+                   FOLIO_MAX_METHODS,
+               "raise FOLIO_MAX_METHODS in shm/stats.h");

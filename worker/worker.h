@@ -1,0 +1,50 @@
+/*
+ * worker.h - what the master needs to start a worker process.
+ * The worker runs one libevent loop: it accepts on the listening sockets
+ * it inherited, decodes msgpack-RPC, dispatches to the services' handlers
+ * and writes replies, until told to stop or retire.
+ */
+#ifndef FOLIO_WORKER_H
+#define FOLIO_WORKER_H
+
+#include <stdint.h>
+
+#include "src/addr.h"
+#include "src/config.h"
+
+struct folio_worker_slot;
+struct folio_corpus;
+
+/* A listening socket, bound by the master before fork. */
+struct folio_listener {
+    int fd;
+    int admin; /* admin methods allowed on connections from it */
+    char name[FOLIO_ADDR_TEXT]; /* as bound, "127.0.0.1:7788", "unix:/..." */
+    char spec[FOLIO_ADDR_TEXT]; /* as configured */
+};
+
+/* Data built once by the master and shared with its workers. */
+struct folio_worker_data {
+    const struct folio_corpus *corpus; /* NULL: no corpus configured */
+};
+
+struct folio_worker_args {
+    int index;           /* logical worker number, 0..workers-1 */
+    uint64_t generation; /* configuration generation */
+    const struct folio_config *cfg;
+    const struct folio_listener *listeners;
+    int nlisteners;
+    struct folio_worker_slot *slot; /* this worker's stats slot */
+    int chan_fd;                    /* the worker's end of the channel */
+    const struct folio_worker_data *data;
+};
+
+/*
+ * folio_worker_main - run a worker in the freshly forked child.  Never
+ * returns: exits 0 after a stop or retirement, FOLIO_EXIT_FATAL when it
+ * cannot start (the master does not respawn it).
+ */
+void folio_worker_main(const struct folio_worker_args *a)
+    __attribute__((noreturn));
+
+#endif
