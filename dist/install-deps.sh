@@ -1,0 +1,22 @@
+#!/bin/sh
+# dist/install-deps.sh - install the Debian packages folio builds, tests and
+# benchmarks with.  Run as root (or with sudo available).  CI runs it too.
+set -eu
+
+PACKAGES="
+    build-essential autoconf automake libtool pkg-config
+    libevent-dev libmsgpack-dev liblmdb-dev check
+    mandoc
+    python3
+    redis-server redis-tools
+"
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "run as root or install sudo" >&2; exit 1; }
+    SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update
+# shellcheck disable=SC2086
+$SUDO apt-get install -y --no-install-recommends $PACKAGES
