@@ -96,6 +96,7 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
     call.pk = &pk;
+    call.out = out;
     call.params = m->params;
     call.nparams = m->nparams;
     call.admin = admin;

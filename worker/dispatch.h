@@ -21,8 +21,13 @@
 
 struct folio_worker;
 
+struct folio_buf;
+
 struct folio_call {
     msgpack_packer *pk;          /* pack exactly one value: the result */
+    struct folio_buf *out;       /* what pk writes into: the connection's
+                                    output, for handlers that copy stored
+                                    bytes or patch a header they packed */
     struct folio_mp_cur params;  /* positioned at the first param */
     uint32_t nparams;
     int admin;                   /* came over the admin socket */
@@ -78,7 +83,6 @@ int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
  * c and pack its reply (if any) into `out`.  Counts it in the stats slot.
  */
 struct folio_rpc_msg;
-struct folio_buf;
 void folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
                     int admin, struct folio_buf *out);
 
