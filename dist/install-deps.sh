@@ -6,6 +6,7 @@ set -eu
 PACKAGES="
     build-essential autoconf automake libtool pkg-config
     libevent-dev libmsgpack-dev liblmdb-dev check
+    libjansson-dev
     mandoc
     prometheus
     python3
