@@ -223,9 +223,11 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
             if (prows[j].pid == rows[i].pid)
                 before = &prows[j];
         snprintf(pidtext, sizeof(pidtext), "%" PRIu64, rows[i].pid);
-        snprintf(state, sizeof(state), "%.*s",
-                 (int)(rows[i].state_len < 15 ? rows[i].state_len : 15),
-                 rows[i].state);
+        for (j = 0; j < rows[i].state_len && j < sizeof(state) - 1; j++)
+            state[j] = rows[i].state[j] > ' ' && rows[i].state[j] < 0x7f
+                           ? rows[i].state[j]
+                           : '?';
+        state[j] = '\0';
         print_row(pidtext, state, &rows[i], before);
     }
     print_row("TOTAL", "", &tot, prev != NULL ? &ptot : NULL);

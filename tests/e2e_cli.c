@@ -82,7 +82,7 @@ refused_port(void)
 
 /* A listening socket on 127.0.0.1 (port in *port) that nobody accepts on. */
 static int
-listener(int *port)
+listener_backlog(int *port, int backlog)
 {
     struct sockaddr_in sa = {0};
     socklen_t len = sizeof(sa);
@@ -92,10 +92,16 @@ listener(int *port)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert(fd >= 0);
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(fd, 8), 0);
+    ck_assert_int_eq(listen(fd, backlog), 0);
     ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
     *port = ntohs(sa.sin_port);
     return fd;
+}
+
+static int
+listener(int *port)
+{
+    return listener_backlog(port, 8);
 }
 
 /*
@@ -268,6 +274,36 @@ START_TEST(test_server_silent)
     run(&r, NULL, ARGS("-H", addr, "--timeout", "0.3", "methods"), 3);
     has(r.err, "within 0.3 s");
     cli_run_free(&r);
+    close(fd);
+}
+END_TEST
+
+START_TEST(test_connect_timeout)
+{
+    struct sockaddr_in sa = {0};
+    struct cli_run r;
+    char addr[64], want[128];
+    int port, fd = listener_backlog(&port, 0), c[4], i;
+
+    /* A full accept queue: Linux drops further SYNs, connect() waits. */
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons((uint16_t)port);
+    for (i = 0; i < 4; i++) {
+        ck_assert((c[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) >=
+                  0);
+        connect(c[i], (struct sockaddr *)&sa, sizeof(sa));
+    }
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    run(&r, NULL, ARGS("-H", addr, "--timeout", "1", "ping"), 3);
+    snprintf(want, sizeof(want),
+             "folio: cannot connect to %s: timed out after 1 s\n", addr);
+    ck_assert_str_eq(r.err, want);
+    ck_assert_msg(r.ms >= 900 && r.ms < 5000, "took %llu ms",
+                  (unsigned long long)r.ms);
+    cli_run_free(&r);
+    for (i = 0; i < 4; i++)
+        close(c[i]);
     close(fd);
 }
 END_TEST
@@ -565,6 +601,7 @@ cli_suite(void)
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_server_down);
     tcase_add_test(tc, test_server_silent);
+    tcase_add_test(tc, test_connect_timeout);
     tcase_add_test(tc, test_server_hangs_up);
     tcase_add_test(tc, test_server_garbage);
     tcase_set_timeout(tc, 60);
