@@ -269,12 +269,22 @@ cli_transcript_add(char **buf, const char *const *argv,
     if ((*buf = realloc(*buf, need)) == NULL)
         abort();
     len += (size_t)sprintf(*buf + len, "$ folio");
-    for (i = 0; argv[i] != NULL; i++)
-        len += (size_t)sprintf(*buf + len,
-                               strpbrk(argv[i], " \"{[") != NULL || argv[i][0] == '\0'
-                                   ? " '%s'"
-                                   : " %s",
-                               argv[i]);
+    for (i = 0; argv[i] != NULL; i++) {
+        const char *a = argv[i];
+        int quote = strpbrk(a, " \"{[") != NULL || *a == '\0';
+
+        need += strlen(a) * 4;
+        if ((*buf = realloc(*buf, need)) == NULL)
+            abort();
+        len += (size_t)sprintf(*buf + len, quote ? " '" : " ");
+        /* Control characters as \xNN, so the file stays text. */
+        for (; *a != '\0'; a++)
+            len += (size_t)sprintf(*buf + len,
+                                   (unsigned char)*a < 0x20 ? "\\x%02x" : "%c",
+                                   (unsigned char)*a);
+        if (quote)
+            (*buf)[len++] = '\'';
+    }
     len += (size_t)sprintf(*buf + len, "\n%s%s[exit %d]\n", r->out, r->err,
                            r->status);
 }
