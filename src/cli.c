@@ -30,13 +30,7 @@
 #define DEFAULT_TIMEOUT_S 5
 #define DEFAULT_ADMIN FOLIO_RUNDIR "/admin.sock"
 
-enum {
-    OPT_LIMIT = 256,
-    OPT_OFFSET,
-    OPT_WATCH,
-    OPT_TIMEOUT,
-    OPT_JSON
-};
+enum { OPT_LIMIT = 256, OPT_OFFSET, OPT_WATCH, OPT_TIMEOUT, OPT_JSON };
 
 /* Command options, as a bit set: which command takes which. */
 #define O_LIMIT 0x1u
@@ -44,20 +38,20 @@ enum {
 #define O_WATCH 0x4u
 
 struct cli {
-    const char *addr;  /* -H or -U as given, or NULL */
+    const char *addr; /* -H or -U as given, or NULL */
     char unix_addr[FOLIO_ADDR_TEXT + 8];
     int json;
-    int timeout_ms;    /* < 0: none */
+    int timeout_ms; /* < 0: none */
     double timeout_s;
     unsigned opts_seen; /* O_* given on the command line */
     const char *limit_arg, *offset_arg, *watch_arg;
     uint64_t limit, offset;
     double watch_s;
     const struct cmd *cmd;
-    int admin;         /* talk to the admin socket by default */
+    int admin;          /* talk to the admin socket by default */
     const char *target; /* the address connected to */
     struct folio_client *c;
-    uint32_t msgid;    /* of the request in flight */
+    uint32_t msgid; /* of the request in flight */
 };
 
 struct cmd {
@@ -78,8 +72,7 @@ usage_line(FILE *f, const struct cmd *c)
 }
 
 /* A usage error: a reason, the command's usage line; exit status 2. */
-static int
-usage_error(const struct cmd *c, const char *fmt, ...)
+static int usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static int
@@ -125,9 +118,8 @@ parse_seconds(const char *s, double *v)
         return -1;
     errno = 0;
     *v = strtod(s, &end);
-    return errno != 0 || *end != '\0' || !isfinite(*v) || *v > 86400 * 365
-               ? -1
-               : 0;
+    return errno != 0 || *end != '\0' || !isfinite(*v) || *v > 86400 * 365 ? -1
+                                                                           : 0;
 }
 
 /* Read all of standard input (for "-" arguments): a NUL-terminated string. */
@@ -257,23 +249,26 @@ rpc_begin(struct cli *cli, const char *method, uint32_t nparams,
     return 0;
 }
 
+/* A failure to send (sending != 0) or to receive: print it, close, exit 3. */
 static int
-transport_error(struct cli *cli, int rc, const char *what)
+transport_error(struct cli *cli, int rc, int sending)
 {
     const char *a = shown(cli->target);
 
     switch (rc) {
     case 0:
-        fprintf(stderr, "folio: %s closed the connection without a reply\n",
-                a);
+        fprintf(stderr, "folio: %s closed the connection without a reply\n", a);
         break;
     case FOLIO_ETIMEDOUT:
-        fprintf(stderr, "folio: no %s %s within %g s\n", what, a,
-                cli->timeout_s);
+        fprintf(stderr,
+                sending ? "folio: cannot send to %s within %g s\n"
+                        : "folio: no reply from %s within %g s\n",
+                a, cli->timeout_s);
         break;
     case FOLIO_EPROTO:
-        fprintf(stderr, "folio: %s sent something that is not a "
-                        "msgpack-RPC response\n",
+        fprintf(stderr,
+                "folio: %s sent something that is not a "
+                "msgpack-RPC response\n",
                 a);
         break;
     case FOLIO_ENOMEM:
@@ -313,15 +308,12 @@ rpc_end(struct cli *cli, struct folio_mp_cur *res)
     struct folio_reply r;
     int rc;
 
-    if ((rc = folio_client_flush(cli->c)) != 0) {
-        if (rc == FOLIO_ETIMEDOUT)
-            return transport_error(cli, rc, "room to send to");
-        return transport_error(cli, rc == FOLIO_ESYS ? rc : FOLIO_ESYS, "");
-    }
+    if ((rc = folio_client_flush(cli->c)) != 0)
+        return transport_error(cli, rc, 1);
     if ((rc = folio_client_reply(cli->c, &r)) != 1)
-        return transport_error(cli, rc, "reply from");
+        return transport_error(cli, rc, 0);
     if (r.msgid != cli->msgid)
-        return transport_error(cli, FOLIO_EPROTO, "");
+        return transport_error(cli, FOLIO_EPROTO, 0);
     if (r.code != 0)
         return server_error(&r);
     *res = r.result;
@@ -396,8 +388,8 @@ cmd_search(struct cli *cli, char **args, int nargs)
     }
     if ((st = rpc_end(cli, &res)) != 0)
         return st;
-    return print_result(cli, res,
-                        cli->json ? 0 : folio_cli_show_search(res, cli->offset));
+    return print_result(
+        cli, res, cli->json ? 0 : folio_cli_show_search(res, cli->offset));
 }
 
 struct item {
@@ -575,8 +567,9 @@ cmd_comments_delete(struct cli *cli, char **args, int nargs)
     int st;
 
     if (parse_u64(args[0], &id) != 0)
-        return usage_error(cli->cmd, "comments delete: ID '%s' is not a "
-                                     "comment id (an integer)",
+        return usage_error(cli->cmd,
+                           "comments delete: ID '%s' is not a "
+                           "comment id (an integer)",
                            args[0]);
     if ((st = rpc_begin(cli, "comments.delete", 1, &pk)) != 0)
         return st;
@@ -704,7 +697,8 @@ cmd_stats(struct cli *cli, char **args, int nargs)
     return st;
 }
 
-/* Methods the client knows to be admin-only: `call` aims them at the admin socket. */
+/* Methods the client knows to be admin-only: `call` aims them at the admin
+ * socket. */
 static int
 admin_method(const char *m)
 {
@@ -732,10 +726,9 @@ cmd_call(struct cli *cli, char **args, int nargs)
             st = FOLIO_CLI_EUSAGE;
             goto done;
         }
-        j = json_loads(text != NULL ? text : args[1],
-                       JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
-                           JSON_ALLOW_NUL,
-                       &jerr);
+        j = json_loads(
+            text != NULL ? text : args[1],
+            JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (j == NULL) {
             st = usage_error(cli->cmd,
                              "call: JSON-PARAMS: %s (line %d, column %d)",
@@ -846,7 +839,7 @@ find_cmd(char **argv, int argc, int *used, const char **why)
             return &cmds[i];
         }
     }
-    *why = !known ? "unknown command"
+    *why = !known     ? "unknown command"
            : argc > 1 ? "unknown subcommand"
                       : "missing subcommand";
     return NULL;
@@ -890,8 +883,9 @@ main(int argc, char **argv)
             break;
         case OPT_TIMEOUT:
             if (parse_seconds(optarg, &cli.timeout_s) != 0)
-                return usage_error(NULL, "--timeout: '%s' is not a number "
-                                         "of seconds",
+                return usage_error(NULL,
+                                   "--timeout: '%s' is not a number "
+                                   "of seconds",
                                    optarg);
             break;
         case OPT_LIMIT: /* checked once the command is known */
@@ -928,8 +922,7 @@ main(int argc, char **argv)
     } else {
         cli.addr = hopt;
     }
-    cli.timeout_ms =
-        cli.timeout_s > 0 ? (int)ceil(cli.timeout_s * 1000) : -1;
+    cli.timeout_ms = cli.timeout_s > 0 ? (int)ceil(cli.timeout_s * 1000) : -1;
 
     if (optind >= argc)
         return usage_error(NULL, "no command");
@@ -939,8 +932,9 @@ main(int argc, char **argv)
         if (strcmp(why, "unknown command") == 0)
             return usage_error(NULL, "unknown command '%s'", args[0]);
         if (nargs > 1)
-            fprintf(stderr, "folio: comments: %s '%s' (list, post or "
-                            "delete)\n",
+            fprintf(stderr,
+                    "folio: comments: %s '%s' (list, post or "
+                    "delete)\n",
                     why, args[1]);
         else
             fprintf(stderr, "folio: comments: %s (list, post or delete)\n",
@@ -958,10 +952,9 @@ main(int argc, char **argv)
              cmd->sub ? cmd->sub : "");
     if (cli.opts_seen & ~cmd->opts)
         return usage_error(cmd, "%s takes no %s", name,
-                           cli.opts_seen & ~cmd->opts & O_WATCH ? "--watch"
-                           : cli.opts_seen & ~cmd->opts & O_LIMIT
-                               ? "--limit"
-                               : "--offset");
+                           cli.opts_seen & ~cmd->opts & O_WATCH   ? "--watch"
+                           : cli.opts_seen & ~cmd->opts & O_LIMIT ? "--limit"
+                                                                  : "--offset");
     if (cli.limit_arg != NULL && parse_u64(cli.limit_arg, &cli.limit) != 0)
         return usage_error(cmd, "--limit: '%s' is not a count", cli.limit_arg);
     if (cli.offset_arg != NULL && parse_u64(cli.offset_arg, &cli.offset) != 0)
@@ -969,8 +962,9 @@ main(int argc, char **argv)
                            cli.offset_arg);
     if (cli.watch_arg != NULL &&
         (parse_seconds(cli.watch_arg, &cli.watch_s) != 0 || cli.watch_s < 0.1))
-        return usage_error(cmd, "--watch: '%s' is not a number of seconds "
-                                "(0.1 or more)",
+        return usage_error(cmd,
+                           "--watch: '%s' is not a number of seconds "
+                           "(0.1 or more)",
                            cli.watch_arg);
     if (nargs < cmd->nmin)
         return usage_error(cmd, "%s: missing arguments", name);

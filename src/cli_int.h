@@ -54,7 +54,8 @@ int folio_cli_json_pack(msgpack_packer *pk, const json_t *j, char *why,
  */
 int folio_cli_get(struct folio_mp_cur m, const char *key,
                   struct folio_mp_cur *out);
-/* folio_cli_get_num - a number (int, uint or float) at `key` as double: 0 or -1. */
+/* folio_cli_get_num - a number (int, uint or float) at `key` as double: 0 or
+ * -1. */
 int folio_cli_get_num(struct folio_mp_cur m, const char *key, double *v);
 /* folio_cli_get_int - an integer at `key`: 0 or -1. */
 int folio_cli_get_int(struct folio_mp_cur m, const char *key, int64_t *v);
@@ -64,7 +65,8 @@ int folio_cli_get_str(struct folio_mp_cur m, const char *key, const char **s,
 /* folio_cli_num - the number at *c as double, consumed: 0 or -1. */
 int folio_cli_num(struct folio_mp_cur *c, double *v);
 
-/* folio_cli_put_text - write a span for a terminal: control bytes but \t as '?'. */
+/* folio_cli_put_text - write a span for a terminal: control bytes but \t as
+ * '?'. */
 void folio_cli_put_text(FILE *f, const char *s, size_t len);
 
 /* folio_cli_fmt_money - "R$ 1.234,56" from centavos into buf. */
@@ -93,6 +95,7 @@ int folio_cli_show_methods(struct folio_mp_cur res);
  * ALLOC/REQ are computed over the interval between the two samples,
  * otherwise since each process started.
  */
-int folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev);
+int folio_cli_show_stats(struct folio_mp_cur res,
+                         const struct folio_mp_cur *prev);
 
 #endif

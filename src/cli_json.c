@@ -351,8 +351,9 @@ pack_special(msgpack_packer *pk, json_t *j, char *why, size_t whylen)
         d = json_array_get(v, 1);
         if (json_array_size(v) != 2 || !json_is_integer(t) ||
             (type = json_integer_value(t)) < -128 || type > 127) {
-            snprintf(why, whylen, "$ext: expected [TYPE, BASE64] with a "
-                                  "TYPE of -128..127");
+            snprintf(why, whylen,
+                     "$ext: expected [TYPE, BASE64] with a "
+                     "TYPE of -128..127");
             return -1;
         }
     } else {
@@ -409,8 +410,7 @@ folio_cli_json_pack(msgpack_packer *pk, const json_t *cj, char *why,
     case JSON_ARRAY:
         msgpack_pack_array(pk, json_array_size(j));
         for (i = 0; i < json_array_size(j); i++)
-            if (folio_cli_json_pack(pk, json_array_get(j, i), why, whylen) !=
-                0)
+            if (folio_cli_json_pack(pk, json_array_get(j, i), why, whylen) != 0)
                 return -1;
         return 0;
     case JSON_STRING:

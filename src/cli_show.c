@@ -290,8 +290,7 @@ comment(struct folio_mp_cur *c, int print)
     if (folio_cli_get_int(*c, "id", &id) != 0 ||
         folio_cli_get_str(*c, "author", &author, &alen) != 0 ||
         folio_cli_get_str(*c, "body", &body, &blen) != 0 ||
-        folio_cli_get_int(*c, "created_at", &ms) != 0 ||
-        folio_mp_skip(c) != 0)
+        folio_cli_get_int(*c, "created_at", &ms) != 0 || folio_mp_skip(c) != 0)
         return -1;
     if (!print)
         return 0;

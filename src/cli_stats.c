@@ -145,8 +145,8 @@ print_methods(struct folio_mp_cur totals)
             continue;
         folio_cli_put_text(stdout, name, len);
         printf("%*s %10.0f %7.0f %8.1f %8.1f %8.1f %8.1f\n",
-               len < 22 ? 22 - (int)len : 0, "", calls, errors, mean, p50,
-               p99, p999);
+               len < 22 ? 22 - (int)len : 0, "", calls, errors, mean, p50, p99,
+               p999);
     }
 }
 
@@ -158,7 +158,7 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
     const char *version;
     uint32_t vlen, n, pn = 0, i, j;
     double pid, uptime, puptime = 0, gen, workers, restarts, reloads, errors,
-                                 bin, bout, accepted, rejected, proto, tmo;
+                        bin, bout, accepted, rejected, proto, tmo;
     char up[32], b1[32], b2[32], pidtext[24], state[16];
     int rc = -1;
 
@@ -200,10 +200,10 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
     printf(", pid %.0f, up %s, generation %.0f, %.0f worker%s, %.0f "
            "restart%s, %.0f reload%s\n",
            pid, folio_cli_fmt_duration(up, sizeof(up), uptime), gen, workers,
-           workers == 1 ? "" : "s", restarts, restarts == 1 ? "" : "s",
-           reloads, reloads == 1 ? "" : "s");
-    printf("requests %.0f, errors %.0f, in %s, out %s\n", tot.requests,
-           errors, folio_cli_fmt_bytes(b1, sizeof(b1), bin),
+           workers == 1 ? "" : "s", restarts, restarts == 1 ? "" : "s", reloads,
+           reloads == 1 ? "" : "s");
+    printf("requests %.0f, errors %.0f, in %s, out %s\n", tot.requests, errors,
+           folio_cli_fmt_bytes(b1, sizeof(b1), bin),
            folio_cli_fmt_bytes(b2, sizeof(b2), bout));
     print_errors(totals);
     printf("connections %.0f open, %.0f accepted, %.0f rejected, %.0f "
@@ -214,9 +214,8 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
     else
         printf("rates since start\n\n");
 
-    printf("%7s %-8s %6s %10s %8s %5s %9s %10s %5s\n", "PID", "STATE",
-           "UPTIME", "REQUESTS", "REQ/S", "CPU%", "ALLOC/REQ", "HEAP",
-           "CONNS");
+    printf("%7s %-8s %6s %10s %8s %5s %9s %10s %5s\n", "PID", "STATE", "UPTIME",
+           "REQUESTS", "REQ/S", "CPU%", "ALLOC/REQ", "HEAP", "CONNS");
     for (i = 0; i < n; i++) {
         before = NULL;
         for (j = 0; j < pn; j++)

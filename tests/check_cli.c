@@ -106,8 +106,10 @@ START_TEST(test_emit_strings)
     /* UTF-8 kept; stray bytes, overlong forms, surrogates: U+FFFD each. */
     folio_pack_cstr(&pk, "S\xc3\xa3o \xe2\x82\xac \xf0\x9f\x93\x9a");
     expect_emit(-1, "\"S\xc3\xa3o \xe2\x82\xac \xf0\x9f\x93\x9a\"");
-    folio_pack_cstr(&pk, "a\xff" "b");
-    expect_emit(-1, "\"a\xef\xbf\xbd" "b\"");
+    folio_pack_cstr(&pk, "a\xff"
+                         "b");
+    expect_emit(-1, "\"a\xef\xbf\xbd"
+                    "b\"");
     folio_pack_cstr(&pk, "\xc0\xaf");
     expect_emit(-1, "\"\xef\xbf\xbd\xef\xbf\xbd\"");
     folio_pack_cstr(&pk, "\xed\xa0\x80");
@@ -432,12 +434,13 @@ START_TEST(test_show_quote)
     pack_option("economy", "SP-Capital", 1845, 2);
     pack_option("express", "SP-Capital", 3290, 1);
     pack_option("freight-forwarders-of-brazil", "X", 123456789, 14);
-    expect_show(folio_cli_show_quote, 0,
-                "CEP 01310-100: weight 2400 g, cubic 1000 g, billed 2400 g\n"
-                "CARRIER                       BAND                  PRICE  DAYS\n"
-                "economy                       SP-Capital         R$ 18,45     2\n"
-                "express                       SP-Capital         R$ 32,90     1\n"
-                "freight-forwarders-of-brazil  X           R$ 1.234.567,89    14\n");
+    expect_show(
+        folio_cli_show_quote, 0,
+        "CEP 01310-100: weight 2400 g, cubic 1000 g, billed 2400 g\n"
+        "CARRIER                       BAND                  PRICE  DAYS\n"
+        "economy                       SP-Capital         R$ 18,45     2\n"
+        "express                       SP-Capital         R$ 32,90     1\n"
+        "freight-forwarders-of-brazil  X           R$ 1.234.567,89    14\n");
     msgpack_pack_map(&pk, 5);
     kv_str("cep", "01310-100");
     kv_int("weight_g", 1);

@@ -249,16 +249,14 @@ cli_golden(const char *name, const char *text)
     }
     rc = strcmp(want, text) == 0 ? 0 : -1;
     if (rc != 0)
-        fprintf(stderr,
-                "---- %s (expected) ----\n%s---- got ----\n%s----\n", path,
-                want, text);
+        fprintf(stderr, "---- %s (expected) ----\n%s---- got ----\n%s----\n",
+                path, want, text);
     free(want);
     return rc;
 }
 
 void
-cli_transcript_add(char **buf, const char *const *argv,
-                   const struct cli_run *r)
+cli_transcript_add(char **buf, const char *const *argv, const struct cli_run *r)
 {
     size_t len = *buf != NULL ? strlen(*buf) : 0, need;
     int i;

@@ -13,11 +13,11 @@
 #include <stdint.h>
 
 struct cli_run {
-    int status;    /* exit status; 128 + N if killed by signal N; -1 if hung */
-    char *out;     /* standard output, NUL-terminated */
-    char *err;     /* standard error, NUL-terminated */
+    int status; /* exit status; 128 + N if killed by signal N; -1 if hung */
+    char *out;  /* standard output, NUL-terminated */
+    char *err;  /* standard error, NUL-terminated */
     size_t outlen, errlen;
-    uint64_t ms;   /* how long it ran */
+    uint64_t ms; /* how long it ran */
 };
 
 struct cli_opts {

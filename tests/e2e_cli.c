@@ -208,8 +208,7 @@ START_TEST(test_usage_errors)
         argv[n++] = "-H";
         argv[n++] = addr;
         for (j = 0; cases[i][j] != NULL; j++)
-            argv[n++] =
-                strcmp(cases[i][j], "@ADDR@") == 0 ? addr : cases[i][j];
+            argv[n++] = strcmp(cases[i][j], "@ADDR@") == 0 ? addr : cases[i][j];
         argv[n] = NULL;
         run(&r, NULL, argv, 2);
         ck_assert_str_eq(r.out, "");
@@ -265,8 +264,7 @@ START_TEST(test_server_silent)
     /* Connected (the backlog takes it), never read, never answered. */
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
     run(&r, NULL, ARGS("-H", addr, "--timeout", "1", "ping"), 3);
-    snprintf(want, sizeof(want), "folio: no reply from %s within 1 s\n",
-             addr);
+    snprintf(want, sizeof(want), "folio: no reply from %s within 1 s\n", addr);
     ck_assert_str_eq(r.err, want);
     ck_assert_msg(r.ms >= 900 && r.ms < 5000, "took %llu ms",
                   (unsigned long long)r.ms);
@@ -413,8 +411,7 @@ START_TEST(test_methods)
         ck_assert_msg(gap >= 2, "%.*s", (int)(q - p), p);
         if (col == 0)
             col = w + gap;
-        ck_assert_msg(w + gap == col, "not aligned: %.*s", (int)(q - p),
-                      p);
+        ck_assert_msg(w + gap == col, "not aligned: %.*s", (int)(q - p), p);
         if (strncmp(p, "server.", 7) == 0)
             len += (size_t)snprintf(server_lines + len, r.outlen + 1 - len,
                                     "%.*s  %.*s\n", (int)w, p,
@@ -494,8 +491,8 @@ START_TEST(test_call)
     cli_run_free(&r);
     /* An admin method goes to FOLIO_ADMIN by itself. */
     snprintf(env, sizeof(env), "FOLIO_ADMIN=%s", srv.admin);
-    run(&r, &(struct cli_opts){.env = ARGS(env)},
-        ARGS("call", "server.stats"), 0);
+    run(&r, &(struct cli_opts){.env = ARGS(env)}, ARGS("call", "server.stats"),
+        0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
     ck_assert(json_is_array(json_object_get(j, "workers")));
     ck_assert(json_is_integer(
@@ -565,8 +562,8 @@ START_TEST(test_stats)
 
     run(&r, &(struct cli_opts){.env = ARGS(env)}, ARGS("--json", "stats"), 0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
-    ck_assert_int_eq(json_integer_value(json_object_get(
-                         json_object_get(j, "server"), "pid")),
+    ck_assert_int_eq(json_integer_value(
+                         json_object_get(json_object_get(j, "server"), "pid")),
                      srv.pid);
     ck_assert_int_eq((int)json_array_size(json_object_get(j, "workers")), n);
     json_decref(j);
@@ -585,8 +582,8 @@ START_TEST(test_stats)
     run(&r, &(struct cli_opts){.env = ARGS(env), .until = "}\n{"},
         ARGS("stats", "--watch", "0.2", "--json"), 0);
     for (frames = 0, p = r.out; *p != '\0'; p = strchr(p, '\n') + 1) {
-        ck_assert_ptr_nonnull(j = json_loadb(p, (size_t)(strchr(p, '\n') - p),
-                                             0, &jerr));
+        ck_assert_ptr_nonnull(
+            j = json_loadb(p, (size_t)(strchr(p, '\n') - p), 0, &jerr));
         ck_assert(json_is_object(json_object_get(j, "totals")));
         json_decref(j);
         frames++;

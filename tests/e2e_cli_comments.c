@@ -46,9 +46,18 @@ START_TEST(test_comments)
         int admin, status;
     } cases[] = {
         {{"comments", "list", "/blog/hello"}, NULL, 0, 0},
-        {{"comments", "post", "/blog/hello", "alice", "Nice post!"}, NULL, 0, 0},
-        {{"comments", "post", "blog/hello", "bob", "-"}, "Two lines:\n\tand a tab\n", 0, 0},
-        {{"comments", "post", "/about.html", "carol", "S\xc3\xa3o Paulo"}, NULL, 0, 0},
+        {{"comments", "post", "/blog/hello", "alice", "Nice post!"},
+         NULL,
+         0,
+         0},
+        {{"comments", "post", "blog/hello", "bob", "-"},
+         "Two lines:\n\tand a tab\n",
+         0,
+         0},
+        {{"comments", "post", "/about.html", "carol", "S\xc3\xa3o Paulo"},
+         NULL,
+         0,
+         0},
         {{"comments", "list", "/blog/hello/"}, NULL, 0, 0},
         {{"comments", "list", "/about.html"}, NULL, 0, 0},
         {{"comments", "delete", "1"}, NULL, 1, 0},
@@ -81,8 +90,8 @@ START_TEST(test_comments)
         o.env = (const char *const[]){env, NULL};
         o.input = cases[i].input;
         ck_assert_int_eq(cli_run(&r, &o, argv), 0);
-        ck_assert_msg(r.status == cases[i].status, "case %zu: exit %d: %s%s",
-                      i, r.status, r.out, r.err);
+        ck_assert_msg(r.status == cases[i].status, "case %zu: exit %d: %s%s", i,
+                      r.status, r.out, r.err);
         mask_times(r.out);
         r.outlen = strlen(r.out);
         cli_transcript_add(&transcript, argv + (cases[i].admin ? 0 : 2), &r);
@@ -103,28 +112,28 @@ START_TEST(test_comments_json)
     json_t *j, *c0, *c1;
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
-    ck_assert_int_eq(cli_run(&r, NULL,
-                             (const char *const[]){"-H", srv.addr, "comments",
-                                                   "post", "/p", "a", "one",
-                                                   NULL}),
-                     0);
+    ck_assert_int_eq(
+        cli_run(&r, NULL,
+                (const char *const[]){"-H", srv.addr, "comments", "post", "/p",
+                                      "a", "one", NULL}),
+        0);
     ck_assert_int_eq(r.status, 0);
     cli_run_free(&r);
-    ck_assert_int_eq(cli_run(&r, NULL,
-                             (const char *const[]){"-H", srv.addr, "--json",
-                                                   "comments", "post", "/p",
-                                                   "b", "two", NULL}),
-                     0);
+    ck_assert_int_eq(
+        cli_run(&r, NULL,
+                (const char *const[]){"-H", srv.addr, "--json", "comments",
+                                      "post", "/p", "b", "two", NULL}),
+        0);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
     ck_assert_str_eq(json_string_value(json_object_get(j, "body")), "two");
     json_decref(j);
     cli_run_free(&r);
-    ck_assert_int_eq(cli_run(&r, NULL,
-                             (const char *const[]){"-H", srv.addr, "--json",
-                                                   "comments", "list", "p",
-                                                   NULL}),
-                     0);
+    ck_assert_int_eq(
+        cli_run(&r, NULL,
+                (const char *const[]){"-H", srv.addr, "--json", "comments",
+                                      "list", "p", NULL}),
+        0);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
     ck_assert_uint_eq(json_array_size(j), 2);

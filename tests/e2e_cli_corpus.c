@@ -53,9 +53,8 @@ START_TEST(test_count_and_search)
         argv[n] = NULL;
         ck_assert_int_eq(cli_run(&r, NULL, argv), 0);
         /* Results exit 0; the last two are the server's errors. */
-        ck_assert_int_eq(r.status, i + 2 < sizeof(cases) / sizeof(cases[0])
-                                       ? 0
-                                       : 1);
+        ck_assert_int_eq(r.status,
+                         i + 2 < sizeof(cases) / sizeof(cases[0]) ? 0 : 1);
         cli_transcript_add(&transcript, argv + 2, &r);
         cli_run_free(&r);
     }
@@ -78,11 +77,11 @@ START_TEST(test_search_json_is_the_result)
     ck_assert_msg(corpus != NULL, "no corpus (configure --with-corpus=DIR)");
     snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
     ck_assert_int_eq(e2e_start(&srv, conf, NULL), 0);
-    ck_assert_int_eq(cli_run(&r, NULL,
-                             (const char *const[]){"-H", srv.addr, "--json",
-                                                   "search", "hello",
-                                                   "--limit", "1000", NULL}),
-                     0);
+    ck_assert_int_eq(
+        cli_run(&r, NULL,
+                (const char *const[]){"-H", srv.addr, "--json", "search",
+                                      "hello", "--limit", "1000", NULL}),
+        0);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
     ck_assert_int_eq(json_integer_value(json_object_get(j, "count")), 349);

@@ -86,8 +86,7 @@ START_TEST(test_quote_uncovered_message)
     start();
     ck_assert_int_eq(cli_run(&r, NULL,
                              (const char *const[]){"-H", srv.addr, "quote",
-                                                   "00999-999", "500g",
-                                                   NULL}),
+                                                   "00999-999", "500g", NULL}),
                      0);
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.out, "");
