@@ -498,22 +498,24 @@ has_csv_suffix(const char *name)
 }
 
 /*
- * The tables of `dir`: every regular *.csv not starting with '.', sorted.
- * A missing default directory means no tables; a missing configured one
- * is an error.
+ * The tables of `dir`: every *.csv not starting with '.', sorted, but the
+ * catalog if it lies there too.  A missing default directory means no
+ * tables; a missing configured one is an error.
  */
 static int
-list_tables(const char *dir, struct input **out, size_t *n, char *err,
-            size_t errlen)
+list_tables(const char *dir, const char *catalog, struct input **out,
+            size_t *n, char *err, size_t errlen)
 {
     struct input *in = NULL;
+    struct stat cst, st;
     struct dirent *de;
     size_t cap = 0;
     DIR *dp;
-    int rc = 0;
+    int rc = 0, have_cat;
 
     *out = NULL;
     *n = 0;
+    have_cat = catalog != NULL && stat(catalog, &cst) == 0;
     if ((dp = opendir(dir)) == NULL) {
         if (errno == ENOENT && strcmp(dir, FOLIO_FREIGHT_DEFAULT_DIR) == 0)
             return 0;
@@ -545,6 +547,11 @@ list_tables(const char *dir, struct input **out, size_t *n, char *err,
             goto done;
         }
         sprintf(in[*n].path, "%s/%s", dir, de->d_name);
+        if (have_cat && stat(in[*n].path, &st) == 0 &&
+            st.st_dev == cst.st_dev && st.st_ino == cst.st_ino) {
+            folio_free(in[*n].path);
+            continue;
+        }
         (*n)++;
     }
     if (*n > 1)
@@ -779,7 +786,8 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     *present = 0;
     *changed = 0;
     if (freight_dir != NULL &&
-        (rc = list_tables(freight_dir, &tin, &nt, err, errlen)) != 0)
+        (rc = list_tables(freight_dir, catalog, &tin, &nt, err, errlen)) !=
+        0)
         goto done;
     if (nt == 0)
         goto done; /* no tables: nothing to serve, nothing to write */

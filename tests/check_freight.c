@@ -171,16 +171,19 @@ cart_of(uint64_t weight_g, uint64_t l, uint64_t w, uint64_t h,
     return c;
 }
 
+/* Quote against one table; q's spans stay valid until the next call. */
 static int
 quote1(const char *text, uint32_t cep, struct folio_freight_cart cart,
        uint32_t threshold, struct folio_freight_quote *q)
 {
+    static void *img;
     struct folio_freight_table *t = table_ok(text);
     size_t len;
-    void *img = compile(&t, 1, &len);
-    int rc = folio_freight_quote_blob(img, len, cep, &cart, threshold, q);
+    int rc;
 
     folio_free(img);
+    img = compile(&t, 1, &len);
+    rc = folio_freight_quote_blob(img, len, cep, &cart, threshold, q);
     folio_freight_table_free(t);
     return rc;
 }
