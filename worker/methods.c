@@ -7,9 +7,14 @@
 
 #include "shm/stats.h"
 #include "worker/dispatch.h"
+#include "worker/h_freight.h"
 #include "worker/h_server.h"
 
 const struct folio_method folio_methods[] = {
+    {"freight.info", "-> map: carriers, bands, skus", folio_h_freight_info,
+     0, 0, 0},
+    {"freight.quote", "cep:str|int, items:[map] -> map: weights, options",
+     folio_h_freight_quote, 2, 2, 0},
     {"server.methods", "-> map: method name -> signature",
      folio_h_server_methods, 0, 0, 0},
     {"server.ping", "-> \"pong\"", folio_h_server_ping, 0, 0, 0},
@@ -19,6 +24,7 @@ const unsigned folio_nmethods = sizeof(folio_methods) / sizeof(folio_methods[0])
 
 const struct folio_service folio_services[] = {
     {"server", NULL, NULL},
+    {"freight", folio_h_freight_init, folio_h_freight_fini},
 };
 
 const unsigned folio_nservices =
