@@ -4,9 +4,10 @@
  *
  * A worker opens the environment after fork and keeps one read-only
  * transaction handle: each request renews it (the snapshot of the
- * moment: the tables the master imported last), reads the compiled image
- * and the catalog in place through the map, and resets it.  Nothing here
- * allocates once the environment is open.
+ * moment: the tables the master imported last), reads the compiled
+ * tables and the catalog in place through the map, and resets it.  The
+ * two images are looked up again only when the snapshot changed.
+ * Nothing here allocates once the environment is open.
  */
 #include "config.h"
 
@@ -29,10 +30,21 @@
 struct folio_freight {
     MDB_env *env;
     MDB_txn *txn;  /* read-only, reset between requests */
-    MDB_dbi meta, sku;
+    MDB_dbi meta;
     int active;    /* between begin and end */
-    const unsigned char *img; /* the compiled tables, in the map */
+    /*
+     * The images in the map, as of snapshot `txnid`.  While no write
+     * commits the snapshot stays the newest, so its pages are neither
+     * freed nor reused: a renewed transaction with the same id may use
+     * the same pointers without looking them up again.
+     */
+    size_t txnid;  /* 0: none cached */
+    const unsigned char *img; /* the compiled tables */
     size_t imglen;
+    const unsigned char *cat; /* the catalog */
+    size_t catlen;
+    struct fb_header img_h;   /* their headers, checked */
+    struct fc_header cat_h;
 };
 
 /* ---- carts ---- */
@@ -89,6 +101,72 @@ image_header(const unsigned char *img, size_t len, struct fb_header *h)
 }
 
 static int
+catalog_header(const unsigned char *cat, size_t len, struct fc_header *h)
+{
+    if (len < sizeof(*h))
+        return FOLIO_ECORRUPT;
+    memcpy(h, cat, sizeof(*h));
+    if (h->h_magic != FC_MAGIC || h->h_format != FB_FORMAT ||
+        h->h_size != len || h->h_nslots == 0 ||
+        (h->h_nslots & (h->h_nslots - 1)) != 0 ||
+        h->h_nskus > h->h_nslots ||
+        (uint64_t)h->h_slots_off + (uint64_t)h->h_nslots * 4 > len ||
+        (uint64_t)h->h_skus_off + (uint64_t)h->h_nskus * sizeof(struct fc_sku) >
+            len ||
+        (uint64_t)h->h_strings_off + h->h_strings_len > len)
+        return FOLIO_ECORRUPT;
+    return 0;
+}
+
+/* Find sku in a catalog image whose header h was checked. */
+static int
+sku_find(const unsigned char *cat, const struct fc_header *hp,
+         const char *sku, size_t skulen, struct folio_freight_item *it)
+{
+    const struct fc_header h = *hp;
+    uint32_t hash, slot, n, idx;
+    struct fc_sku e;
+
+    if (skulen == 0 || skulen > FOLIO_FREIGHT_NAME_MAX)
+        return FOLIO_ENOTFOUND;
+    hash = fc_hash(sku, skulen);
+    for (n = 0, slot = hash & (h.h_nslots - 1); n < h.h_nslots;
+         n++, slot = (slot + 1) & (h.h_nslots - 1)) {
+        if ((idx = fb_u32(cat + h.h_slots_off + (size_t)slot * 4)) == 0)
+            return FOLIO_ENOTFOUND;
+        if (idx > h.h_nskus)
+            return FOLIO_ECORRUPT;
+        memcpy(&e, cat + h.h_skus_off + (size_t)(idx - 1) * sizeof(e),
+               sizeof(e));
+        if (e.s_hash != hash || e.s_key_len != skulen)
+            continue;
+        if ((uint64_t)e.s_key_off + e.s_key_len > h.h_strings_len)
+            return FOLIO_ECORRUPT;
+        if (memcmp(cat + h.h_strings_off + e.s_key_off, sku, skulen) != 0)
+            continue;
+        it->fi_weight_g = e.s_weight_g;
+        it->fi_length_cm = e.s_length_cm;
+        it->fi_width_cm = e.s_width_cm;
+        it->fi_height_cm = e.s_height_cm;
+        it->fi_price_cents = e.s_price_cents;
+        return 0;
+    }
+    return FOLIO_ENOTFOUND;
+}
+
+int
+folio_freight_sku_blob(const void *blob, size_t len, const char *sku,
+                       size_t skulen, struct folio_freight_item *it)
+{
+    struct fc_header h;
+    int rc;
+
+    if ((rc = catalog_header(blob, len, &h)) != 0)
+        return rc;
+    return sku_find(blob, &h, sku, skulen, it);
+}
+
+static int
 image_carrier(const unsigned char *img, const struct fb_header *h,
               unsigned i, struct fb_carrier *c)
 {
@@ -115,20 +193,18 @@ band_price(const struct fb_band *b, uint64_t billed, uint64_t value)
     return total > INT64_MAX ? INT64_MAX : (int64_t)total;
 }
 
-int
-folio_freight_quote_blob(const void *blob, size_t len, uint32_t cep,
-                         const struct folio_freight_cart *cart,
-                         uint32_t threshold_g, struct folio_freight_quote *q)
+/* Quote against an image whose header hp was checked. */
+static int
+quote_img(const unsigned char *img, const struct fb_header *hp, uint32_t cep,
+          const struct folio_freight_cart *cart, uint32_t threshold_g,
+          struct folio_freight_quote *q)
 {
-    const unsigned char *img = blob;
+    const struct fb_header h = *hp;
     const unsigned char *ivs, *bands, *strings;
-    struct fb_header h;
     uint64_t billed;
     unsigned i;
     int rc;
 
-    if ((rc = image_header(img, len, &h)) != 0)
-        return rc;
     ivs = img + h.h_ivs_off;
     bands = img + h.h_bands_off;
     strings = img + h.h_strings_off;
@@ -226,6 +302,19 @@ folio_freight_quote_blob(const void *blob, size_t len, uint32_t cep,
     return q->fq_nopts > 0 ? 0 : FOLIO_ETOOBIG;
 }
 
+int
+folio_freight_quote_blob(const void *blob, size_t len, uint32_t cep,
+                         const struct folio_freight_cart *cart,
+                         uint32_t threshold_g, struct folio_freight_quote *q)
+{
+    struct fb_header h;
+    int rc;
+
+    if ((rc = image_header(blob, len, &h)) != 0)
+        return rc;
+    return quote_img(blob, &h, cep, cart, threshold_g, q);
+}
+
 /* ---- the environment ---- */
 
 int
@@ -239,7 +328,7 @@ folio_freight_open(const char *envdir, struct folio_freight **out)
     if ((fr = folio_calloc(1, sizeof(*fr))) == NULL)
         return FOLIO_ENOMEM;
     if ((mrc = mdb_env_create(&fr->env)) != 0 ||
-        (mrc = mdb_env_set_maxdbs(fr->env, 4)) != 0 ||
+        (mrc = mdb_env_set_maxdbs(fr->env, 2)) != 0 ||
         (mrc = mdb_env_set_maxreaders(fr->env, 1024)) != 0) {
         folio_log_warnx("freight: mdb_env_create: %s", mdb_strerror(mrc));
         goto fail;
@@ -258,8 +347,7 @@ folio_freight_open(const char *envdir, struct folio_freight **out)
         folio_log_warnx("freight: mdb_txn_begin: %s", mdb_strerror(mrc));
         goto fail;
     }
-    if ((mrc = mdb_dbi_open(txn, "meta", 0, &fr->meta)) != 0 ||
-        (mrc = mdb_dbi_open(txn, "sku", 0, &fr->sku)) != 0) {
+    if ((mrc = mdb_dbi_open(txn, "meta", 0, &fr->meta)) != 0) {
         mdb_txn_abort(txn);
         if (mrc == MDB_NOTFOUND) {
             rc = FOLIO_ENOTFOUND;
@@ -294,11 +382,39 @@ folio_freight_close(struct folio_freight *fr)
     folio_free(fr);
 }
 
+/* The images of the current snapshot, looked up and checked. */
+static int
+fetch_images(struct folio_freight *fr)
+{
+    MDB_val kt = {6, (void *)(uintptr_t) "tables"};
+    MDB_val kc = {7, (void *)(uintptr_t) "catalog"};
+    MDB_val vt, vc;
+    int mrc;
+
+    fr->txnid = 0;
+    if ((mrc = mdb_get(fr->txn, fr->meta, &kt, &vt)) != 0 ||
+        (mrc = mdb_get(fr->txn, fr->meta, &kc, &vc)) != 0) {
+        if (mrc == MDB_NOTFOUND)
+            return FOLIO_ENOTFOUND;
+        folio_log_warnx("freight: mdb_get: %s", mdb_strerror(mrc));
+        return FOLIO_ESTORE;
+    }
+    if (image_header(vt.mv_data, vt.mv_size, &fr->img_h) != 0 ||
+        catalog_header(vc.mv_data, vc.mv_size, &fr->cat_h) != 0) {
+        folio_log_warnx("freight: the stored tables fail their checks");
+        return FOLIO_ECORRUPT;
+    }
+    fr->img = vt.mv_data;
+    fr->imglen = vt.mv_size;
+    fr->cat = vc.mv_data;
+    fr->catlen = vc.mv_size;
+    fr->txnid = mdb_txn_id(fr->txn);
+    return 0;
+}
+
 int
 folio_freight_begin(struct folio_freight *fr)
 {
-    struct fb_header h;
-    MDB_val k = {6, (void *)(uintptr_t) "tables"}, v;
     int mrc;
 
     if (fr->active)
@@ -306,6 +422,7 @@ folio_freight_begin(struct folio_freight *fr)
     mrc = mdb_txn_renew(fr->txn);
     if (mrc == MDB_MAP_RESIZED) {
         /* The master grew the map: adopt its size, no transaction open. */
+        fr->txnid = 0;
         if ((mrc = mdb_env_set_mapsize(fr->env, 0)) == 0)
             mrc = mdb_txn_renew(fr->txn);
     }
@@ -314,19 +431,9 @@ folio_freight_begin(struct folio_freight *fr)
         return FOLIO_ESTORE;
     }
     fr->active = 1;
-    if ((mrc = mdb_get(fr->txn, fr->meta, &k, &v)) != 0) {
-        if (mrc == MDB_NOTFOUND)
-            return FOLIO_ENOTFOUND;
-        folio_log_warnx("freight: mdb_get tables: %s", mdb_strerror(mrc));
-        return FOLIO_ESTORE;
-    }
-    fr->img = v.mv_data;
-    fr->imglen = v.mv_size;
-    if (image_header(fr->img, fr->imglen, &h) != 0) {
-        folio_log_warnx("freight: the tables image fails its checks");
-        return FOLIO_ECORRUPT;
-    }
-    return 0;
+    if (fr->txnid != 0 && fr->txnid == mdb_txn_id(fr->txn))
+        return 0;
+    return fetch_images(fr);
 }
 
 void
@@ -336,35 +443,15 @@ folio_freight_end(struct folio_freight *fr)
         return;
     mdb_txn_reset(fr->txn);
     fr->active = 0;
-    fr->img = NULL;
-    fr->imglen = 0;
 }
 
 int
 folio_freight_sku_get(struct folio_freight *fr, const char *sku, size_t len,
                       struct folio_freight_item *it)
 {
-    MDB_val k = {len, (void *)(uintptr_t)sku}, v;
-    struct fb_sku r;
-    int mrc;
-
-    if (len == 0 || len > FOLIO_FREIGHT_NAME_MAX)
+    if (!fr->active || fr->txnid == 0)
         return FOLIO_ENOTFOUND;
-    if ((mrc = mdb_get(fr->txn, fr->sku, &k, &v)) != 0) {
-        if (mrc == MDB_NOTFOUND)
-            return FOLIO_ENOTFOUND;
-        folio_log_warnx("freight: mdb_get sku: %s", mdb_strerror(mrc));
-        return FOLIO_ESTORE;
-    }
-    if (v.mv_size != sizeof(r))
-        return FOLIO_ECORRUPT;
-    memcpy(&r, v.mv_data, sizeof(r));
-    it->fi_weight_g = r.s_weight_g;
-    it->fi_length_cm = r.s_length_cm;
-    it->fi_width_cm = r.s_width_cm;
-    it->fi_height_cm = r.s_height_cm;
-    it->fi_price_cents = r.s_price_cents;
-    return 0;
+    return sku_find(fr->cat, &fr->cat_h, sku, len, it);
 }
 
 int
@@ -372,10 +459,9 @@ folio_freight_quote(struct folio_freight *fr, uint32_t cep,
                     const struct folio_freight_cart *cart,
                     uint32_t threshold_g, struct folio_freight_quote *q)
 {
-    if (fr->img == NULL)
+    if (!fr->active || fr->txnid == 0)
         return FOLIO_ENOTFOUND;
-    return folio_freight_quote_blob(fr->img, fr->imglen, cep, cart,
-                                    threshold_g, q);
+    return quote_img(fr->img, &fr->img_h, cep, cart, threshold_g, q);
 }
 
 int
@@ -399,13 +485,12 @@ int
 folio_freight_carrier(struct folio_freight *fr, unsigned i,
                       const char **name, uint32_t *len)
 {
-    struct fb_header h;
     struct fb_carrier c;
 
-    if (fr->img == NULL || image_header(fr->img, fr->imglen, &h) != 0 ||
-        i >= h.h_ncarriers || image_carrier(fr->img, &h, i, &c) != 0)
+    if (!fr->active || fr->txnid == 0 || i >= fr->img_h.h_ncarriers ||
+        image_carrier(fr->img, &fr->img_h, i, &c) != 0)
         return FOLIO_ENOTFOUND;
-    *name = (const char *)fr->img + h.h_strings_off + c.c_name_off;
+    *name = (const char *)fr->img + fr->img_h.h_strings_off + c.c_name_off;
     *len = c.c_name_len;
     return 0;
 }

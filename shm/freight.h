@@ -136,6 +136,21 @@ int folio_freight_compile(struct folio_freight_table *const *tables,
                           void **blob, size_t *len);
 
 /*
+ * folio_freight_catalog_compile - the lookup image of a parsed catalog
+ * (NULL: an empty one): a hash table of SKUs, read in place.  Returns 0
+ * with *blob (owned, folio_free) and *len, FOLIO_ETOOBIG, FOLIO_ENOMEM.
+ */
+int folio_freight_catalog_compile(const struct folio_freight_catalog *c,
+                                  void **blob, size_t *len);
+
+/*
+ * folio_freight_sku_blob - find `sku` in a catalog image.  Returns 0 with
+ * *it, FOLIO_ENOTFOUND, or FOLIO_ECORRUPT.  No allocation.
+ */
+int folio_freight_sku_blob(const void *blob, size_t len, const char *sku,
+                           size_t skulen, struct folio_freight_item *it);
+
+/*
  * folio_freight_cep_parse - "NNNNN-NNN" or "NNNNNNNN" (exactly) into
  * *cep.  Returns 0 or FOLIO_EINVAL.
  */
@@ -244,7 +259,7 @@ void folio_freight_end(struct folio_freight *fr);
 
 /*
  * folio_freight_sku_get - the catalog's item `sku` (between begin and
- * end).  Returns 0, FOLIO_ENOTFOUND, FOLIO_ECORRUPT or FOLIO_ESTORE.
+ * end).  Returns 0, FOLIO_ENOTFOUND or FOLIO_ECORRUPT.
  */
 int folio_freight_sku_get(struct folio_freight *fr, const char *sku,
                           size_t len, struct folio_freight_item *it);

@@ -410,6 +410,67 @@ done:
     return rc;
 }
 
+int
+folio_freight_catalog_compile(const struct folio_freight_catalog *c,
+                              void **blob, size_t *len)
+{
+    size_t n = c != NULL ? c->fc_nskus : 0, nslots = 8, strings = 0, i;
+    size_t size;
+    struct fc_header h;
+    unsigned char *img;
+    uint32_t *slots;
+
+    *blob = NULL;
+    *len = 0;
+    for (i = 0; i < n; i++)
+        strings += strlen(c->fc_skus[i].fs_sku);
+    while (nslots < 2 * n)
+        nslots *= 2;
+    memset(&h, 0, sizeof(h));
+    h.h_magic = FC_MAGIC;
+    h.h_format = FB_FORMAT;
+    h.h_nskus = (uint32_t)n;
+    h.h_nslots = (uint32_t)nslots;
+    h.h_slots_off = (uint32_t)align8(sizeof(h));
+    h.h_skus_off = (uint32_t)align8(h.h_slots_off + nslots * sizeof(uint32_t));
+    size = h.h_skus_off + n * sizeof(struct fc_sku);
+    if (size + strings > UINT32_MAX)
+        return FOLIO_ETOOBIG;
+    h.h_strings_off = (uint32_t)size;
+    h.h_strings_len = (uint32_t)strings;
+    size += strings;
+    h.h_size = (uint32_t)size;
+    if ((img = folio_calloc(1, size)) == NULL)
+        return FOLIO_ENOMEM;
+    memcpy(img, &h, sizeof(h));
+    slots = (uint32_t *)(void *)(img + h.h_slots_off);
+    for (i = 0, strings = 0; i < n; i++) {
+        const struct folio_freight_sku *s = &c->fc_skus[i];
+        struct fc_sku e;
+        size_t slot;
+
+        memset(&e, 0, sizeof(e));
+        e.s_key_len = (uint32_t)strlen(s->fs_sku);
+        e.s_key_off = (uint32_t)strings;
+        e.s_hash = fc_hash(s->fs_sku, e.s_key_len);
+        e.s_weight_g = (uint32_t)s->fs_item.fi_weight_g;
+        e.s_length_cm = (uint32_t)s->fs_item.fi_length_cm;
+        e.s_width_cm = (uint32_t)s->fs_item.fi_width_cm;
+        e.s_height_cm = (uint32_t)s->fs_item.fi_height_cm;
+        e.s_price_cents = s->fs_item.fi_price_cents;
+        memcpy(img + h.h_skus_off + i * sizeof(e), &e, sizeof(e));
+        memcpy(img + h.h_strings_off + strings, s->fs_sku, e.s_key_len);
+        strings += e.s_key_len;
+        for (slot = e.s_hash & (nslots - 1); slots[slot] != 0;
+             slot = (slot + 1) & (nslots - 1))
+            ;
+        slots[slot] = (uint32_t)i + 1;
+    }
+    *blob = img;
+    *len = size;
+    return 0;
+}
+
 /* ---- importing ---- */
 
 /* One input file, read whole. */
@@ -680,46 +741,23 @@ put(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen,
 
 /* Replace the environment's content in one write transaction. */
 static int
-write_env(MDB_env *env, const void *img, size_t imglen,
-          const struct folio_freight_catalog *cat,
-          const struct folio_freight_summary *sum, const struct bytes *m,
-          char *err, size_t errlen)
+write_env(MDB_env *env, const void *img, size_t imglen, const void *cat,
+          size_t catlen, const struct folio_freight_summary *sum,
+          const struct bytes *m, char *err, size_t errlen)
 {
     MDB_txn *txn = NULL;
-    MDB_dbi meta, sku;
+    MDB_dbi meta;
     int dead, mrc;
-    size_t i;
 
     mdb_reader_check(env, &dead);
     if ((mrc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
         return lmdb_fail("mdb_txn_begin", mrc, err, errlen);
-    if ((mrc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta)) != 0 ||
-        (mrc = mdb_dbi_open(txn, "sku", MDB_CREATE, &sku)) != 0) {
+    if ((mrc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta)) != 0) {
         mdb_txn_abort(txn);
         return lmdb_fail("mdb_dbi_open", mrc, err, errlen);
     }
-    if ((mrc = mdb_drop(txn, sku, 0)) != 0) {
-        mdb_txn_abort(txn);
-        return lmdb_fail("mdb_drop", mrc, err, errlen);
-    }
-    for (i = 0; cat != NULL && i < cat->fc_nskus; i++) {
-        const struct folio_freight_sku *s = &cat->fc_skus[i];
-        struct fb_sku r;
-
-        memset(&r, 0, sizeof(r));
-        r.s_weight_g = (uint32_t)s->fs_item.fi_weight_g;
-        r.s_length_cm = (uint32_t)s->fs_item.fi_length_cm;
-        r.s_width_cm = (uint32_t)s->fs_item.fi_width_cm;
-        r.s_height_cm = (uint32_t)s->fs_item.fi_height_cm;
-        r.s_price_cents = s->fs_item.fi_price_cents;
-        /* Sorted as LMDB sorts (no NUL in a SKU): append. */
-        if ((mrc = put(txn, sku, s->fs_sku, strlen(s->fs_sku), &r, sizeof(r),
-                       MDB_APPEND)) != 0) {
-            mdb_txn_abort(txn);
-            return lmdb_fail("mdb_put sku", mrc, err, errlen);
-        }
-    }
     if ((mrc = put(txn, meta, "tables", 6, img, imglen, 0)) != 0 ||
+        (mrc = put(txn, meta, "catalog", 7, cat, catlen, 0)) != 0 ||
         (mrc = put(txn, meta, "summary", 7, sum, sizeof(*sum), 0)) != 0 ||
         (mrc = put(txn, meta, "manifest", 8, m->p, m->len, 0)) != 0) {
         mdb_txn_abort(txn);
@@ -775,8 +813,8 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     struct folio_freight_catalog *cat = NULL;
     struct bytes m = {NULL, 0, 0};
     MDB_env *env = NULL;
-    void *img = NULL;
-    size_t nt = 0, imglen = 0, i;
+    void *img = NULL, *catimg = NULL;
+    size_t nt = 0, imglen = 0, catlen = 0, i;
     int rc = 0, mrc;
 
     memset(sum, 0, sizeof(*sum));
@@ -817,7 +855,7 @@ folio_freight_import(const char *envdir, const char *freight_dir,
             goto done;
         if ((mrc = mdb_env_create(&env)) != 0 ||
             (mrc = mdb_env_set_mapsize(env, ENV_MAPSIZE)) != 0 ||
-            (mrc = mdb_env_set_maxdbs(env, 4)) != 0 ||
+            (mrc = mdb_env_set_maxdbs(env, 2)) != 0 ||
             (mrc = mdb_env_set_maxreaders(env, 1024)) != 0 ||
             (mrc = mdb_env_open(env, envdir, MDB_NOTLS, 0640)) != 0) {
             rc = lmdb_fail(envdir, mrc, err, errlen);
@@ -871,7 +909,12 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     *present = 1;
     if (check_only)
         goto done;
-    if ((rc = write_env(env, img, imglen, cat, sum, &m, err, errlen)) != 0)
+    if ((rc = folio_freight_catalog_compile(cat, &catimg, &catlen)) != 0) {
+        snprintf(err, errlen, "catalog: %s", folio_strerror(rc));
+        goto done;
+    }
+    if ((rc = write_env(env, img, imglen, catimg, catlen, sum, &m, err,
+                        errlen)) != 0)
         goto done;
     *changed = 1;
 done:
@@ -882,6 +925,7 @@ done:
     folio_free(tables);
     folio_freight_catalog_free(cat);
     folio_free(img);
+    folio_free(catimg);
     folio_free(m.p);
     free_inputs(tin, nt);
     folio_free(cin.buf);

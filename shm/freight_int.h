@@ -65,12 +65,52 @@ struct fb_band {
     uint64_t b_rate;         /* micro-BRL per gram above b_w_lo */
 };
 
-/* A catalog record, the value of an SKU in the `sku` database. */
-struct fb_sku {
+/*
+ * The catalog image, a second LMDB value: an open-addressing hash table
+ * (linear probing, at most half full) of SKUs.
+ *
+ *   header | slots[nslots] | skus[nskus] | strings
+ *
+ * A slot holds an index into skus plus one; 0 is empty.
+ */
+#define FC_MAGIC 0x31544346u /* "FCT1" */
+
+struct fc_header {
+    uint32_t h_magic;
+    uint32_t h_format; /* FB_FORMAT */
+    uint32_t h_size;
+    uint32_t h_nskus;
+    uint32_t h_nslots; /* a power of two, >= 2 * nskus */
+    uint32_t h_slots_off;
+    uint32_t h_skus_off;
+    uint32_t h_strings_off;
+    uint32_t h_strings_len;
+    uint32_t h_pad;
+};
+
+struct fc_sku {
+    uint32_t s_hash;
+    uint32_t s_key_off; /* into strings */
+    uint32_t s_key_len;
     uint32_t s_weight_g;
     uint32_t s_length_cm, s_width_cm, s_height_cm;
+    uint32_t s_pad;
     uint64_t s_price_cents;
 };
+
+/* FNV-1a, 32 bits: the catalog's hash. */
+static inline uint32_t
+fc_hash(const char *s, size_t len)
+{
+    uint32_t h = 0x811c9dc5u;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x01000193u;
+    }
+    return h;
+}
 
 static inline uint32_t
 fb_u32(const unsigned char *p)

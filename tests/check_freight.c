@@ -519,6 +519,57 @@ START_TEST(test_catalog)
 }
 END_TEST
 
+START_TEST(test_catalog_image)
+{
+    struct folio_freight_catalog *c = NULL;
+    struct folio_freight_diag d = diag();
+    struct folio_freight_item it;
+    char *text, sku[32];
+    size_t len, off, i;
+    void *img;
+
+    /* 5000 SKUs of similar names: every one found, with its values. */
+    text = malloc(5000 * 64 + 100);
+    ck_assert_ptr_nonnull(text);
+    off = (size_t)sprintf(text, CAT_HDR);
+    for (i = 0; i < 5000; i++)
+        off += (size_t)sprintf(text + off, "S%zu,%zu,%zu,2,3,%zu\n", i * 7, i,
+                               i % 100, i * 10);
+    ck_assert_int_eq(catalog(text, &d, &c), 0);
+    free(text);
+    ck_assert_int_eq(folio_freight_catalog_compile(c, &img, &len), 0);
+    for (i = 0; i < 5000; i++) {
+        snprintf(sku, sizeof(sku), "S%zu", i * 7);
+        ck_assert_int_eq(folio_freight_sku_blob(img, len, sku, strlen(sku),
+                                                &it), 0);
+        ck_assert_uint_eq(it.fi_weight_g, i);
+        ck_assert_uint_eq(it.fi_length_cm, i % 100);
+        ck_assert_uint_eq(it.fi_width_cm, 2);
+        ck_assert_uint_eq(it.fi_height_cm, 3);
+        ck_assert_uint_eq(it.fi_price_cents, i * 10);
+        snprintf(sku, sizeof(sku), "S%zu", i * 7 + 1);
+        ck_assert_int_eq(folio_freight_sku_blob(img, len, sku, strlen(sku),
+                                                &it), FOLIO_ENOTFOUND);
+    }
+    ck_assert_int_eq(folio_freight_sku_blob(img, len, "S7", 1, &it),
+                     FOLIO_ENOTFOUND); /* a prefix */
+    ck_assert_int_eq(folio_freight_sku_blob(img, len, "", 0, &it),
+                     FOLIO_ENOTFOUND);
+    ck_assert_int_eq(folio_freight_sku_blob(img, len - 1, "S7", 2, &it),
+                     FOLIO_ECORRUPT);
+    ((unsigned char *)img)[0] ^= 1;
+    ck_assert_int_eq(folio_freight_sku_blob(img, len, "S7", 2, &it),
+                     FOLIO_ECORRUPT);
+    folio_free(img);
+    folio_freight_catalog_free(c);
+    /* No catalog: an empty image, nothing found. */
+    ck_assert_int_eq(folio_freight_catalog_compile(NULL, &img, &len), 0);
+    ck_assert_int_eq(folio_freight_sku_blob(img, len, "S7", 2, &it),
+                     FOLIO_ENOTFOUND);
+    folio_free(img);
+}
+END_TEST
+
 START_TEST(test_cep_parse)
 {
     static const char *const bad[] = {"1310-100", "01310-1000", "0131O100",
@@ -1218,6 +1269,7 @@ freight_suite(void)
     tcase_add_test(csv, test_validation_file_level);
     tcase_add_test(csv, test_overlaps);
     tcase_add_test(csv, test_catalog);
+    tcase_add_test(csv, test_catalog_image);
     tcase_add_test(csv, test_cep_parse);
     suite_add_tcase(s, csv);
 
