@@ -170,36 +170,43 @@ read_item(struct folio_call *call, uint32_t i, struct folio_freight_cart *cart)
     return 0;
 }
 
+/*
+ * Constant parts of the reply, already encoded: a fixstr header (0xa0 +
+ * length) before each key, a fixmap header (0x80 + size) before a map's
+ * first key.  One write each instead of a header and a body.
+ */
+#define RAW(pk, lit) ((pk)->callback((pk)->data, (lit), sizeof(lit) - 1))
+
 static int
-pack_quote(msgpack_packer *pk, uint32_t cep,
+pack_quote(msgpack_packer *pk, const char cep[10],
            const struct folio_freight_quote *q)
 {
     char text[10];
     unsigned i;
 
-    folio_freight_cep_format(cep, text);
-    if (msgpack_pack_map(pk, 5) != 0 || folio_pack_cstr(pk, "cep") != 0 ||
-        folio_pack_str(pk, text, 9) != 0 ||
-        folio_pack_cstr(pk, "weight_g") != 0 ||
+    text[0] = (char)0xa9; /* str of 9 */
+    memcpy(text + 1, cep, 9);
+    if (RAW(pk, "\x85\xa3" "cep") != 0 ||
+        pk->callback(pk->data, text, sizeof(text)) != 0 ||
+        RAW(pk, "\xa8" "weight_g") != 0 ||
         msgpack_pack_uint64(pk, q->fq_weight_g) != 0 ||
-        folio_pack_cstr(pk, "cubic_weight_g") != 0 ||
+        RAW(pk, "\xae" "cubic_weight_g") != 0 ||
         msgpack_pack_uint64(pk, q->fq_cubic_g) != 0 ||
-        folio_pack_cstr(pk, "billed_weight_g") != 0 ||
+        RAW(pk, "\xaf" "billed_weight_g") != 0 ||
         msgpack_pack_uint64(pk, q->fq_billed_g) != 0 ||
-        folio_pack_cstr(pk, "options") != 0 ||
+        RAW(pk, "\xa7" "options") != 0 ||
         msgpack_pack_array(pk, q->fq_nopts) != 0)
         return -1;
     for (i = 0; i < q->fq_nopts; i++) {
         const struct folio_freight_option *o = &q->fq_opts[i];
 
-        if (msgpack_pack_map(pk, 4) != 0 ||
-            folio_pack_cstr(pk, "carrier") != 0 ||
+        if (RAW(pk, "\x84\xa7" "carrier") != 0 ||
             folio_pack_str(pk, o->fo_carrier, o->fo_carrier_len) != 0 ||
-            folio_pack_cstr(pk, "band") != 0 ||
+            RAW(pk, "\xa4" "band") != 0 ||
             folio_pack_str(pk, o->fo_band, o->fo_band_len) != 0 ||
-            folio_pack_cstr(pk, "price_cents") != 0 ||
+            RAW(pk, "\xab" "price_cents") != 0 ||
             msgpack_pack_int64(pk, o->fo_price_cents) != 0 ||
-            folio_pack_cstr(pk, "days") != 0 ||
+            RAW(pk, "\xa4" "days") != 0 ||
             msgpack_pack_uint32(pk, o->fo_days) != 0)
             return -1;
     }
@@ -249,7 +256,7 @@ folio_h_freight_quote(struct folio_call *call)
                                  call->w->cfg->cubic_threshold_g, &q);
         folio_freight_cep_format(cep, text);
         if (rc == 0)
-            rc = pack_quote(call->pk, cep, &q);
+            rc = pack_quote(call->pk, text, &q);
         else if (rc == FOLIO_ENOTFOUND)
             rc = folio_call_error(call, FOLIO_ST_NOT_FOUND,
                                   "no carrier delivers to CEP %s", text);
