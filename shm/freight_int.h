@@ -23,7 +23,7 @@
 #include "shm/freight.h"
 
 #define FB_MAGIC 0x31475246u /* "FRG1" little-endian */
-#define FB_FORMAT 1u         /* bump when a layout below changes */
+#define FB_FORMAT 2u         /* bump when a layout below changes */
 
 struct fb_header {
     uint32_t h_magic;
