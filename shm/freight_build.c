@@ -913,6 +913,18 @@ folio_freight_import(const char *envdir, const char *freight_dir,
         snprintf(err, errlen, "catalog: %s", folio_strerror(rc));
         goto done;
     }
+    /* Room for the new images beside the old ones that readers may
+     * still use, with a margin: the map only reserves address space. */
+    {
+        MDB_envinfo info;
+        size_t need = (imglen + catlen) * 4 + ((size_t)64 << 20);
+
+        if (mdb_env_info(env, &info) == 0 && info.me_mapsize < need &&
+            (mrc = mdb_env_set_mapsize(env, need)) != 0) {
+            rc = lmdb_fail("mdb_env_set_mapsize", mrc, err, errlen);
+            goto done;
+        }
+    }
     if ((rc = write_env(env, img, imglen, catimg, catlen, sum, &m, err,
                         errlen)) != 0)
         goto done;
