@@ -1017,8 +1017,8 @@ START_TEST(test_quote_allocates_nothing)
     struct folio_alloc_counters *ac = folio_alloc_current();
     char dir[300], err[1024];
     static const char *const skus[] = {"PEN", "BOOK", "NOPE"};
-    uint64_t calls;
-    int present, changed, i;
+    uint64_t calls = 0;
+    int present, changed, i, bad = 0;
 
     snprintf(dir, sizeof(dir), "%s/tables", tmp);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
@@ -1033,20 +1033,23 @@ START_TEST(test_quote_allocates_nothing)
         struct folio_freight_quote q;
         const char *s = skus[i % 3];
 
+        /* No ck_assert in the loop: Check allocates to mark each one. */
         if (i == 100)
             calls = atomic_load(&ac->ac_calls); /* warmed up */
-        ck_assert_int_eq(folio_freight_begin(fr), 0);
+        bad += folio_freight_begin(fr) != 0;
         if (folio_freight_sku_get(fr, s, strlen(s), &it) == 0) {
             folio_freight_cart_add(&c, &it, 2);
-            ck_assert_int_eq(
-                folio_freight_quote(fr, 1000000 + (uint32_t)i * 97, &c, 5000,
-                                    &q),
-                0);
+            bad += folio_freight_quote(fr, 1000000 + (uint32_t)i * 97, &c,
+                                       5000, &q) != 0;
         }
         folio_freight_end(fr);
     }
+    calls = atomic_load(&ac->ac_calls) - calls;
+    ck_assert_int_eq(bad, 0);
     if (folio_alloc_interposed())
-        ck_assert_uint_eq(atomic_load(&ac->ac_calls), calls);
+        ck_assert_uint_eq(calls, 0);
+    else
+        fprintf(stderr, "malloc is not interposed: allocations unchecked\n");
     folio_freight_close(fr);
 }
 END_TEST

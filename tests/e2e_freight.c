@@ -684,6 +684,80 @@ START_TEST(test_broken_at_start)
 }
 END_TEST
 
+/*
+ * No heap allocation per quote, whatever its answer: warm up, then 10,000
+ * quotes (ok, 5, 11, 3) pipelined on four connections, and the workers'
+ * allocation counter must not move.
+ */
+static void
+quotes_pipelined(struct folio_client *c, int n, unsigned long *codes)
+{
+    static const struct item book[] = {SKU("BOOK", 1), SKU("PEN", 3)};
+    static const struct item heavy[] = {SKU("TV", 4)};
+    static const struct item unknown[] = {SKU("NOPE", 1)};
+    static const struct item bad[] = {SKU("BOOK", 0)};
+    static const struct {
+        const char *cep;
+        const struct item *items;
+        unsigned n;
+    } mix[] = {{"01310-100", book, 2}, {"20040-020", book, 2},
+               {"00500-000", book, 2}, {"01310-100", heavy, 1},
+               {"01310-100", unknown, 1}, {"01310-100", bad, 1}};
+    struct folio_reply r;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        unsigned k = (unsigned)i % (sizeof(mix) / sizeof(mix[0]));
+
+        send_quote(c, mix[k].cep, -1, mix[k].items, mix[k].n);
+    }
+    for (i = 0; i < n; i++) {
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        codes[r.code < 16 ? r.code : 15]++;
+    }
+}
+
+START_TEST(test_zero_alloc)
+{
+    struct folio_client *c[4], *a;
+    struct folio_reply r;
+    unsigned long codes[16] = {0};
+    double before, after;
+    int i, k;
+
+    start(NULL);
+    for (i = 0; i < 4; i++)
+        ck_assert_ptr_nonnull(c[i] = e2e_connect(&srv));
+    ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));
+    for (k = 0; k < 2; k++) {
+        for (i = 0; i < 4; i++)
+            quotes_pipelined(c[i], 50, codes);
+        ck_assert_int_eq(e2e_stats(a, &r), 0);
+    }
+    before = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+    memset(codes, 0, sizeof(codes));
+    /* 50 in flight: their replies fit the connection's base buffer
+     * (16 KiB), which the worker shrinks back to when a connection is
+     * idle; deeper pipelines grow it again, an allocation per burst. */
+    for (k = 0; k < 50; k++)
+        for (i = 0; i < 4; i++)
+            quotes_pipelined(c[i], 50, codes);
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    after = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+    /* 200 batches of 50: mix entries 0 and 1 9 times each, others 8. */
+    ck_assert_uint_eq(codes[0], 200 * 18);
+    ck_assert_uint_eq(codes[5], 200 * 16);
+    ck_assert_uint_eq(codes[11], 200 * 8);
+    ck_assert_uint_eq(codes[3], 200 * 8);
+    ck_assert_msg(after == before,
+                  "10,000 quotes made %.0f heap allocations", after - before);
+    for (i = 0; i < 4; i++)
+        folio_client_close(c[i]);
+    folio_client_close(a);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 static Suite *
 freight_suite(void)
 {
@@ -698,6 +772,7 @@ freight_suite(void)
     tcase_add_test(tc, test_shipped_data);
     tcase_add_test(tc, test_reload_changed_and_broken);
     tcase_add_test(tc, test_broken_at_start);
+    tcase_add_test(tc, test_zero_alloc);
     suite_add_tcase(s, tc);
     return s;
 }
