@@ -8,6 +8,7 @@ PACKAGES="
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
     curl
     mandoc
+    prometheus
     python3
     redis-server redis-tools
 "

@@ -488,23 +488,26 @@ START_TEST(test_no_allocation)
     struct folio_corpus_scratch *s;
     struct folio_corpus *c;
     uint32_t ids[FOLIO_CORPUS_MAX_LIMIT], n;
-    uint64_t total, before, i;
+    uint64_t total, before, after, i;
+    int bad = 0;
 
     if (dir == NULL)
         return;
     c = open_ok(dir, shared_cache);
     ck_assert_int_eq(folio_corpus_scratch_new(&s), 0);
+    /* no ck_assert inside the loop: Check allocates to record progress */
     before = atomic_load(&folio_alloc_current()->ac_calls);
     for (i = 0; i < 2000; i++) {
         const char *q = qs[i % 8];
 
-        ck_assert_int_eq(folio_corpus_count(c, q, strlen(q), &total), 0);
-        ck_assert_int_eq(folio_corpus_search(c, s, q, strlen(q), i % 50,
-                                             (uint32_t)(i % 7) * 100, &total,
-                                             ids, &n),
-                         0);
+        bad |= folio_corpus_count(c, q, strlen(q), &total) != 0;
+        bad |= folio_corpus_search(c, s, q, strlen(q), i % 50,
+                                   (uint32_t)(i % 7) * 100, &total, ids,
+                                   &n) != 0;
     }
-    ck_assert_uint_eq(atomic_load(&folio_alloc_current()->ac_calls), before);
+    after = atomic_load(&folio_alloc_current()->ac_calls);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_uint_eq(after, before);
     folio_corpus_scratch_free(s);
     folio_corpus_free(c);
 }
