@@ -65,6 +65,14 @@ int folio_corpus_open(const char *dir, const char *cache_dir,
 /* folio_corpus_free - unmap and free; accepts NULL. */
 void folio_corpus_free(struct folio_corpus *c);
 
+/*
+ * folio_corpus_prefault - map every page of the image into this process's
+ * page tables now (MADV_POPULATE_READ), so the first queries of a new
+ * worker take no page faults.  The pages are the shared ones: this costs
+ * page-table memory (about 2 KB per MB), not copies.  Best effort.
+ */
+void folio_corpus_prefault(const struct folio_corpus *c);
+
 /* folio_corpus_info - sizes and provenance of the image. */
 void folio_corpus_info(const struct folio_corpus *c,
                        struct folio_corpus_info *out);

@@ -260,7 +260,7 @@ rnd(uint32_t n)
 /* Random queries drawn from the model's own lines, and fixed ones. */
 static void
 property(const struct folio_corpus *c, const struct model *m, int nq,
-         int naive, int search_every)
+         int naive, int search_every, int byte_step)
 {
     static const char *fixed[] = {
         ",", ".", "!", "?", ";", ":", "'", "-", "--", ", ", ". ", "\t", "\tto",
@@ -277,7 +277,7 @@ property(const struct folio_corpus *c, const struct model *m, int nq,
         check_query(c, s, m, fixed[i], strlen(fixed[i]), naive, 1);
     /* every single byte but "\n" */
     for (k = 0; k < 256; k++) {
-        if (k == '\n')
+        if (k == '\n' || (k % byte_step != 0 && k != ' ' && k != 'e'))
             continue;
         q[0] = (char)k;
         check_query(c, s, m, q, 1, naive, k % 16 == 0 || k == ' ' || k == 'e');
@@ -435,7 +435,13 @@ START_TEST(test_property_shared_corpus)
     model_from_dir(&m, dir);
     ck_assert_uint_eq(m.lines, 172990);
     rng_state = 0x5eed;
-    property(c, &m, 1500, 0, 50);
+#ifdef FOLIO_SANITIZED
+    /* ASan checks memmem's whole haystack per call: the brute force
+     * becomes quadratic, so the sanitized run samples less */
+    property(c, &m, 100, 0, 50, 32);
+#else
+    property(c, &m, 1500, 0, 50, 1);
+#endif
     model_free(&m);
     folio_corpus_free(c);
 }
@@ -535,7 +541,7 @@ synthetic(const struct file_spec *fs, int nf, int nq)
         write_bytes(dir, fs[i].name, fs[i].data, fs[i].len);
     c = open_ok(dir, shared_cache);
     model_from_dir(&m, dir);
-    property(c, &m, nq, 1, 3);
+    property(c, &m, nq, 1, 3, 1);
     {
         struct folio_corpus_info in;
 
