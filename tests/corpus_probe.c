@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "shm/corpus.h"
-#include "shm/corpus_int.h"
 
 static uint64_t
 now_ns(void)
@@ -201,17 +200,18 @@ main(int argc, char **argv)
         uint64_t t0, total = 0;
 
         for (i = 0; i < nrand; i++) {
-            uint32_t line = rnd(c->lines), st = c->lstart[line],
-                     ll = c->lstart[line + 1] - st - 1, len;
+            struct folio_corpus_line ln;
+            uint32_t len, st;
 
-            if (ll < 2) {
+            folio_corpus_line(c, rnd(in.lines), &ln);
+            if (ln.len < 2) {
                 i--;
                 continue;
             }
-            len = 2 + rnd(ll - 1 < 15 ? ll - 1 : 15);
-            st += rnd(ll - len + 1);
+            len = 2 + rnd(ln.len - 1 < 15 ? ln.len - 1 : 15);
+            st = rnd(ln.len - len + 1);
             t0 = now_ns();
-            folio_corpus_count(c, (const char *)c->text + st, len, &n);
+            folio_corpus_count(c, ln.text + st, len, &n);
             t[i] = now_ns() - t0;
             total += t[i];
         }

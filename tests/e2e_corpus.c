@@ -3,8 +3,9 @@
  * corpus.search and corpus.info over the wire on the shared corpus, bad
  * params (error 3), no corpus (error 14), a missing corpus directory at
  * start and at reload, a changed corpus served after SIGHUP, the warm
- * start from the index cache, and the index mapped once: the workers'
- * private memory does not grow with it (/proc/PID/smaps).
+ * start from the index cache, the index mapped once: the workers'
+ * private memory does not grow with it (/proc/PID/smaps), and no heap
+ * allocation per request once warm (server.stats).
  */
 #include "config.h"
 
@@ -518,6 +519,85 @@ START_TEST(test_index_mapped_once)
 }
 END_TEST
 
+/*
+ * n corpus requests on c, all answered without error: counts pipelined in
+ * groups of 50, and a search (limit 1..50) after each group, alone, so the
+ * connection's output buffer never needs more than its base size.
+ */
+static void
+requests(struct folio_client *c, int n, int salt)
+{
+    static const char *qs[] = {"hello", "world", "to be, or not to be",
+                               "insolence", "e", "the", " ", "zqxj"};
+    struct folio_reply r;
+    msgpack_packer *pk;
+    uint32_t id;
+    int i, k;
+
+    for (i = 0; i < n; i += 51) {
+        for (k = 0; k < 50; k++) {
+            const char *q = qs[(i + k + salt) % 8];
+
+            pk = folio_client_request(c, 0, "corpus.match_count", 1, &id);
+            msgpack_pack_str_with_body(pk, q, strlen(q));
+        }
+        ck_assert_int_eq(folio_client_flush(c), 0);
+        for (k = 0; k < 50; k++) {
+            ck_assert_int_eq(folio_client_reply(c, &r), 1);
+            ck_assert_int_eq(r.code, 0);
+        }
+        pk = folio_client_request(c, 0, "corpus.search", 2, &id);
+        msgpack_pack_str_with_body(pk, qs[(i + salt) % 8],
+                                   strlen(qs[(i + salt) % 8]));
+        msgpack_pack_map(pk, 2);
+        msgpack_pack_str_with_body(pk, "limit", 5);
+        msgpack_pack_int(pk, 1 + i % 50);
+        msgpack_pack_str_with_body(pk, "offset", 6);
+        msgpack_pack_int(pk, i % 20);
+        ck_assert_int_eq(folio_client_flush(c), 0);
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_int_eq(r.code, 0);
+    }
+}
+
+START_TEST(test_zero_alloc)
+{
+    struct folio_client *c[4], *a;
+    struct folio_reply r;
+    double before, after;
+    int i, k;
+
+    if (e2e_corpus() == NULL)
+        return;
+    start_shared(NULL);
+    for (i = 0; i < 4; i++)
+        ck_assert_ptr_nonnull(c[i] = e2e_connect(&srv));
+    a = e2e_connect_admin(&srv);
+    ck_assert_ptr_nonnull(a);
+    for (k = 0; k < 2; k++) {
+        for (i = 0; i < 4; i++)
+            requests(c[i], 510, k + i);
+        ck_assert_int_eq(e2e_stats(a, &r), 0);
+    }
+    before = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+    for (k = 0; k < 5; k++)
+        for (i = 0; i < 4; i++)
+            requests(c[i], 510, k * 3 + i);
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    after = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+    ck_assert_msg(after == before,
+                  "10,000 corpus requests made %.0f heap allocations",
+                  after - before);
+    ck_assert_double_eq(e2e_stat_num(&r, "totals", "methods",
+                                     "corpus.match_count", "calls", NULL),
+                        7 * 4 * 500);
+    for (i = 0; i < 4; i++)
+        folio_client_close(c[i]);
+    folio_client_close(a);
+    stop_clean();
+}
+END_TEST
+
 static Suite *
 corpus_suite(void)
 {
@@ -532,6 +612,7 @@ corpus_suite(void)
     tcase_add_test(tc, test_reload_serves_changed_corpus);
     tcase_add_test(tc, test_warm_start_from_cache);
     tcase_add_test(tc, test_index_mapped_once);
+    tcase_add_test(tc, test_zero_alloc);
     suite_add_tcase(s, tc);
     return s;
 }
