@@ -19,10 +19,10 @@ PROBE=${PROBE:-$BUILDDIR/tests/corpus-probe}
 if [ -z "${CORPUS:-}" ]; then
     CORPUS=$(sed -n "s/^CORPUS_DIR = //p" "$BUILDDIR/Makefile" 2>/dev/null || true)
 fi
-[ -n "$CORPUS" ] && [ -d "$CORPUS" ] || {
+if [ -z "$CORPUS" ] || [ ! -d "$CORPUS" ]; then
     echo "no corpus: set CORPUS=DIR (or run make corpus)" >&2
     exit 1
-}
+fi
 
 now_ms() { date +%s%3N; }
 

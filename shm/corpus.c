@@ -295,7 +295,8 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
         memcmp(h->h_magic, CORPUS_MAGIC, 8) != 0 ||
         h->h_version != CORPUS_VERSION || h->h_hdr_size != sizeof(*h) ||
         h->h_checksum != sum || h->h_n != n || h->h_files != nfiles ||
-        h->h_image_bytes != c->map_len || h->h_lines == 0 || h->h_lines > n)
+        h->h_image_bytes != c->map_len || h->h_lines == 0 || h->h_lines > n ||
+        h->h_nwide > n / 64 + 1 || h->h_names_bytes > c->map_len)
         return 0;
     corpus_layout(n, h->h_lines, nfiles, h->h_names_bytes, h->h_nwide, &l);
     if (l.total != c->map_len || l.off_text != h->h_off_text ||
