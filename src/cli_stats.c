@@ -87,7 +87,7 @@ print_row(const char *pid, const char *state, const struct row *r,
         snprintf(apr, sizeof(apr), "%.2f", dalloc / dreq);
     else
         snprintf(apr, sizeof(apr), "-");
-    printf("%7s %-8s %6s %10.0f %8.1f %5.1f %9s %10s %5.0f\n", pid, state,
+    printf("%7s %-8s %6s %10.0f %9.1f %5.1f %9s %10s %5.0f\n", pid, state,
            folio_cli_fmt_duration(up, sizeof(up), r->uptime), r->requests,
            dt > 0 ? dreq / dt : 0.0, dt > 0 ? dcpu / dt * 100 : 0.0, apr,
            folio_cli_fmt_bytes(heap, sizeof(heap), r->heap), r->conns);
@@ -214,7 +214,7 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
     else
         printf("rates since start\n\n");
 
-    printf("%7s %-8s %6s %10s %8s %5s %9s %10s %5s\n", "PID", "STATE", "UPTIME",
+    printf("%7s %-8s %6s %10s %9s %5s %9s %10s %5s\n", "PID", "STATE", "UPTIME",
            "REQUESTS", "REQ/S", "CPU%", "ALLOC/REQ", "HEAP", "CONNS");
     for (i = 0; i < n; i++) {
         before = NULL;

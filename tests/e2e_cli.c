@@ -544,7 +544,7 @@ START_TEST(test_stats)
              (int)srv.pid);
     ck_assert_msg(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
     has(r.out, "rates since start\n");
-    has(r.out, "    PID STATE    UPTIME   REQUESTS    REQ/S  CPU% ALLOC/REQ"
+    has(r.out, "    PID STATE    UPTIME   REQUESTS     REQ/S  CPU% ALLOC/REQ"
                "       HEAP CONNS\n");
     has(r.out, "\n  TOTAL  ");
     has(r.out, "\nMETHOD                      CALLS  ERRORS  MEAN_US   P50_US"
