@@ -363,9 +363,17 @@ read_some(struct folio_conn *c)
     size_t want = READ_MIN, pending = folio_buf_pending(&c->in);
     ssize_t n;
 
-    /* A large message announced by its header: make room for all of it. */
-    if (c->scan.pos > pending && c->scan.pos - pending > want)
-        want = (size_t)(c->scan.pos - pending);
+    /*
+     * A large message announced by its header: grow toward it as its bytes
+     * arrive (doubling), not for the claim alone, so that a header costs
+     * nothing until what it announces comes.
+     */
+    if (c->scan.pos > pending && c->scan.pos - pending > want) {
+        if (pending > want)
+            want = pending;
+        if (want > c->scan.pos - pending)
+            want = (size_t)(c->scan.pos - pending);
+    }
     if (folio_buf_space(&c->in) < want &&
         folio_buf_reserve(&c->in, want) != 0) {
         folio_log_warnx("no memory for a %zu-byte message: connection closed",
