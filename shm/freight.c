@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -318,6 +320,51 @@ folio_freight_quote_blob(const void *blob, size_t len, uint32_t cep,
 /* ---- the environment ---- */
 
 int
+folio_freight_env_check(MDB_env *env, const char *envdir, char *why,
+                        size_t whylen)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    struct stat fs;
+    char path[4200];
+    uint64_t need;
+
+    if (mdb_env_info(env, &info) != 0 || mdb_env_stat(env, &st) != 0) {
+        snprintf(why, whylen, "its header cannot be read");
+        return FOLIO_ECORRUPT;
+    }
+    snprintf(path, sizeof(path), "%s/data.mdb", envdir);
+    if (stat(path, &fs) != 0) {
+        snprintf(why, whylen, "stat %s: %s", path, strerror(errno));
+        return FOLIO_ECORRUPT;
+    }
+    need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    if ((uint64_t)fs.st_size < need) {
+        snprintf(why, whylen,
+                 "data.mdb is %lld bytes but its pages need %llu: truncated",
+                 (long long)fs.st_size, (unsigned long long)need);
+        return FOLIO_ECORRUPT;
+    }
+    return 0;
+}
+
+int
+folio_freight_integrity_check(const void *tables, size_t tlen,
+                              const void *catalog, size_t clen,
+                              const void *integ, size_t ilen)
+{
+    struct fb_integrity in;
+
+    if (ilen != sizeof(in))
+        return FOLIO_ECORRUPT;
+    memcpy(&in, integ, sizeof(in));
+    if (in.i_tables != fb_sum(tables, tlen) ||
+        in.i_catalog != fb_sum(catalog, clen))
+        return FOLIO_ECORRUPT;
+    return 0;
+}
+
+int
 folio_freight_open(const char *envdir, struct folio_freight **out)
 {
     struct folio_freight *fr;
@@ -342,6 +389,15 @@ folio_freight_open(const char *envdir, struct folio_freight **out)
         folio_log_warnx("freight: mdb_env_open %s: %s", envdir,
                         mdb_strerror(mrc));
         goto fail;
+    }
+    {
+        char why[256];
+
+        if (folio_freight_env_check(fr->env, envdir, why, sizeof(why)) != 0) {
+            folio_log_warnx("freight: %s: %s", envdir, why);
+            rc = FOLIO_ECORRUPT;
+            goto fail;
+        }
     }
     if ((mrc = mdb_txn_begin(fr->env, NULL, MDB_RDONLY, &txn)) != 0) {
         folio_log_warnx("freight: mdb_txn_begin: %s", mdb_strerror(mrc));
@@ -388,7 +444,8 @@ fetch_images(struct folio_freight *fr)
 {
     MDB_val kt = {6, (void *)(uintptr_t) "tables"};
     MDB_val kc = {7, (void *)(uintptr_t) "catalog"};
-    MDB_val vt, vc;
+    MDB_val ki = {9, (void *)(uintptr_t) "integrity"};
+    MDB_val vt, vc, vi;
     int mrc;
 
     fr->txnid = 0;
@@ -398,6 +455,14 @@ fetch_images(struct folio_freight *fr)
             return FOLIO_ENOTFOUND;
         folio_log_warnx("freight: mdb_get: %s", mdb_strerror(mrc));
         return FOLIO_ESTORE;
+    }
+    /* Once per snapshot (an import), about 50 us for the shipped tables. */
+    if ((mrc = mdb_get(fr->txn, fr->meta, &ki, &vi)) != 0 ||
+        folio_freight_integrity_check(vt.mv_data, vt.mv_size, vc.mv_data,
+                                      vc.mv_size, vi.mv_data,
+                                      vi.mv_size) != 0) {
+        folio_log_warnx("freight: the stored tables fail their checksum");
+        return FOLIO_ECORRUPT;
     }
     if (image_header(vt.mv_data, vt.mv_size, &fr->img_h) != 0 ||
         catalog_header(vc.mv_data, vc.mv_size, &fr->cat_h) != 0) {

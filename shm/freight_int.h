@@ -121,6 +121,51 @@ fb_u32(const unsigned char *p)
     return v;
 }
 
+/*
+ * The integrity record stored beside the images (key "integrity" of the
+ * meta database): FNV-1a of each image, written by the import, checked
+ * by the master before it trusts an environment and by each worker when
+ * it first reads a snapshot.  LMDB checks its pages' types, not what a
+ * value holds: a damaged image would be quoted from.
+ */
+struct fb_integrity {
+    uint64_t i_tables;
+    uint64_t i_catalog;
+};
+
+static inline uint64_t
+fb_sum(const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/*
+ * folio_freight_env_check - whether data.mdb in envdir holds every page
+ * the open environment `env` claims (a truncated file is mapped past its
+ * end, and reading there is SIGBUS).  Returns 0, or FOLIO_ECORRUPT with
+ * the reason in `why`.  Any process; before the first read transaction.
+ */
+struct MDB_env;
+int folio_freight_env_check(struct MDB_env *env, const char *envdir,
+                            char *why, size_t whylen);
+
+/*
+ * folio_freight_integrity_check - whether the images match the integrity
+ * record (tables, catalog, integrity: the three values as stored).
+ * Returns 0 or FOLIO_ECORRUPT.
+ */
+int folio_freight_integrity_check(const void *tables, size_t tlen,
+                                  const void *catalog, size_t clen,
+                                  const void *integ, size_t ilen);
+
 /* A span of the input: what one CSV field holds. */
 struct fcsv_span {
     char *p;
