@@ -69,6 +69,8 @@ static const struct opt opts[] = {
      "directory of corpus text files"},
     {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
      "writable state: LMDB environments, caches"},
+    {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20,
+     1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, NULL, "DIR",
      "directory of carrier freight tables (CSV)"},
     {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, NULL, "CSV",
