@@ -602,15 +602,21 @@ write_txn(struct folio_comments *cs, txn_fn fn, void *arg, const char *what,
 
 /* ---- post ---------------------------------------------------------- */
 
-struct post_arg {
+struct post_one {
     const struct folio_comment_in *in;
-    const char *np; /* normalized path */
+    char np[FOLIO_COMMENTS_NPATH_MAX]; /* normalized path */
     size_t nlen;
     unsigned char key[KEY_MAX];
-    size_t klen;    /* page key with its separator */
+    size_t klen; /* page key with its separator */
+};
+
+struct post_arg {
+    struct post_one *p;
+    size_t n;
     struct folio_buf *out;
     size_t mark;
-    uint64_t id;
+    size_t *ends;     /* end of comment i in out (may be NULL) */
+    uint64_t first;   /* id of the first */
 };
 
 static int
@@ -635,13 +641,15 @@ encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
     return 0;
 }
 
+/* Every comment of the batch, in order, in the one transaction. */
 static int
 post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
 {
     struct post_arg *a = arg;
     unsigned char idkey[8], next[8];
     MDB_val k, v;
-    uint64_t id = 1;
+    uint64_t id = 1, now = unix_ms();
+    size_t i, start;
     int rc;
 
     k.mv_data = (void *)next_id_key;
@@ -654,37 +662,82 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     } else if (rc != MDB_NOTFOUND) {
         return rc;
     }
-    if (id == 0 || id == UINT64_MAX)
+    if (id == 0 || id > UINT64_MAX - a->n)
         return MDB_CORRUPTED;
-
+    a->first = id;
     folio_buf_truncate(a->out, a->mark);
-    if (encode(a->out, id, a->np, a->nlen, a->in, unix_ms()) != 0) {
-        folio_buf_truncate(a->out, a->mark);
-        return ENOMEM;
+    for (i = 0; i < a->n; i++, id++) {
+        struct post_one *p = &a->p[i];
+
+        start = a->out->b_len;
+        if (encode(a->out, id, p->np, p->nlen, p->in, now) != 0)
+            return ENOMEM;
+        if (a->ends != NULL)
+            a->ends[i] = a->out->b_len;
+        put_be64(p->key + p->klen, id);
+        k.mv_data = p->key;
+        k.mv_size = p->klen + 8;
+        v.mv_data = a->out->b_data + start;
+        v.mv_size = a->out->b_len - start;
+        if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) !=
+            0)
+            return rc;
+        put_be64(idkey, id);
+        v = k;
+        k.mv_data = idkey;
+        k.mv_size = 8;
+        /* Ids only grow: append, no search. */
+        if ((rc = mdb_put(txn, cs->dbi_ids, &k, &v, MDB_APPEND)) != 0)
+            return rc;
     }
-    put_be64(a->key + a->klen, id);
-    k.mv_data = a->key;
-    k.mv_size = a->klen + 8;
-    v.mv_data = a->out->b_data + a->mark;
-    v.mv_size = a->out->b_len - a->mark;
-    if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) != 0)
-        return rc;
-    put_be64(idkey, id);
-    v = k;
-    k.mv_data = idkey;
-    k.mv_size = 8;
-    /* Ids only grow: append, no search. */
-    if ((rc = mdb_put(txn, cs->dbi_ids, &k, &v, MDB_APPEND)) != 0)
-        return rc;
-    put_be64(next, id + 1);
+    put_be64(next, id);
     k.mv_data = (void *)next_id_key;
     k.mv_size = sizeof(next_id_key) - 1;
     v.mv_data = next;
     v.mv_size = 8;
-    if ((rc = mdb_put(txn, cs->dbi_meta, &k, &v, 0)) != 0)
-        return rc;
-    a->id = id;
-    return 0;
+    return mdb_put(txn, cs->dbi_meta, &k, &v, 0);
+}
+
+int
+folio_comments_post_batch(struct folio_comments *cs,
+                          const struct folio_comment_in *in, size_t n,
+                          struct folio_buf *out, size_t *ends, uint64_t *first,
+                          char *err, size_t errlen)
+{
+    struct post_one one, *p = &one;
+    struct post_arg a;
+    size_t i;
+    int rc, is_long;
+
+    if (n == 0)
+        return 0;
+    if (n > 1 && (p = folio_calloc(n, sizeof(*p))) == NULL) {
+        seterr(err, errlen, "out of memory");
+        return FOLIO_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        if ((rc = folio_comments_validate(&in[i], err, errlen)) != 0)
+            goto done;
+        p[i].in = &in[i];
+        p[i].nlen = folio_comments_normalize(in[i].path, in[i].path_len,
+                                             p[i].np);
+        p[i].klen = page_key(p[i].np, p[i].nlen, p[i].key, &is_long);
+    }
+    a.p = p;
+    a.n = n;
+    a.out = out;
+    a.mark = out->b_len;
+    a.ends = ends;
+    a.first = 0;
+    rc = write_txn(cs, post_txn, &a, "post", err, errlen);
+    if (rc != 0)
+        folio_buf_truncate(out, a.mark);
+    else if (first != NULL)
+        *first = a.first;
+done:
+    if (p != &one)
+        folio_free(p);
+    return rc;
 }
 
 int
@@ -692,27 +745,7 @@ folio_comments_post(struct folio_comments *cs,
                     const struct folio_comment_in *in, struct folio_buf *out,
                     uint64_t *id, char *err, size_t errlen)
 {
-    char np[FOLIO_COMMENTS_NPATH_MAX];
-    struct post_arg a;
-    int rc, is_long;
-
-    if ((rc = folio_comments_validate(in, err, errlen)) != 0)
-        return rc;
-    a.in = in;
-    a.nlen = folio_comments_normalize(in->path, in->path_len, np);
-    a.np = np;
-    a.klen = page_key(np, a.nlen, a.key, &is_long);
-    a.out = out;
-    a.mark = out->b_len;
-    a.id = 0;
-    rc = write_txn(cs, post_txn, &a, "post", err, errlen);
-    if (rc != 0) {
-        folio_buf_truncate(out, a.mark);
-        return rc;
-    }
-    if (id != NULL)
-        *id = a.id;
-    return 0;
+    return folio_comments_post_batch(cs, in, 1, out, NULL, id, err, errlen);
 }
 
 /* ---- delete -------------------------------------------------------- */

@@ -113,6 +113,19 @@ int folio_comments_post(struct folio_comments *cs,
                         size_t errlen);
 
 /*
+ * folio_comments_post_batch - folio_comments_post for n comments in ONE
+ * write transaction and one synced commit (group commit): all are stored,
+ * with consecutive ids from *first (may be NULL) in the order given, or
+ * none is.  Comment i is appended to `out` ending at ends[i] (ends may be
+ * NULL).  Returns as folio_comments_post; FOLIO_EINVAL names the first
+ * comment that fails validation (none is stored then).
+ */
+int folio_comments_post_batch(struct folio_comments *cs,
+                              const struct folio_comment_in *in, size_t n,
+                              struct folio_buf *out, size_t *ends,
+                              uint64_t *first, char *err, size_t errlen);
+
+/*
  * folio_comments_list - append to `out` a msgpack array of the comments of
  * page `path` (normalized as by post), oldest first: the stored bytes
  * copied as they are, behind a 5-byte array header (0x90 for an empty

@@ -71,6 +71,8 @@ static const struct opt opts[] = {
      "writable state: LMDB environments, caches"},
     {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20,
      1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
+    {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0,
+     "on", "on|off", "commit concurrent posts together, one sync"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, NULL, "DIR",
      "directory of carrier freight tables (CSV)"},
     {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, NULL, "CSV",

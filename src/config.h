@@ -27,6 +27,7 @@ struct folio_config {
     char *corpus;       /* NULL: the installed corpus, if any */
     char *data_dir;
     uint64_t comments_max_size; /* LMDB map ceiling of the comments store */
+    int comments_group_commit;  /* one synced commit for concurrent posts */
     char *freight_dir;  /* NULL: the installed default tables */
     char *catalog;      /* NULL: the installed default catalog */
     char *metrics_listen; /* NULL: off */

@@ -511,6 +511,93 @@ START_TEST(test_list_order_and_bytes)
 }
 END_TEST
 
+START_TEST(test_post_batch)
+{
+    struct folio_comments *cs = open_store(0, 0);
+    struct folio_comments_info info;
+    struct folio_comment_in in[5];
+    struct folio_buf b;
+    struct folio_mp_cur c;
+    struct dc d;
+    size_t ends[5];
+    uint64_t first = 0;
+    int i;
+
+    in[0] = comment("/b1", "a", "zero");
+    in[1] = comment("/b2", "b", "one");
+    in[2] = comment("b1", "c", "two");
+    in[3] = comment("/b3.html", "d", "three");
+    in[4] = comment("/b1/", "e", "four");
+    post1(cs, "/before", "x");
+    ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first,
+                                               err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(first, 2);
+    /* each comment where ends[] says, ids consecutive, in order */
+    folio_mp_cur_init(&c, b.b_data, b.b_len);
+    for (i = 0; i < 5; i++) {
+        decode(&c, &d);
+        ck_assert_uint_eq(d.id, first + (uint64_t)i);
+        ck_assert_uint_eq((size_t)((const char *)c.p - b.b_data), ends[i]);
+        ck_assert(folio_mp_str_eq(d.body, d.body_len, in[i].body));
+    }
+    ck_assert_uint_eq(list(cs, "/b1/", &b, &c), 3);
+    decode(&c, &d);
+    ck_assert_uint_eq(d.id, 2);
+    decode(&c, &d);
+    ck_assert_uint_eq(d.id, 4);
+    decode(&c, &d);
+    ck_assert_uint_eq(d.id, 6);
+    /* all or nothing: one bad comment stores none and spends no id */
+    in[3].body_len = 0;
+    folio_buf_reset(&b);
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first,
+                                               err, sizeof(err)),
+                     FOLIO_EINVAL);
+    ck_assert_uint_eq(b.b_len, 0);
+    ck_assert_int_eq(folio_comments_info(cs, &info), 0);
+    ck_assert_uint_eq(info.next_id, 7);
+    ck_assert_uint_eq(list(cs, "/b1/", &b, &c), 3);
+    folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
+/* A batch that fills the map is retried whole after growing it. */
+START_TEST(test_post_batch_grows)
+{
+    struct folio_comments *cs = open_store(0, 64 << 20);
+    struct folio_comments_info info;
+    struct folio_comment_in in[40];
+    struct folio_buf b;
+    struct folio_mp_cur c;
+    struct dc d;
+    char *body = malloc(60001);
+    uint32_t i;
+
+    memset(body, 'B', 60000);
+    body[60000] = '\0';
+    for (i = 0; i < 40; i++)
+        in[i] = comment("/batch/big", "x", body);
+    ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 40, &b, NULL, NULL,
+                                               err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(folio_comments_info(cs, &info), 0);
+    ck_assert_uint_gt(info.grows, 0);
+    ck_assert_uint_eq(info.next_id, 41);
+    ck_assert_uint_eq(list(cs, "/batch/big", &b, &c), 40);
+    for (i = 0; i < 40; i++) {
+        decode(&c, &d);
+        ck_assert_uint_eq(d.id, i + 1); /* each stored once */
+    }
+    free(body);
+    folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
 START_TEST(test_list_invalid_path)
 {
     struct folio_comments *cs = open_store(0, 0);
@@ -869,6 +956,8 @@ comments_suite(void)
     tcase_set_timeout(store, 60);
     tcase_add_test(store, test_post_encoding);
     tcase_add_test(store, test_post_invalid_leaves_out);
+    tcase_add_test(store, test_post_batch);
+    tcase_add_test(store, test_post_batch_grows);
     tcase_add_test(store, test_list_order_and_bytes);
     tcase_add_test(store, test_list_invalid_path);
     tcase_add_test(store, test_long_paths);

@@ -64,6 +64,7 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(cfg.idle_timeout_ms, 60000);
     ck_assert_uint_eq(cfg.cubic_threshold_g, 5000);
     ck_assert_uint_eq(cfg.comments_max_size, 1u << 30);
+    ck_assert_int_eq(cfg.comments_group_commit, 1);
     ck_assert_str_eq(cfg.metrics_listen, FOLIO_DEFAULT_METRICS);
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);

@@ -542,7 +542,9 @@ START_TEST(test_concurrent_posts)
     pid_t w[8];
     int i;
 
-    start("workers = 4\n");
+    /* _i: 0 group commit (the default), 1 a transaction per post */
+    start(_i == 0 ? "workers = 4\n"
+                  : "workers = 4\ncomments_group_commit = off\n");
     ck_assert_int_eq(e2e_workers(&srv, w, 8), 4);
     memset(ps, 0, sizeof(ps));
     for (i = 0; i < NPOSTERS; i++) {
@@ -659,7 +661,8 @@ START_TEST(test_full_store)
     struct dc *v;
     int i, ok = 0;
 
-    start("comments_max_size = 1m\n");
+    start(_i == 0 ? "comments_max_size = 1m\n"
+                  : "comments_max_size = 1m\ncomments_group_commit = off\n");
     c = e2e_connect(&srv);
     memset(body, 'F', sizeof(body));
     for (i = 0; i < 40; i++) {
@@ -675,6 +678,149 @@ START_TEST(test_full_store)
     ck_assert_int_eq(list_page(c, "/full", &v), ok);
     free(v);
     ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/* Pack a comments.post request (or notification) without sending it. */
+static uint32_t
+queue_post(struct folio_client *c, int notify, const char *path,
+           const char *body, size_t body_len)
+{
+    msgpack_packer *pk;
+    uint32_t id = 0;
+
+    pk = folio_client_request(c, notify, "comments.post", 1, &id);
+    msgpack_pack_map(pk, 3);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, path);
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "pipeliner");
+    folio_pack_cstr(pk, "body");
+    folio_pack_str(pk, body, body_len);
+    return id;
+}
+
+static uint32_t
+queue_list(struct folio_client *c, const char *path)
+{
+    msgpack_packer *pk;
+    uint32_t id = 0;
+
+    pk = folio_client_request(c, 0, "comments.list", 1, &id);
+    folio_pack_cstr(pk, path);
+    return id;
+}
+
+/* Read the reply to `id`: a list of `n` comments, the last one `body`. */
+static void
+expect_list(struct folio_client *c, uint32_t id, uint32_t n,
+            const char *body)
+{
+    struct folio_reply r;
+    struct dc d;
+    uint32_t m, i;
+
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, id);
+    expect_code(&r, 0, NULL);
+    ck_assert_int_eq(folio_mp_read_array(&r.result, &m), 0);
+    ck_assert_uint_eq(m, n);
+    for (i = 0; i < m; i++)
+        ck_assert_int_eq(decode(&r.result, &d), 0);
+    if (n > 0)
+        ck_assert(folio_mp_str_eq(d.body, d.body_len, body));
+}
+
+/*
+ * Pipelined on one connection, with group commit: a list after a post
+ * sees it (its reply waits, and so does the list), a notification post
+ * is stored before the next request runs, and replies keep their order.
+ */
+START_TEST(test_pipelined_posts)
+{
+    struct folio_client *c;
+    struct folio_reply r;
+    uint32_t p1, l1, p2, l2, l3, pg;
+    int i;
+
+    start(NULL);
+    c = e2e_connect(&srv);
+    p1 = queue_post(c, 0, "/pipe", "one", 3);
+    l1 = queue_list(c, "/pipe");
+    p2 = queue_post(c, 0, "/pipe", "two", 3);
+    queue_post(c, 1, "/pipe", "three", 5); /* a notification */
+    l2 = queue_list(c, "/pipe");
+    folio_client_request(c, 0, "server.ping", 0, &pg);
+    for (i = 0; i < 20; i++)
+        queue_post(c, 0, "/pipe/many", "x", 1);
+    l3 = queue_list(c, "/pipe/many");
+    ck_assert_int_eq(folio_client_flush(c), 0);
+
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, p1);
+    expect_code(&r, 0, NULL);
+    expect_list(c, l1, 1, "one");
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, p2);
+    expect_code(&r, 0, NULL);
+    expect_list(c, l2, 3, "three");
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, pg);
+    for (i = 0; i < 20; i++) {
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_uint_eq(r.msgid, pg + 1 + (uint32_t)i);
+        expect_code(&r, 0, NULL);
+    }
+    expect_list(c, l3, 20, "x");
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/*
+ * The store fills up under pipelined posts: each reply is a comment or
+ * error 8, in order, and the stream stays well framed (a held reply that
+ * fails is replaced in place).
+ */
+START_TEST(test_pipelined_full)
+{
+    static char body[65536];
+    struct folio_client *c;
+    struct folio_reply r;
+    uint32_t first = 0, id, pg;
+    int i, ok = 0, full = 0;
+    struct dc *v;
+
+    start("comments_max_size = 1m\n");
+    c = e2e_connect(&srv);
+    memset(body, 'P', sizeof(body));
+    for (i = 0; i < 24; i++) {
+        id = queue_post(c, 0, "/pfull", body, sizeof(body));
+        if (i == 0)
+            first = id;
+    }
+    folio_client_request(c, 0, "server.ping", 0, &pg);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    for (i = 0; i < 24; i++) {
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_uint_eq(r.msgid, first + (uint32_t)i);
+        if (r.code == 0) {
+            ck_assert_int_eq(full, 0); /* once one fails, none after fits */
+            ok++;
+        } else {
+            expect_code(&r, FOLIO_ST_RESOURCE_EXHAUSTED, "full");
+            full++;
+        }
+    }
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, pg);
+    expect_code(&r, 0, NULL);
+    ck_assert_int_gt(ok, 3);
+    ck_assert_int_gt(full, 0);
+    ck_assert_int_eq(list_page(c, "/pfull", &v), ok);
+    free(v);
     folio_client_close(c);
     stop_clean();
 }
@@ -776,9 +922,11 @@ comments_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_post_list_delete);
     tcase_add_test(tc, test_bad_params);
-    tcase_add_test(tc, test_concurrent_posts);
+    tcase_add_loop_test(tc, test_concurrent_posts, 0, 2);
+    tcase_add_test(tc, test_pipelined_posts);
+    tcase_add_test(tc, test_pipelined_full);
     tcase_add_test(tc, test_crash_keeps_acknowledged);
-    tcase_add_test(tc, test_full_store);
+    tcase_add_loop_test(tc, test_full_store, 0, 2);
     tcase_add_test(tc, test_list_allocates_nothing);
     suite_add_tcase(s, tc);
     return s;
