@@ -27,7 +27,7 @@
 #include "src/addr.h"
 #include "src/alloc.h"
 #include "src/buf.h"
-#include "src/config.h"
+#include "src/conf.h"
 #include "src/hist.h"
 #include "src/mp.h"
 #include "src/rpc.h"

@@ -43,7 +43,7 @@
 #include "shm/comments.h"
 #include "src/alloc.h"
 #include "src/buf.h"
-#include "src/config.h"
+#include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
 #include "src/mp.h"

@@ -28,65 +28,15 @@ static char dir[256];
 static char err[512];
 
 /*
- * Allocation counting.  src/alloc.c counts every malloc of the process
- * when it can interpose the malloc family; where it cannot (glibc >= 2.34
- * no longer declares __libc_malloc, and sanitizer builds own malloc), this
- * test interposes it itself, so that "list allocates nothing" counts
- * LMDB's and libc's allocations too.
+ * Allocations counted so far (src/alloc.c interposes the malloc family, so
+ * LMDB's and libc's count too), and whether they include libc's (not in
+ * sanitizer builds).
  */
-#if !HAVE_DECL___LIBC_MALLOC && !defined(FOLIO_SANITIZED)
-#define TEST_INTERPOSE 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-
-static _Atomic uint64_t test_allocs;
-
-void *malloc(size_t n);
-void *calloc(size_t n, size_t m);
-void *realloc(void *p, size_t n);
-void free(void *p);
-
-void *
-malloc(size_t n)
-{
-    test_allocs++;
-    return __libc_malloc(n);
-}
-
-void *
-calloc(size_t n, size_t m)
-{
-    test_allocs++;
-    return __libc_calloc(n, m);
-}
-
-void *
-realloc(void *p, size_t n)
-{
-    test_allocs++;
-    return __libc_realloc(p, n);
-}
-
-void
-free(void *p)
-{
-    __libc_free(p);
-}
-#endif
-
-/* Allocations counted so far, and whether they include libc's. */
 static uint64_t
 allocs(int *complete)
 {
-#ifdef TEST_INTERPOSE
-    *complete = 1;
-    return atomic_load(&test_allocs);
-#else
     *complete = folio_alloc_interposed();
     return atomic_load(&folio_alloc_current()->ac_calls);
-#endif
 }
 
 static int

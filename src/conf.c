@@ -1,6 +1,6 @@
 /*
- * config.c - the option table behind foliod's command line, its
- * configuration file and its --help text (see config.h).
+ * conf.c - the option table behind foliod's command line, its
+ * configuration file and its --help text (see conf.h).
  */
 #include "config.h"
 
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "src/alloc.h"
-#include "src/config.h"
+#include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
 
@@ -65,17 +65,19 @@ static const struct opt opts[] = {
      "Unix socket for admin methods"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
      "N|auto", "worker processes (auto: usable CPUs)"},
-    {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, NULL, "DIR",
-     "directory of corpus text files"},
+    {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, "auto", "DIR|auto|off",
+     "directory of corpus text files (auto: the installed corpus, if any)"},
     {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
      "writable state: LMDB environments, caches"},
     {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20,
      1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
     {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0,
      "on", "on|off", "commit concurrent posts together, one sync"},
-    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, NULL, "DIR",
+    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0,
+     FOLIO_PKGDATADIR "/freight", "DIR|off",
      "directory of carrier freight tables (CSV)"},
-    {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, NULL, "CSV",
+    {"catalog", 0, T_STR_OFF, O(catalog), 0, 0,
+     FOLIO_PKGDATADIR "/catalog.csv", "CSV|off",
      "SKU catalog (CSV)"},
     {"metrics-listen", 0, T_STR_OFF, O(metrics_listen), 0, 0,
      FOLIO_DEFAULT_METRICS, "ADDR|off", "Prometheus metrics over HTTP"},
@@ -111,6 +113,8 @@ static const struct opt opts[] = {
      "listen queue length"},
     {"stats", 0, T_BOOL, O(stats), 0, 0, "on", "on|off",
      "per-request counters and latency histograms"},
+    {"stats-log-interval", 0, T_MS, O(stats_log_interval_ms), 0, 86400000,
+     "0", "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
     {"check-config", 'n', T_CHECK, O(check_only), 0, 0, NULL, NULL,
      "check configuration and data, then exit"},
     {"version", 'V', T_VERSION, NONE, 0, 0, NULL, NULL,
@@ -641,7 +645,7 @@ folio_config_usage(FILE *f)
 
     fprintf(f, "usage: foliod [-c FILE] [-f|--foreground] [--listen ADDR]... "
                "[--admin-socket PATH]\n"
-               "              [--workers N|auto] [--corpus DIR] "
+               "              [--workers N|auto] [--corpus DIR|auto|off] "
                "[--data-dir DIR]\n"
                "              [--freight-dir DIR] [--catalog CSV] "
                "[--metrics-listen ADDR]\n"
