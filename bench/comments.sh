@@ -20,6 +20,9 @@ LOAD=${COMMENTS_LOAD:-$BUILDDIR/bench/comments-load}
 BODY=${BODY:-180}        # bytes of each comment's body
 POSTERS=${POSTERS:-16}   # connections posting in the post runs
 
+# only the comments service: quick starts, also under valgrind
+ONLY="--corpus off --freight-dir off --catalog off"
+
 m() { printf '%s\n' $1 | median; }
 group_commit_option() { "$FOLIOD" --help 2>&1 | grep -q -- '--comments-group-commit'; }
 
@@ -45,7 +48,8 @@ snapshot() {
 }
 
 start_redis
-start_foliod --workers auto --log-level notice
+# shellcheck disable=SC2086
+start_foliod --workers auto --log-level notice $ONLY
 seed
 # warm up: the workers' connection free lists fill, buffers settle
 "$LOAD" -H "127.0.0.1:$FOLIO_PORT" -c 100 -t 2 -d 1 --path /bench/page >/dev/null
@@ -99,7 +103,8 @@ post_run() {
     label=$1; shift
     stop_foliod
     rm -rf "$BENCH_TMP/data"
-    start_foliod --workers auto --log-level notice "$@"
+    # shellcheck disable=SC2086
+    start_foliod --workers auto --log-level notice $ONLY "$@"
     seed
     p_rps=""; p_p50=""; p_p99=""; p_cpu=""; l_p99=""; b_p99=""; b_rps=""
     for _ in $(seq "$RUNS"); do
@@ -133,8 +138,53 @@ else
     post_run "one synced transaction per post"
 fi
 
+# Instructions per list and per post (callgrind, repeatable on a busy
+# machine): one worker under valgrind, N and 2N requests, the worker's
+# difference divided by N.  Skipped without valgrind.
+instr() {  # instr list|post N: sets INSTR, the worker's instruction count
+    what=$1; reqs=$2
+    stop_foliod
+    rm -rf "$BENCH_TMP/data" "$BENCH_TMP"/cg.*
+    FOLIOD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$BENCH_TMP/cg.%p"
+    # shellcheck disable=SC2086
+    start_foliod --workers 1 --request-timeout 0 --idle-timeout 0 $ONLY \
+        --comments-group-commit off
+    FOLIOD_WRAP=""; : "$FOLIOD_WRAP"
+    vg_master=$FOLIOD_PID
+    seed
+    if [ "$what" = list ]; then
+        "$LOAD" -H "127.0.0.1:$FOLIO_PORT" -c 1 -t 1 -n "$reqs" --path /bench/page >/dev/null
+    else
+        "$LOAD" -H "127.0.0.1:$FOLIO_PORT" -c 1 -t 1 -n "$reqs" --writers 1 --path /bench/i --body "$BODY" >/dev/null
+    fi
+    stop_foliod
+    INSTR=$(for f in "$BENCH_TMP"/cg.*; do
+        [ "${f##*.}" = "$vg_master" ] && continue
+        sed -n 's/^summary: *//p' "$f"
+    done | sort -n | tail -n 1)
+}
+instr_rows=""
+if command -v valgrind >/dev/null 2>&1; then
+    for what in list post; do
+        n=$([ "$what" = list ] && echo 5000 || echo 1000)
+        instr "$what" "$n"; a=$INSTR
+        instr "$what" $((2 * n)); b=$INSTR
+        instr_rows="$instr_rows| comments.$what | $(( (b - a) / n )) |
+"
+    done
+fi
+
 echo "### comments.post, durable, $POSTERS connections, $BODY-byte bodies"
 echo
 echo "| commits | posts/s | p50 / p99 (us) | server CPU us/post | list p99 alone (us) | list p99 beside posts (us) |"
 echo "|---|---:|---:|---:|---:|---:|"
 printf '%s' "$post_rows"
+
+if [ -n "$instr_rows" ]; then
+    echo
+    echo "### worker instructions per request (callgrind; list: the 50-comment page)"
+    echo
+    echo "| method | instructions |"
+    echo "|---|---:|"
+    printf '%s' "$instr_rows"
+fi
