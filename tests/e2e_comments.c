@@ -365,6 +365,7 @@ struct ack {
 struct poster {
     int index;
     int max;                /* posts to make (0: until stopped or failed) */
+    int reconnect;          /* a lost connection: connect again, go on */
     atomic_int *stop;
     struct ack *acks;
     int nacks, cap;
@@ -404,6 +405,16 @@ poster_run(void *arg)
             blen += 30000;
         }
         if (call_post(c, pages[page], author, body, blen, &r) != 0) {
+            if (p->reconnect && !atomic_load(p->stop)) {
+                /* its worker was killed: this post may or may not be in */
+                folio_client_close(c);
+                if ((c = e2e_connect(&srv)) != NULL)
+                    continue;
+                p->failed = 1;
+                snprintf(p->why, sizeof(p->why), "cannot reconnect");
+                free(body);
+                return NULL;
+            }
             if (p->stop == NULL) {
                 p->failed = 1;
                 snprintf(p->why, sizeof(p->why), "post %d: no reply", i);
@@ -647,6 +658,58 @@ START_TEST(test_crash_keeps_acknowledged)
     folio_client_close(c);
     posters_free(ps, NPOSTERS);
     stop_clean();
+}
+END_TEST
+
+/*
+ * kill -9 one worker at a time while 8 clients post: a worker may die
+ * holding LMDB's write lock (in the middle of a commit); the robust mutex
+ * hands it to the next writer, which must carry on.  Every acknowledged
+ * comment is there, and posts keep being acknowledged after every kill.
+ */
+START_TEST(test_worker_killed_while_posting)
+{
+    struct poster ps[NPOSTERS];
+    pthread_t th[NPOSTERS];
+    atomic_int stop = 0;
+    pid_t w[8];
+    uint64_t deadline;
+    int i, k, nw, acked, goal = 0;
+
+    start(_i == 0 ? "workers = 2\n"
+                  : "workers = 2\ncomments_group_commit = off\n");
+    memset(ps, 0, sizeof(ps));
+    for (i = 0; i < NPOSTERS; i++) {
+        ps[i].index = i;
+        ps[i].stop = &stop;
+        ps[i].reconnect = 1;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, poster_run, &ps[i]), 0);
+    }
+    for (k = 0; k < 4; k++) {
+        /* 100 more acknowledged posts, then kill a worker */
+        goal += 100;
+        deadline = e2e_now_ms() + 20000;
+        do {
+            poll(NULL, 0, 2);
+            for (i = 0, acked = 0; i < NPOSTERS; i++)
+                acked += atomic_load(&ps[i].acked);
+        } while (acked < goal && e2e_now_ms() < deadline);
+        ck_assert_msg(acked >= goal, "posting stalled after kill %d (%d acked)",
+                      k, acked);
+        if (k == 3)
+            break;
+        nw = e2e_workers(&srv, w, 8);
+        ck_assert_int_ge(nw, 1);
+        ck_assert_int_eq(kill(w[k % nw], SIGKILL), 0);
+    }
+    atomic_store(&stop, 1);
+    for (i = 0; i < NPOSTERS; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < NPOSTERS; i++)
+        ck_assert_msg(!ps[i].failed, "client %d: %s", i, ps[i].why);
+    verify(ps, NPOSTERS, 0);
+    posters_free(ps, NPOSTERS);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
 
@@ -894,6 +957,7 @@ comments_suite(void)
     tcase_add_test(tc, test_pipelined_posts);
     tcase_add_test(tc, test_pipelined_full);
     tcase_add_test(tc, test_crash_keeps_acknowledged);
+    tcase_add_loop_test(tc, test_worker_killed_while_posting, 0, 2);
     tcase_add_loop_test(tc, test_full_store, 0, 2);
     tcase_add_test(tc, test_list_allocates_nothing);
     suite_add_tcase(s, tc);
