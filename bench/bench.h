@@ -24,10 +24,10 @@
 #include "src/err.h"
 #include "src/hist.h"
 
-#define BENCH_MAX_DEPTH 4096       /* -P */
-#define BENCH_MAX_CONNS 100000     /* -c, and virtual users */
-#define BENCH_POOL_SIZE 8192       /* requests drawn for a random workload */
-#define BENCH_MSGID_OFF 3          /* 0x94 0x00 0xce [msgid: 4 bytes] ... */
+#define BENCH_MAX_DEPTH 4096   /* -P */
+#define BENCH_MAX_CONNS 100000 /* -c, and virtual users */
+#define BENCH_POOL_SIZE 8192   /* requests drawn for a random workload */
+#define BENCH_MSGID_OFF 3      /* 0x94 0x00 0xce [msgid: 4 bytes] ... */
 #define BENCH_MAX_STAGES 64
 
 /* Exit status (folio-bench(1), EXIT STATUS). */
@@ -65,15 +65,15 @@ struct bench_stage {
 struct bench_opts {
     enum bench_mode mode;
     char addr[FOLIO_ADDR_TEXT + 8]; /* HOST:PORT or unix:PATH */
-    int conns;      /* -c */
-    int threads;    /* -t (0: the CPUs) */
-    int pipeline;   /* -P */
-    uint64_t duration_ns; /* -d (0: use -n, or forever in rounds) */
+    int conns;                      /* -c */
+    int threads;                    /* -t (0: the CPUs) */
+    int pipeline;                   /* -P */
+    uint64_t duration_ns;           /* -d (0: use -n, or forever in rounds) */
     uint64_t warmup_ns;
-    uint64_t timeout_ns;  /* an answer later than this fails its connection */
-    uint64_t total;       /* -n: requests (rounds: per round) */
-    uint64_t rounds;      /* --rounds (0: forever) */
-    double rate;          /* -R: requests/s over all connections */
+    uint64_t timeout_ns; /* an answer later than this fails its connection */
+    uint64_t total;      /* -n: requests (rounds: per round) */
+    uint64_t rounds;     /* --rounds (0: forever) */
+    double rate;         /* -R: requests/s over all connections */
     struct bench_stage stages[BENCH_MAX_STAGES];
     int nstages;
     const char *workload; /* -w */
@@ -89,9 +89,9 @@ struct bench_opts {
     pid_t server_pid;     /* --server-pid: /proc fallback */
     int json;
     int quiet;
-    const char *hgrm;     /* --hgrm FILE */
-    uint64_t max_p99_ns;  /* 0: no threshold */
-    uint64_t max_errors;  /* unexpected errors allowed */
+    const char *hgrm;      /* --hgrm FILE */
+    uint64_t max_p99_ns;   /* 0: no threshold */
+    uint64_t max_errors;   /* unexpected errors allowed */
     double max_errors_pct; /* >= 0: a percentage of the sent requests */
     uint64_t seed;
 };
@@ -106,11 +106,11 @@ enum bench_expect {
 };
 
 struct bench_req {
-    uint32_t off;     /* into pool bytes: [0, msgid, method, params] */
+    uint32_t off; /* into pool bytes: [0, msgid, method, params] */
     uint32_t len;
-    uint8_t kind;     /* enum bench_kind */
-    uint8_t expect;   /* enum bench_expect */
-    uint8_t ok_code;  /* an error with this code is expected (0: none) */
+    uint8_t kind;    /* enum bench_kind */
+    uint8_t expect;  /* enum bench_expect */
+    uint8_t ok_code; /* an error with this code is expected (0: none) */
     int64_t x_int;
     const char *x_str; /* static */
 };
@@ -150,13 +150,13 @@ void folio_bench_req_label(const struct bench_pool *p,
 #define BENCH_CODES (FOLIO_ST_MAX + 1) /* [FOLIO_ST_MAX]: any other code */
 
 struct bench_counts {
-    _Atomic uint64_t sent;       /* measured requests written */
-    _Atomic uint64_t ok;         /* answered without error */
+    _Atomic uint64_t sent;        /* measured requests written */
+    _Atomic uint64_t ok;          /* answered without error */
     _Atomic uint64_t err_replies; /* answered with an error */
-    _Atomic uint64_t expected;   /* ... whose code the workload expected */
-    _Atomic uint64_t lost;       /* never answered: connection failed */
-    _Atomic uint64_t wrong;      /* answered, but not what was expected */
-    _Atomic uint64_t behind;     /* open loop: due but never sent */
+    _Atomic uint64_t expected;    /* ... whose code the workload expected */
+    _Atomic uint64_t lost;        /* never answered: connection failed */
+    _Atomic uint64_t wrong;       /* answered, but not what was expected */
+    _Atomic uint64_t behind;      /* open loop: due but never sent */
     _Atomic uint64_t codes[BENCH_CODES];
     _Atomic uint64_t kind_sent[BENCH_NKINDS];
     _Atomic uint64_t kind_err[BENCH_NKINDS];
@@ -166,7 +166,7 @@ struct bench_counts {
     _Atomic uint64_t first_ns; /* time of the first measured send */
     _Atomic uint64_t last_ns;  /* time of the last measured answer */
     _Atomic uint64_t conn_failures;
-    _Atomic uint64_t vus;      /* ramp: virtual users running */
+    _Atomic uint64_t vus; /* ramp: virtual users running */
 };
 
 static inline void
@@ -225,11 +225,11 @@ struct bench_run {
     pthread_barrier_t round; /* rounds: start and end of each round */
     pthread_mutex_t lock;    /* guards the fields below */
     pthread_cond_t done_cv;
-    int done;                /* threads finished */
+    int done; /* threads finished */
     int connect_failed;
     int wrong_seen;
-    char first_error[512];   /* the first connection failure */
-    char first_wrong[512];   /* the first wrong answer */
+    char first_error[512]; /* the first connection failure */
+    char first_wrong[512]; /* the first wrong answer */
 };
 
 /*
@@ -254,12 +254,12 @@ uint64_t folio_bench_now_ns(void);
 /* The server's own counters (server.c).                               */
 
 struct bench_server_snap {
-    int ok;            /* a snapshot was taken */
-    int from_stats;    /* 1: server.stats, 0: /proc */
-    double requests;   /* < 0: unknown */
-    double cpu_s;      /* user + system; < 0: unknown */
+    int ok;             /* a snapshot was taken */
+    int from_stats;     /* 1: server.stats, 0: /proc */
+    double requests;    /* < 0: unknown */
+    double cpu_s;       /* user + system; < 0: unknown */
     double alloc_calls; /* < 0: unknown */
-    char why[400];     /* why server.stats was not used */
+    char why[400];      /* why server.stats was not used */
 };
 
 /*
@@ -281,18 +281,19 @@ const char *folio_bench_mode_name(enum bench_mode m);
  * folio_bench_progress - one progress line on stderr: requests/s since
  * the previous line, errors, p99 so far.
  */
-void folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
+void folio_bench_progress(const struct bench_run *r,
+                          const struct bench_totals *now,
                           const struct bench_totals *prev, double elapsed_s,
                           double interval_s);
 
 /* The outcome of a run, for the summary and the exit status. */
 struct bench_result {
     struct bench_totals t;
-    double secs;                /* measured window */
+    double secs; /* measured window */
     struct bench_server_snap before, after;
     uint64_t rounds_done;
-    int status;                 /* BENCH_EXIT_* */
-    char why[600];              /* why the status is not 0 */
+    int status;    /* BENCH_EXIT_* */
+    char why[600]; /* why the status is not 0 */
 };
 
 /*

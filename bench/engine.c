@@ -31,7 +31,7 @@
 #include "src/mp.h"
 #include "src/rpc.h"
 
-#define COUNTED 0x80000000u   /* ring_req: a measured request */
+#define COUNTED 0x80000000u /* ring_req: a measured request */
 #define IN_BUF 16384
 #define TICK_MS 50
 #define BUDGET_CHUNK 64
@@ -64,12 +64,12 @@ struct bench_thread {
     struct event *tick, *pace;
     struct bench_conn *conns;
     int nconns;
-    int live;          /* connections open */
-    uint64_t inflight; /* over all its connections */
+    int live;            /* connections open */
+    uint64_t inflight;   /* over all its connections */
     uint64_t free_slots; /* open loop: room left on live connections */
     uint64_t rng;
-    uint64_t budget;   /* taken from r->budget, not yet spent */
-    int stopping;      /* send nothing more; finish when drained */
+    uint64_t budget; /* taken from r->budget, not yet spent */
+    int stopping;    /* send nothing more; finish when drained */
     /* open loop */
     double pace_interval; /* ns between intended sends */
     uint64_t pace_t0, pace_k;
@@ -80,8 +80,8 @@ struct bench_thread {
 };
 
 const char *const folio_bench_kind_method[BENCH_NKINDS] = {
-    "server.ping", "corpus.match_count", "freight.quote", "comments.list",
-    "comments.post",
+    "server.ping",   "corpus.match_count", "freight.quote",
+    "comments.list", "comments.post",
 };
 
 uint64_t
@@ -108,8 +108,7 @@ pick(struct bench_thread *t, uint32_t n)
     return (uint32_t)((((x * 0x2545F4914F6CDD1DULL) >> 32) * n) >> 32);
 }
 
-static void
-note_error(struct bench_run *r, const char *fmt, ...)
+static void note_error(struct bench_run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
@@ -205,8 +204,8 @@ conn_fail(struct bench_conn *c, const char *why)
         t->free_slots += c->inflight;
     if (t->o->mode == BENCH_ROUNDS) {
         /* What this connection had in flight will never come. */
-        t->round_recv -= c->inflight < t->round_recv ? c->inflight
-                                                     : t->round_recv;
+        t->round_recv -=
+            c->inflight < t->round_recv ? c->inflight : t->round_recv;
         if (t->round_recv == 0)
             event_base_loopbreak(t->base);
     }
@@ -492,8 +491,7 @@ check_answer(const struct bench_req *q, struct folio_mp_cur res, char *got,
 }
 
 static void
-wrong_answer(struct bench_thread *t, const struct bench_req *q,
-             const char *got)
+wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
 {
     struct bench_run *r = t->r;
     char label[200], want[96];
@@ -578,8 +576,8 @@ on_read(evutil_socket_t fd, short what, void *arg)
         if (rc == FOLIO_MP_MORE)
             break;
         if (rc != FOLIO_MP_DONE ||
-            folio_rpc_parse(c->in.b_data + c->in.b_off, (size_t)c->scan.pos,
-                            &m, &why) != 0 ||
+            folio_rpc_parse(c->in.b_data + c->in.b_off, (size_t)c->scan.pos, &m,
+                            &why) != 0 ||
             m.type != FOLIO_RPC_RESPONSE) {
             conn_fail(c, "malformed reply");
             return;
@@ -622,8 +620,8 @@ conn_open(struct bench_thread *t, struct bench_conn *c)
     int fd;
 
     if ((fd = folio_addr_connect(&t->r->target, 5000)) == -1) {
-        note_error(t->r, "cannot connect to %s: %s",
-                   t->o->addr, strerror(errno));
+        note_error(t->r, "cannot connect to %s: %s", t->o->addr,
+                   strerror(errno));
         return -1;
     }
     evutil_make_socket_nonblocking(fd);
@@ -677,9 +675,10 @@ ramp_target(const struct bench_thread *t, uint64_t now, int *over)
     *over = 0;
     for (i = 0; i < o->nstages; i++) {
         if (el < acc + o->stages[i].dur_ns)
-            return (uint32_t)(prev + ((double)o->stages[i].target - prev) *
-                                         (double)(el - acc) /
-                                         (double)o->stages[i].dur_ns +
+            return (uint32_t)(prev +
+                              ((double)o->stages[i].target - prev) *
+                                  (double)(el - acc) /
+                                  (double)o->stages[i].dur_ns +
                               0.5);
         acc += o->stages[i].dur_ns;
         prev = o->stages[i].target;
@@ -861,8 +860,7 @@ thread_main(void *arg)
 
     ok = thread_setup(t) == 0;
     if (!ok)
-        note_error(r, "out of memory setting up thread %d",
-                   t->id);
+        note_error(r, "out of memory setting up thread %d", t->id);
     for (i = 0; ok && t->o->mode != BENCH_RAMP && i < t->nconns; i++)
         ok = conn_open(t, &t->conns[i]) == 0;
     if (!ok) {
@@ -882,10 +880,10 @@ thread_main(void *arg)
         run_loop(t);
         break;
     case BENCH_OPEN:
-        t->pace_interval = 1e9 * (double)r->o->conns /
-                           ((double)t->nconns * r->o->rate);
-        t->pace_t0 = r->t0 + (uint64_t)(t->pace_interval * t->id /
-                                        (double)r->nthreads);
+        t->pace_interval =
+            1e9 * (double)r->o->conns / ((double)t->nconns * r->o->rate);
+        t->pace_t0 =
+            r->t0 + (uint64_t)(t->pace_interval * t->id / (double)r->nthreads);
         issue_due(t, now);
         run_loop(t);
         break;

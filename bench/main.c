@@ -36,14 +36,20 @@ on_signal(int sig)
 static void
 usage(FILE *f)
 {
-    fprintf(f,
-        "usage: folio-bench [closed | open | ramp | rounds] [-H host:port | -U path]\n"
-        "                   [-c conns] [-t threads] [-P depth] [-d duration | -n requests]\n"
-        "                   [--warmup duration] [-R rate] [--stages stages] [--rounds n]\n"
+    fprintf(
+        f,
+        "usage: folio-bench [closed | open | ramp | rounds] [-H host:port | -U "
+        "path]\n"
+        "                   [-c conns] [-t threads] [-P depth] [-d duration | "
+        "-n requests]\n"
+        "                   [--warmup duration] [-R rate] [--stages stages] "
+        "[--rounds n]\n"
         "                   [-w ping | corpus | freight | comments | mixed]\n"
         "                   [--queries file] [--corpus dir] [--catalog file]\n"
-        "                   [--uncovered percent] [--write-ratio ratio] [--pages n]\n"
-        "                   [--zipf s] [--mix spec] [--admin socket] [--server-pid pid]\n"
+        "                   [--uncovered percent] [--write-ratio ratio] "
+        "[--pages n]\n"
+        "                   [--zipf s] [--mix spec] [--admin socket] "
+        "[--server-pid pid]\n"
         "                   [--json] [--hgrm file] [--max-p99 duration]\n"
         "                   [--max-errors n | percent%%] [--timeout duration]\n"
         "                   [--seed n] [-q]\n"
@@ -153,7 +159,8 @@ parse_stages(const char *spec, struct bench_opts *o)
     o->nstages = 0;
     for (tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        if (o->nstages == BENCH_MAX_STAGES || (colon = strchr(tok, ':')) == NULL)
+        if (o->nstages == BENCH_MAX_STAGES ||
+            (colon = strchr(tok, ':')) == NULL)
             return -1;
         *colon = '\0';
         if (parse_duration(tok, 1e9, &o->stages[o->nstages].dur_ns) != 0 ||
@@ -166,9 +173,25 @@ parse_stages(const char *spec, struct bench_opts *o)
 }
 
 enum {
-    O_WARMUP = 256, O_STAGES, O_ROUNDS, O_QUERIES, O_CORPUS, O_CATALOG,
-    O_UNCOVERED, O_WRITE_RATIO, O_PAGES, O_ZIPF, O_MIX, O_ADMIN,
-    O_SERVER_PID, O_JSON, O_HGRM, O_MAX_P99, O_MAX_ERRORS, O_TIMEOUT, O_SEED
+    O_WARMUP = 256,
+    O_STAGES,
+    O_ROUNDS,
+    O_QUERIES,
+    O_CORPUS,
+    O_CATALOG,
+    O_UNCOVERED,
+    O_WRITE_RATIO,
+    O_PAGES,
+    O_ZIPF,
+    O_MIX,
+    O_ADMIN,
+    O_SERVER_PID,
+    O_JSON,
+    O_HGRM,
+    O_MAX_P99,
+    O_MAX_ERRORS,
+    O_TIMEOUT,
+    O_SEED
 };
 
 /* Returns 0 to run, 1 after --help/--version, -1 on a usage error. */
@@ -401,8 +424,8 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         if (!have_n)
             o->total = 20;
         if (!have_c || (uint64_t)o->conns > o->total)
-            o->conns = (int)(o->total < BENCH_MAX_CONNS ? o->total
-                                                        : BENCH_MAX_CONNS);
+            o->conns =
+                (int)(o->total < BENCH_MAX_CONNS ? o->total : BENCH_MAX_CONNS);
         if (!have_t)
             o->threads = 1;
         if (o->workload == NULL)

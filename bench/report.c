@@ -89,8 +89,8 @@ folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
     else if (r->o->mode == BENCH_OPEN && now->sent > done + now->lost)
         snprintf(extra, sizeof(extra), ", %llu waiting",
                  (unsigned long long)(now->sent - done - now->lost));
-    fprintf(stderr, "[%6.1fs] %8.0f req/s, %llu errors, p99 %s%s\n",
-            elapsed_s, interval_s > 0 ? (double)(done - was) / interval_s : 0,
+    fprintf(stderr, "[%6.1fs] %8.0f req/s, %llu errors, p99 %s%s\n", elapsed_s,
+            interval_s > 0 ? (double)(done - was) / interval_s : 0,
             (unsigned long long)(now->err_replies + now->lost),
             folio_bench_fmt_ns(pct(now, 0.99), p99, sizeof(p99)), extra);
 }
@@ -128,16 +128,17 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
         fprintf(f, " of %d stages", o->nstages);
         break;
     case BENCH_ROUNDS:
-        fprintf(f, ": %llu rounds of %llu", (unsigned long long)res->rounds_done,
+        fprintf(f, ": %llu rounds of %llu",
+                (unsigned long long)res->rounds_done,
                 (unsigned long long)o->total);
         break;
     }
-    fprintf(f, ", %d %s, %d threads, pipeline %d, %.2f s\n",
-            o->conns, o->mode == BENCH_RAMP ? "users at most" : "connections",
+    fprintf(f, ", %d %s, %d threads, pipeline %d, %.2f s\n", o->conns,
+            o->mode == BENCH_RAMP ? "users at most" : "connections",
             r->nthreads, o->pipeline, res->secs);
     fprintf(f, "  workload: %s\n", r->pool->desc);
-    fprintf(f, "  sent %llu: %llu ok, %llu errors",
-            (unsigned long long)t->sent, (unsigned long long)t->ok,
+    fprintf(f, "  sent %llu: %llu ok, %llu errors", (unsigned long long)t->sent,
+            (unsigned long long)t->ok,
             (unsigned long long)(t->err_replies + t->lost));
     if (t->expected > 0)
         fprintf(f, " (%llu expected)", (unsigned long long)t->expected);
@@ -175,13 +176,16 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
         }
         fprintf(f, "\n");
     }
-    fprintf(f, "  throughput %.0f req/s", res->secs > 0
-                ? (double)(t->ok + t->err_replies) / res->secs : 0);
+    fprintf(f, "  throughput %.0f req/s",
+            res->secs > 0 ? (double)(t->ok + t->err_replies) / res->secs : 0);
     if (o->mode == BENCH_OPEN && t->behind > 0)
-        fprintf(f, "; %llu requests due were never sent: the server did not "
-                   "keep up", (unsigned long long)t->behind);
+        fprintf(f,
+                "; %llu requests due were never sent: the server did not "
+                "keep up",
+                (unsigned long long)t->behind);
     fprintf(f, "\n");
-    fprintf(f, "  latency p50 %s, p90 %s, p99 %s, p99.9 %s, max %s, mean %s%s\n",
+    fprintf(f,
+            "  latency p50 %s, p90 %s, p99 %s, p99.9 %s, max %s, mean %s%s\n",
             folio_bench_fmt_ns(pct(t, 0.5), p[0], sizeof(p[0])),
             folio_bench_fmt_ns(pct(t, 0.9), p[1], sizeof(p[1])),
             folio_bench_fmt_ns(pct(t, 0.99), p[2], sizeof(p[2])),
@@ -194,8 +198,9 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                                p[5], sizeof(p[5])),
             o->mode == BENCH_OPEN ? " (from the intended send times)" : "");
     if (a->ok && b->ok) {
-        reqs = a->requests >= 0 && b->requests >= 0 ? b->requests - a->requests
-                                                    : (double)(t->ok + t->err_replies);
+        reqs = a->requests >= 0 && b->requests >= 0
+                   ? b->requests - a->requests
+                   : (double)(t->ok + t->err_replies);
         cpu = a->cpu_s >= 0 && b->cpu_s >= 0 ? b->cpu_s - a->cpu_s : -1;
         allocs = a->alloc_calls >= 0 && b->alloc_calls >= 0
                      ? b->alloc_calls - a->alloc_calls
@@ -244,7 +249,8 @@ folio_bench_json(FILE *f, const struct bench_run *r,
     double reqs, cpu, allocs;
     int k, first;
 
-    fprintf(f, "{\"mode\":\"%s\",\"workload\":", folio_bench_mode_name(o->mode));
+    fprintf(f,
+            "{\"mode\":\"%s\",\"workload\":", folio_bench_mode_name(o->mode));
     json_str(f, o->workload);
     fprintf(f, ",\"description\":");
     json_str(f, r->pool->desc);
@@ -262,9 +268,9 @@ folio_bench_json(FILE *f, const struct bench_run *r,
             (unsigned long long)t->expected,
             (unsigned long long)folio_bench_unexpected(t),
             (unsigned long long)t->wrong, (unsigned long long)answered,
-            res->secs > 0 ? (double)answered / res->secs : 0,
-            pct(t, 0.5) / 1e3, pct(t, 0.9) / 1e3, pct(t, 0.99) / 1e3,
-            pct(t, 0.999) / 1e3, max_ns(t) / 1e3,
+            res->secs > 0 ? (double)answered / res->secs : 0, pct(t, 0.5) / 1e3,
+            pct(t, 0.9) / 1e3, pct(t, 0.99) / 1e3, pct(t, 0.999) / 1e3,
+            max_ns(t) / 1e3,
             answered > 0 ? (double)t->sum_ns / (double)answered / 1e3 : 0);
     fprintf(f, ",\"errors_by_code\":{");
     for (k = 0, first = 1; k < BENCH_CODES; k++) {
@@ -283,8 +289,7 @@ folio_bench_json(FILE *f, const struct bench_run *r,
         if (t->kind_sent[k] == 0)
             continue;
         fprintf(f, "%s\"%s\":{\"sent\":%llu,\"errors\":%llu}", first ? "" : ",",
-                folio_bench_kind_method[k],
-                (unsigned long long)t->kind_sent[k],
+                folio_bench_kind_method[k], (unsigned long long)t->kind_sent[k],
                 (unsigned long long)t->kind_err[k]);
         first = 0;
     }
@@ -381,8 +386,8 @@ folio_bench_hgrm(const char *path, const struct bench_totals *t)
             "#[Max     = %12.3f, Total count    = %12llu]\n"
             "#[Buckets = %12d, SubBuckets     = %12d]\n",
             mean / scale, sqrt(var) / scale, (double)t->max_ns / scale,
-            (unsigned long long)total,
-            FOLIO_LAT_BUCKETS >> FOLIO_LAT_SUB_BITS, 1 << FOLIO_LAT_SUB_BITS);
+            (unsigned long long)total, FOLIO_LAT_BUCKETS >> FOLIO_LAT_SUB_BITS,
+            1 << FOLIO_LAT_SUB_BITS);
     e = ferror(f);
     if (fclose(f) != 0 || e) {
         errno = errno ? errno : EIO;

@@ -123,9 +123,8 @@ from_stats(const char *admin, struct bench_server_snap *s)
         f.cpu_user_s = f.cpu_user_us / 1e6;
     if (f.cpu_sys_s < 0 && f.cpu_sys_us >= 0)
         f.cpu_sys_s = f.cpu_sys_us / 1e6;
-    s->cpu_s = f.cpu_user_s >= 0 && f.cpu_sys_s >= 0
-                   ? f.cpu_user_s + f.cpu_sys_s
-                   : -1;
+    s->cpu_s =
+        f.cpu_user_s >= 0 && f.cpu_sys_s >= 0 ? f.cpu_user_s + f.cpu_sys_s : -1;
     s->alloc_calls = f.alloc_calls;
     return 0;
 fail:

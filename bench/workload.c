@@ -103,8 +103,7 @@ req_begin(struct bench_pool *p, enum bench_kind kind, uint32_t nparams)
 
 static int
 req_end(struct bench_pool *p, uint32_t start, enum bench_kind kind,
-        enum bench_expect expect, int64_t x_int, const char *x_str,
-        int ok_code)
+        enum bench_expect expect, int64_t x_int, const char *x_str, int ok_code)
 {
     struct bench_req *r, *nr;
     uint32_t len;
@@ -158,17 +157,15 @@ add_query(struct bench_pool *p, const struct query *q)
 static int
 pack_kv_str(const char *k, const char *v, size_t len)
 {
-    return folio_pack_cstr(&pk, k) != 0 || folio_pack_str(&pk, v, len) != 0
-               ? -1
-               : 0;
+    return folio_pack_cstr(&pk, k) != 0 || folio_pack_str(&pk, v, len) != 0 ? -1
+                                                                            : 0;
 }
 
 static int
 pack_kv_int(const char *k, int64_t v)
 {
-    return folio_pack_cstr(&pk, k) != 0 || msgpack_pack_int64(&pk, v) != 0
-               ? -1
-               : 0;
+    return folio_pack_cstr(&pk, k) != 0 || msgpack_pack_int64(&pk, v) != 0 ? -1
+                                                                           : 0;
 }
 
 /* A cart of 1-10 items to a CEP drawn across Brazil. */
@@ -344,7 +341,8 @@ load_queries(struct wl *w, const char *path, char *err, size_t errlen)
             continue;
         count = -1;
         tab = memrchr(line, '\t', n);
-        if (tab != NULL && tab + 1 < line + n && isdigit((unsigned char)tab[1])) {
+        if (tab != NULL && tab + 1 < line + n &&
+            isdigit((unsigned char)tab[1])) {
             errno = 0;
             count = strtoll(tab + 1, &e, 10);
             if (e == line + n && errno == 0)
@@ -489,8 +487,8 @@ load_corpus(struct wl *w, const char *dir, char *err, size_t errlen)
         uint32_t llen, off;
 
         li = lines[rnd_below(w, nlines)];
-        llen = (uint32_t)((char *)memchr(text + li, '\n', len - li) -
-                          (text + li));
+        llen =
+            (uint32_t)((char *)memchr(text + li, '\n', len - li) - (text + li));
         qlen = 3 + rnd_below(w, 14);
         if (qlen > llen)
             qlen = llen;
@@ -740,8 +738,8 @@ parse_mix(const char *spec, double weight[W_N], char *err, size_t errlen)
         }
         v = strtod(sep + 1, &e);
         if (e != end || v < 0) {
-            snprintf(err, errlen, "--mix: bad weight in '%.*s'",
-                     (int)(end - p), p);
+            snprintf(err, errlen, "--mix: bad weight in '%.*s'", (int)(end - p),
+                     p);
             return FOLIO_EINVAL;
         }
         weight[which] += v;
@@ -797,8 +795,8 @@ folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
             if (weight[k] <= 0)
                 continue;
             dl += (size_t)snprintf(p->desc + dl, sizeof(p->desc) - dl,
-                                   "%s %s %.0f%%", k > 0 && dl > 7 ? "," : "", wl_names[k],
-                                   100.0 * weight[k] / sum);
+                                   "%s %s %.0f%%", k > 0 && dl > 7 ? "," : "",
+                                   wl_names[k], 100.0 * weight[k] / sum);
         }
     } else {
         if ((which = wl_lookup(o->workload, strlen(o->workload))) < 0) {
