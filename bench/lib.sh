@@ -42,7 +42,8 @@ wait_for() {
 start_foliod() {
     FOLIO_ADMIN="$BENCH_TMP/admin.sock"
     rm -f "$BENCH_TMP/ready"
-    "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
+    # shellcheck disable=SC2086
+    ${FOLIOD_WRAP:-} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
         --data-dir "$BENCH_TMP/data" --metrics-listen off \
         --ready-file "$BENCH_TMP/ready" --log-level warn "$@" \
         2>>"$BENCH_TMP/foliod.log" &

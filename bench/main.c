@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "src/config.h"
+#include "src/conf.h"
 
 static volatile sig_atomic_t got_signal;
 

@@ -135,6 +135,8 @@ write_ready_file(struct folio_master *m)
         n += (size_t)snprintf(text + n, sizeof(text) - n, "%s %s\n",
                               g->listeners[i].admin ? "admin" : "listen",
                               g->listeners[i].name);
+    if (m->metrics_name[0] != '\0' && n < sizeof(text))
+        snprintf(text + n, sizeof(text) - n, "metrics %s\n", m->metrics_name);
     if (write_file_atomic(g->cfg.ready_file, text) != 0)
         folio_log_error("cannot write ready file %s", g->cfg.ready_file);
 }
@@ -157,6 +159,7 @@ folio_master_ready(struct folio_master *m)
             folio_log_warn("telling the parent we are ready");
         close(m->ready_pipe);
         m->ready_pipe = -1;
+    m->metrics_fd = -1;
         if (devnull != -1) {
             if (folio_log_fd() != STDERR_FILENO)
                 dup2(devnull, STDERR_FILENO);
@@ -253,6 +256,9 @@ cleanup(struct folio_master *m)
             event_free(m->ev_sig[i]);
     if (m->ev_deadline != NULL)
         event_free(m->ev_deadline);
+    folio_metrics_stop(m);
+    if (m->ev_stats_log != NULL)
+        event_free(m->ev_stats_log);
     folio_stats_destroy(m->stats);
     if (pid_file[0] != '\0')
         unlink(pid_file);
@@ -272,6 +278,7 @@ main(int argc, char *argv[])
     m->argc = argc;
     m->argv = argv;
     m->ready_pipe = -1;
+    m->metrics_fd = -1;
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         m->procs[i].chan = -1;
         m->procs[i].replaces = -1;
@@ -329,6 +336,19 @@ main(int argc, char *argv[])
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));
+    {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
+                       (uint64_t)ts.tv_sec * 1000 +
+                           (uint64_t)ts.tv_nsec / 1000000);
+    }
+    folio_stats_publish(m);
+    if (folio_metrics_start(m, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
+    if (folio_stats_log_start(m) != 0)
+        folio_fatalx("cannot start the counters log");
     if (folio_signals_init(m) != 0)
         folio_fatalx("cannot set up signal handling");
     folio_log_notice("foliod %s starting %d workers", PACKAGE_VERSION,

@@ -10,10 +10,12 @@
 
 #include <stdint.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/http.h>
 
 #include "shm/stats.h"
-#include "src/config.h"
+#include "src/conf.h"
 #include "worker/worker.h"
 
 /* One configuration generation: what its workers were forked with. */
@@ -72,8 +74,10 @@ struct folio_master {
     unsigned rr;                /* round robin for adopted connections */
     int ready_pipe;             /* daemon: tell the waiting parent, or -1 */
     int exit_code;
-    struct folio_worker_slot dead; /* counters of workers that exited */
-    uint64_t restarts;          /* workers respawned after dying */
+    struct event *ev_stats_log; /* periodic counters line, if configured */
+    struct evhttp *metrics;     /* Prometheus endpoint, if configured */
+    int metrics_fd;             /* its listening socket, or -1 */
+    char metrics_name[FOLIO_ADDR_TEXT];
 };
 
 extern struct folio_master *folio_master;
@@ -111,8 +115,14 @@ int folio_signals_init(struct folio_master *m);
 void folio_stop(struct folio_master *m, int quit);
 
 /* stats.c */
-void folio_stats_fold(struct folio_master *m, struct folio_worker_slot *s);
 void folio_stats_log_snapshot(struct folio_master *m);
+void folio_stats_publish(struct folio_master *m);
+int folio_stats_log_start(struct folio_master *m);
+
+/* metrics.c */
+int folio_metrics_start(struct folio_master *m, char *err, size_t errlen);
+void folio_metrics_stop(struct folio_master *m);
+int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
 
 /* main.c */
 void folio_master_ready(struct folio_master *m);

@@ -82,6 +82,8 @@ child_close_fds(struct folio_master *m, const struct folio_gen *g)
     }
     if (m->ready_pipe != -1)
         close(m->ready_pipe);
+    if (m->metrics_fd != -1)
+        close(m->metrics_fd);
     /*
      * Give back the master's signal events, so the worker's own event base
      * may take the signals.  This touches no kernel state shared with the
@@ -135,6 +137,7 @@ folio_proc_spawn(struct folio_master *m, struct folio_gen *g, int index,
     args.listeners = g->listeners;
     args.nlisteners = g->nlisteners;
     args.slot = s;
+    args.stats = m->stats;
     args.chan_fd = fds[1];
     args.data = &g->data;
 
@@ -350,7 +353,7 @@ respawn(struct folio_master *m, const struct folio_proc *dead, int st,
         }
         return;
     }
-    m->restarts++;
+    folio_stat_add(&folio_stats_header_of(m->stats)->sh_restarts, 1);
     if (dead->state == PROC_STARTING || lived_ms < EARLY_DEATH_MS)
         ix->fails++;
     else
@@ -417,8 +420,7 @@ folio_proc_reap(struct folio_master *m)
             folio_stat_set(&s->ws_cpu_user_us, cpu_u);
         if (cpu_s > folio_stat_get(&s->ws_cpu_sys_us))
             folio_stat_set(&s->ws_cpu_sys_us, cpu_s);
-        folio_stats_fold(m, s);
-        memset(s, 0, sizeof(*s));
+        folio_stats_fold(m->stats, (unsigned)i);
 
         if (m->procs[i].ev_chan != NULL)
             event_free(m->procs[i].ev_chan);

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "master/master_int.h"
 #include "src/log.h"
@@ -40,6 +41,8 @@ folio_reload_start(struct folio_master *m)
     }
     folio_log_notice("reloading");
     if ((g = folio_gen_new(m, err, sizeof(err))) == NULL) {
+        folio_stat_add(&folio_stats_header_of(m->stats)->sh_reload_failures,
+                       1);
         folio_log_errorx("reload failed: %s; still serving generation %llu",
                          err, (unsigned long long)m->cur->id);
         return;
@@ -59,6 +62,20 @@ folio_reload_start(struct folio_master *m)
         m->ev_deadline = evtimer_new(m->base, on_deadline, m);
     if (m->ev_deadline != NULL)
         evtimer_add(m->ev_deadline, &tv);
+}
+
+/* A changed metrics_listen: bind the new address, or keep the old one. */
+static void
+reload_metrics(struct folio_master *m, const struct folio_gen *old)
+{
+    const char *a = old->cfg.metrics_listen, *b = m->cur->cfg.metrics_listen;
+    char err[512];
+
+    if ((a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0))
+        return;
+    folio_metrics_stop(m);
+    if (folio_metrics_start(m, err, sizeof(err)) != 0)
+        folio_log_errorx("metrics: %s", err);
 }
 
 void
@@ -81,8 +98,13 @@ folio_reload_check(struct folio_master *m)
     }
     m->cur = g;
     m->next = NULL;
-    folio_gen_free(old, g);
     folio_log_level = g->cfg.log_level;
+    folio_stat_add(&folio_stats_header_of(m->stats)->sh_reloads, 1);
+    folio_stats_publish(m);
+    if (folio_stats_log_start(m) != 0)
+        folio_log_errorx("cannot restart the counters log");
+    reload_metrics(m, old);
+    folio_gen_free(old, g);
     folio_log_notice("reloaded: generation %llu ready with %d workers",
                      (unsigned long long)g->id, g->nworkers);
     m->ready_reported = 0;
@@ -99,6 +121,7 @@ folio_reload_abort(struct folio_master *m, const char *why)
         return;
     if (m->ev_deadline != NULL)
         evtimer_del(m->ev_deadline);
+    folio_stat_add(&folio_stats_header_of(m->stats)->sh_reload_failures, 1);
     folio_log_errorx("reload failed: %s; still serving generation %llu", why,
                      (unsigned long long)m->cur->id);
     /* Ready ones may have taken connections: they hand them back. */

@@ -1,63 +1,54 @@
 /*
- * stats.c - the master's view of the workers' counters: totals that never
- * go backwards (what exited workers counted is folded into `dead`), and the
- * SIGUSR2 snapshot.
+ * stats.c - the master's side of the counters: the server-wide header of
+ * the stats region, the SIGUSR2 snapshot and the periodic per-worker line
+ * (CPU % of a core, requests/s, allocations per request: a profiler's
+ * window, without a profiler).  Folding an exited worker's counters into
+ * the retired totals is folio_stats_fold(), called by the reaper.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "master/master_int.h"
 #include "src/log.h"
 
+/* Previous sample of each slot, for rates. */
+static struct {
+    uint64_t seq, ms, req, cpu_us, allocs;
+} prev[FOLIO_MAX_SLOTS];
+
 void
-folio_stats_fold(struct folio_master *m, struct folio_worker_slot *s)
+folio_stats_publish(struct folio_master *m)
 {
-    struct folio_worker_slot *d = &m->dead;
-    unsigned r, k;
+    struct folio_stats_header *h = folio_stats_header_of(m->stats);
 
-#define FOLD(name, help)                                                       \
-    folio_stat_add(&d->ws_##name, folio_stat_get(&s->ws_##name));
-    FOLIO_WORKER_COUNTERS(FOLD)
-#undef FOLD
-    folio_stat_add(&d->ws_cpu_user_us, folio_stat_get(&s->ws_cpu_user_us));
-    folio_stat_add(&d->ws_cpu_sys_us, folio_stat_get(&s->ws_cpu_sys_us));
-    folio_stat_add(&d->ws_alloc.ac_calls, folio_stat_get(&s->ws_alloc.ac_calls));
-    folio_stat_add(&d->ws_alloc.ac_bytes, folio_stat_get(&s->ws_alloc.ac_bytes));
-    folio_stat_add(&d->ws_alloc.ac_frees, folio_stat_get(&s->ws_alloc.ac_frees));
-    folio_stat_add(&d->ws_alloc.ac_freed_bytes,
-                   folio_stat_get(&s->ws_alloc.ac_freed_bytes));
-    for (r = 0; r < FOLIO_METHOD_ROWS; r++) {
-        struct folio_method_stats *dm = &d->ws_methods[r];
-        struct folio_method_stats *sm = &s->ws_methods[r];
-
-        for (k = 0; k < FOLIO_ST_MAX; k++)
-            folio_stat_add(&dm->ms_codes[k], folio_stat_get(&sm->ms_codes[k]));
-        folio_stat_add(&dm->ms_ns, folio_stat_get(&sm->ms_ns));
-        for (k = 0; k < FOLIO_LAT_BUCKETS; k++)
-            folio_stat_add(&dm->ms_hist[k], folio_stat_get(&sm->ms_hist[k]));
+    folio_stat_set(&h->sh_master_pid, (uint64_t)getpid());
+    if (m->cur != NULL) {
+        folio_stat_set(&h->sh_generation, m->cur->id);
+        folio_stat_set(&h->sh_workers, (uint64_t)m->cur->nworkers);
     }
 }
 
 void
 folio_stats_log_snapshot(struct folio_master *m)
 {
+    static struct folio_worker_slot total;
+    struct folio_stats_header *h = folio_stats_header_of(m->stats);
     struct folio_worker_slot *s;
-    uint64_t req = folio_stat_get(&m->dead.ws_requests);
-    uint64_t err = folio_stat_get(&m->dead.ws_errors);
     int i;
 
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         if (m->procs[i].pid == 0)
             continue;
         s = folio_stats_slot(m->stats, (unsigned)i);
-        req += folio_stat_get(&s->ws_requests);
-        err += folio_stat_get(&s->ws_errors);
         folio_log_notice(
-            "stats: worker %d pid %ld requests %llu errors %llu conns %llu "
-            "cpu %.3fs allocs %llu heap %llu",
+            "stats: worker %d pid %ld %s requests %llu errors %llu conns "
+            "%llu cpu %.3fs allocs %llu heap %llu",
             m->procs[i].index, (long)m->procs[i].pid,
+            folio_stats_state_name(atomic_load(&s->ws_state)),
             (unsigned long long)folio_stat_get(&s->ws_requests),
             (unsigned long long)folio_stat_get(&s->ws_errors),
             (unsigned long long)folio_stat_get(&s->ws_conns_open),
@@ -66,7 +57,78 @@ folio_stats_log_snapshot(struct folio_master *m)
             (unsigned long long)folio_stat_get(&s->ws_alloc.ac_calls),
             (unsigned long long)folio_stat_get(&s->ws_heap_inuse));
     }
-    folio_log_notice("stats: total requests %llu errors %llu restarts %llu",
-                     (unsigned long long)req, (unsigned long long)err,
-                     (unsigned long long)m->restarts);
+    folio_stats_total(m->stats, &total);
+    folio_log_notice(
+        "stats: total requests %llu errors %llu notifications %llu cpu %.3fs "
+        "allocs %llu restarts %llu reloads %llu",
+        (unsigned long long)folio_stat_get(&total.ws_requests),
+        (unsigned long long)folio_stat_get(&total.ws_errors),
+        (unsigned long long)folio_stat_get(&total.ws_notifications),
+        (double)(folio_stat_get(&total.ws_cpu_user_us) +
+                 folio_stat_get(&total.ws_cpu_sys_us)) / 1e6,
+        (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls),
+        (unsigned long long)folio_stat_get(&h->sh_restarts),
+        (unsigned long long)folio_stat_get(&h->sh_reloads));
+}
+
+static void
+on_stats_log(evutil_socket_t fd, short what, void *arg)
+{
+    struct folio_master *m = arg;
+    struct folio_worker_slot *s;
+    struct timespec ts;
+    uint64_t now, req, cpu, allocs, dms, dreq;
+    int i;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        if (m->procs[i].pid == 0)
+            continue;
+        s = folio_stats_slot(m->stats, (unsigned)i);
+        req = folio_stat_get(&s->ws_requests) +
+              folio_stat_get(&s->ws_notifications);
+        cpu = folio_stat_get(&s->ws_cpu_user_us) +
+              folio_stat_get(&s->ws_cpu_sys_us);
+        allocs = folio_stat_get(&s->ws_alloc.ac_calls);
+        if (prev[i].seq == m->procs[i].seq && now > prev[i].ms) {
+            dms = now - prev[i].ms;
+            dreq = req - prev[i].req;
+            folio_log_notice(
+                "window: worker %d pid %ld cpu %.1f%% %.0f req/s %.2f "
+                "allocs/req %.1f us cpu/req heap %llu conns %llu",
+                m->procs[i].index, (long)m->procs[i].pid,
+                (double)(cpu - prev[i].cpu_us) / 10.0 / (double)dms,
+                (double)dreq * 1000.0 / (double)dms,
+                dreq ? (double)(allocs - prev[i].allocs) / (double)dreq : 0.0,
+                dreq ? (double)(cpu - prev[i].cpu_us) / (double)dreq : 0.0,
+                (unsigned long long)folio_stat_get(&s->ws_heap_inuse),
+                (unsigned long long)folio_stat_get(&s->ws_conns_open));
+        }
+        prev[i].seq = m->procs[i].seq;
+        prev[i].ms = now;
+        prev[i].req = req;
+        prev[i].cpu_us = cpu;
+        prev[i].allocs = allocs;
+    }
+}
+
+int
+folio_stats_log_start(struct folio_master *m)
+{
+    uint32_t ms = m->cur->cfg.stats_log_interval_ms;
+    struct timeval tv;
+
+    if (m->ev_stats_log != NULL) {
+        event_free(m->ev_stats_log);
+        m->ev_stats_log = NULL;
+    }
+    if (ms == 0)
+        return 0;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    m->ev_stats_log = event_new(m->base, -1, EV_PERSIST, on_stats_log, m);
+    if (m->ev_stats_log == NULL || event_add(m->ev_stats_log, &tv) != 0)
+        return -1;
+    return 0;
 }

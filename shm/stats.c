@@ -13,7 +13,15 @@
 #include "src/alloc.h"
 #include "src/log.h"
 
+/* The mapping: header, retired slot, then one slot per process. */
+struct stats_map {
+    struct folio_stats_header sm_header;
+    struct folio_worker_slot sm_retired;
+    struct folio_worker_slot sm_slots[];
+};
+
 struct folio_stats_region {
+    struct stats_map *sr_map;
     struct folio_worker_slot *sr_slots;
     unsigned sr_nslots;
     size_t sr_bytes;
@@ -29,7 +37,8 @@ folio_stats_create(unsigned nslots, struct folio_stats_region **out)
         return FOLIO_EINVAL;
     if ((r = folio_calloc(1, sizeof(*r))) == NULL)
         return FOLIO_ENOMEM;
-    r->sr_bytes = (size_t)nslots * sizeof(struct folio_worker_slot);
+    r->sr_bytes = sizeof(struct stats_map) +
+                  (size_t)nslots * sizeof(struct folio_worker_slot);
     p = mmap(NULL, r->sr_bytes, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -37,7 +46,8 @@ folio_stats_create(unsigned nslots, struct folio_stats_region **out)
         folio_free(r);
         return FOLIO_ESYS;
     }
-    r->sr_slots = p;
+    r->sr_map = p;
+    r->sr_slots = r->sr_map->sm_slots;
     r->sr_nslots = nslots;
     *out = r;
     return 0;
@@ -48,7 +58,7 @@ folio_stats_destroy(struct folio_stats_region *r)
 {
     if (r == NULL)
         return;
-    munmap(r->sr_slots, r->sr_bytes);
+    munmap(r->sr_map, r->sr_bytes);
     folio_free(r);
 }
 
@@ -62,4 +72,117 @@ struct folio_worker_slot *
 folio_stats_slot(struct folio_stats_region *r, unsigned i)
 {
     return i < r->sr_nslots ? &r->sr_slots[i] : NULL;
+}
+
+struct folio_stats_header *
+folio_stats_header_of(struct folio_stats_region *r)
+{
+    return &r->sr_map->sm_header;
+}
+
+struct folio_worker_slot *
+folio_stats_retired(struct folio_stats_region *r)
+{
+    return &r->sr_map->sm_retired;
+}
+
+static inline void
+add(_Atomic uint64_t *acc, const _Atomic uint64_t *v)
+{
+    folio_stat_add(acc, folio_stat_get(v));
+}
+
+void
+folio_stats_sum(struct folio_worker_slot *acc,
+                const struct folio_worker_slot *s, int gauges)
+{
+    unsigned r, k;
+
+#define SUM(name, help) add(&acc->ws_##name, &s->ws_##name);
+    FOLIO_WORKER_COUNTERS(SUM)
+    if (gauges) {
+        FOLIO_WORKER_GAUGES(SUM)
+    } else {
+        /* CPU time accumulates: it belongs with the counters. */
+        add(&acc->ws_cpu_user_us, &s->ws_cpu_user_us);
+        add(&acc->ws_cpu_sys_us, &s->ws_cpu_sys_us);
+    }
+#undef SUM
+    add(&acc->ws_alloc.ac_calls, &s->ws_alloc.ac_calls);
+    add(&acc->ws_alloc.ac_bytes, &s->ws_alloc.ac_bytes);
+    add(&acc->ws_alloc.ac_frees, &s->ws_alloc.ac_frees);
+    add(&acc->ws_alloc.ac_freed_bytes, &s->ws_alloc.ac_freed_bytes);
+    for (r = 0; r < FOLIO_METHOD_ROWS; r++) {
+        const struct folio_method_stats *sm = &s->ws_methods[r];
+        struct folio_method_stats *am = &acc->ws_methods[r];
+        uint64_t calls = 0;
+
+        for (k = 0; k < FOLIO_ST_MAX; k++)
+            calls += folio_stat_get(&sm->ms_codes[k]);
+        if (calls == 0)
+            continue; /* most rows are empty: skip the histogram */
+        for (k = 0; k < FOLIO_ST_MAX; k++)
+            add(&am->ms_codes[k], &sm->ms_codes[k]);
+        add(&am->ms_ns, &sm->ms_ns);
+        for (k = 0; k < FOLIO_LAT_BUCKETS; k++)
+            add(&am->ms_hist[k], &sm->ms_hist[k]);
+    }
+}
+
+void
+folio_stats_fold(struct folio_stats_region *r, unsigned i)
+{
+    struct folio_stats_header *h = &r->sr_map->sm_header;
+    struct folio_worker_slot *s = &r->sr_slots[i];
+
+    atomic_fetch_add_explicit(&h->sh_seq, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    folio_stats_sum(&r->sr_map->sm_retired, s, 0);
+    memset(s, 0, sizeof(*s));
+    atomic_thread_fence(memory_order_seq_cst);
+    atomic_fetch_add_explicit(&h->sh_seq, 1, memory_order_relaxed);
+}
+
+void
+folio_stats_total(struct folio_stats_region *r, struct folio_worker_slot *acc)
+{
+    struct folio_stats_header *h = &r->sr_map->sm_header;
+    uint64_t seq;
+    unsigned i, tries;
+
+    for (tries = 0;; tries++) {
+        seq = atomic_load_explicit(&h->sh_seq, memory_order_acquire);
+        memset(acc, 0, sizeof(*acc));
+        if (seq & 1) {
+            if (tries < 1000)
+                continue;
+        }
+        atomic_thread_fence(memory_order_seq_cst);
+        folio_stats_sum(acc, &r->sr_map->sm_retired, 0);
+        for (i = 0; i < r->sr_nslots; i++)
+            if (folio_stat_get(&r->sr_slots[i].ws_pid) != 0)
+                folio_stats_sum(acc, &r->sr_slots[i], 1);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&h->sh_seq, memory_order_acquire) == seq ||
+            tries >= 1000)
+            return;
+    }
+}
+
+const char *
+folio_stats_state_name(unsigned state)
+{
+    switch (state) {
+    case FOLIO_WS_FREE:
+        return "free";
+    case FOLIO_WS_STARTING:
+        return "starting";
+    case FOLIO_WS_READY:
+        return "ready";
+    case FOLIO_WS_RETIRING:
+        return "retiring";
+    case FOLIO_WS_STOPPING:
+        return "stopping";
+    }
+    return "unknown";
 }

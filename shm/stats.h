@@ -74,6 +74,18 @@ struct folio_worker_slot {
     struct folio_method_stats ws_methods[FOLIO_METHOD_ROWS];
 } __attribute__((aligned(64)));
 
+/* Server-wide facts, written by the master only. */
+struct folio_stats_header {
+    _Atomic uint64_t sh_seq;        /* odd while the master folds a slot */
+    _Atomic uint64_t sh_master_pid;
+    _Atomic uint64_t sh_start_ms;   /* Unix ms */
+    _Atomic uint64_t sh_generation; /* serving generation */
+    _Atomic uint64_t sh_workers;    /* its configured workers */
+    _Atomic uint64_t sh_restarts;   /* workers replaced after dying */
+    _Atomic uint64_t sh_reloads;    /* completed reloads */
+    _Atomic uint64_t sh_reload_failures;
+} __attribute__((aligned(64)));
+
 struct folio_stats_region;
 
 /*
@@ -92,6 +104,40 @@ unsigned folio_stats_nslots(const struct folio_stats_region *r);
 /* folio_stats_slot - slot i (< nslots): a pointer into the mapping. */
 struct folio_worker_slot *folio_stats_slot(struct folio_stats_region *r,
                                            unsigned i);
+
+/* folio_stats_header_of - the server-wide header. */
+struct folio_stats_header *folio_stats_header_of(struct folio_stats_region *r);
+
+/*
+ * folio_stats_retired - the slot holding what exited workers counted
+ * (written by the master only, by folio_stats_fold).
+ */
+struct folio_worker_slot *folio_stats_retired(struct folio_stats_region *r);
+
+/*
+ * folio_stats_fold - master only: add slot i's counters to the retired
+ * slot and clear slot i, so the totals never go backwards.  Readers see
+ * the fold as one step (a sequence lock in the header).
+ */
+void folio_stats_fold(struct folio_stats_region *r, unsigned i);
+
+/*
+ * folio_stats_sum - add slot `s`'s counters (X-macro counters, CPU,
+ * allocation counters, method rows) into `acc`; gauges too when
+ * `gauges` is set.  acc is private memory, not shared.
+ */
+void folio_stats_sum(struct folio_worker_slot *acc,
+                     const struct folio_worker_slot *s, int gauges);
+
+/*
+ * folio_stats_total - acc = retired + every live slot, consistent with
+ * respect to folds (retries while one is in progress).  Any process.
+ */
+void folio_stats_total(struct folio_stats_region *r,
+                       struct folio_worker_slot *acc);
+
+/* folio_stats_state_name - "starting", "ready", ... */
+const char *folio_stats_state_name(unsigned state);
 
 /* One writer per slot: plain load and store, no locked instruction. */
 static inline void

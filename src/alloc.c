@@ -16,7 +16,8 @@
 
 #include "src/alloc.h"
 
-#if !defined(FOLIO_SANITIZED) && HAVE_DECL___LIBC_MALLOC &&                    \
+#if !defined(FOLIO_SANITIZED) && defined(HAVE___LIBC_MALLOC) &&                   \
+    defined(HAVE___LIBC_MEMALIGN) &&                    \
     defined(HAVE_MALLOC_USABLE_SIZE)
 #define FOLIO_INTERPOSE 1
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/config.h"
+#include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
 

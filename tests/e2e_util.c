@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -153,6 +155,10 @@ read_ready(struct e2e_server *s)
     while (fgets(line, sizeof(line), f) != NULL) {
         if (sscanf(line, "generation %llu", &gen) == 1)
             continue;
+        if (sscanf(line, "metrics %127s", addr) == 1) {
+            snprintf(s->metrics, sizeof(s->metrics), "%s", addr);
+            continue;
+        }
         if (!have_listen && sscanf(line, "listen %127s", addr) == 1 &&
             strncmp(addr, "unix:", 5) != 0) {
             snprintf(s->addr, sizeof(s->addr), "%s", addr);
@@ -449,4 +455,65 @@ e2e_ping(struct folio_client *c)
         memcmp(s, "pong", 4) != 0)
         return -1;
     return 0;
+}
+
+int
+e2e_stats(struct folio_client *admin, struct folio_reply *r)
+{
+    int rc = folio_client_call0(admin, "server.stats", r);
+
+    if (rc != 1 || r->code != 0) {
+        fprintf(stderr, "server.stats failed: rc %d code %d %.*s\n", rc,
+                r->code, (int)r->message_len,
+                r->message != NULL ? r->message : "");
+        return -1;
+    }
+    return 0;
+}
+
+double
+e2e_stat_num(const struct folio_reply *r, ...)
+{
+    struct folio_mp_cur c = r->result;
+    const char *key, *k;
+    uint32_t n, i, klen;
+    va_list ap;
+    int64_t iv;
+    double d;
+    int found;
+
+    va_start(ap, r);
+    while ((key = va_arg(ap, const char *)) != NULL) {
+        found = 0;
+        if (key[0] == '#') {
+            uint32_t want = (uint32_t)atoi(key + 1);
+
+            if (folio_mp_read_array(&c, &n) != 0 || want >= n)
+                break;
+            for (i = 0; i < want; i++)
+                folio_mp_skip(&c);
+            found = 1;
+        } else {
+            if (folio_mp_read_map(&c, &n) != 0)
+                break;
+            for (i = 0; i < n && !found; i++) {
+                if (folio_mp_read_str(&c, &k, &klen) != 0)
+                    break;
+                if (folio_mp_str_eq(k, klen, key))
+                    found = 1;
+                else
+                    folio_mp_skip(&c);
+            }
+        }
+        if (!found)
+            break;
+    }
+    va_end(ap);
+    if (key != NULL)
+        return NAN;
+    if (folio_mp_read_int(&c, &iv) == 0)
+        return (double)iv;
+    if (folio_mp_read_float(&c, &d) == 0)
+        return d;
+    return NAN;
 }

@@ -28,6 +28,7 @@ struct e2e_server {
     char ready[320];
     char admin[320]; /* admin socket path */
     char addr[128];  /* "127.0.0.1:PORT" */
+    char metrics[128]; /* the metrics endpoint's HOST:PORT, if any */
     pid_t pid;       /* master */
     uint64_t generation;
     int external;    /* FOLIO_TEST_SERVER: not ours to stop */
@@ -81,6 +82,20 @@ int e2e_workers(const struct e2e_server *s, pid_t *pids, int max);
 
 /* e2e_ping - one server.ping on c; 0 if answered "pong". */
 int e2e_ping(struct folio_client *c);
+
+/*
+ * e2e_stats - call server.stats on `admin` (an admin-socket client).
+ * 0, or -1 (reason printed).  *r is valid until the next call on admin.
+ */
+int e2e_stats(struct folio_client *admin, struct folio_reply *r);
+
+/*
+ * e2e_stat_num - the number at a path of keys in a reply's result: map
+ * keys, or "#N" for element N of an array; the path ends with NULL.
+ * Integers and floats are returned as double; NAN if the path is missing.
+ * Example: e2e_stat_num(&r, "totals", "methods", "server.ping", "calls", NULL)
+ */
+double e2e_stat_num(const struct folio_reply *r, ...);
 
 /* e2e_now_ms - monotonic milliseconds. */
 uint64_t e2e_now_ms(void);

@@ -142,15 +142,15 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
                              call.err_len);
     }
 
-    if (notify)
-        folio_stat_add(&slot->ws_notifications, 1);
-    else
-        folio_stat_add(&slot->ws_requests, 1);
-    if (call.err_code != 0)
-        folio_stat_add(&slot->ws_errors, 1);
     if (t0 != 0) {
         uint64_t dt = folio_now_ns() - t0;
 
+        if (notify)
+            folio_stat_add(&slot->ws_notifications, 1);
+        else
+            folio_stat_add(&slot->ws_requests, 1);
+        if (call.err_code != 0)
+            folio_stat_add(&slot->ws_errors, 1);
         ms = &slot->ws_methods[row];
         folio_stat_add(&ms->ms_codes[call.err_code < FOLIO_ST_MAX
                                          ? call.err_code

@@ -8,11 +8,14 @@
 #include "shm/stats.h"
 #include "worker/dispatch.h"
 #include "worker/h_server.h"
+#include "worker/h_stats.h"
 
 const struct folio_method folio_methods[] = {
     {"server.methods", "-> map: method name -> signature",
      folio_h_server_methods, 0, 0, 0},
     {"server.ping", "-> \"pong\"", folio_h_server_ping, 0, 0, 0},
+    {"server.stats", "-> map: server, totals, workers (admin)",
+     folio_h_server_stats, 0, 0, FOLIO_METHOD_ADMIN},
 };
 
 const unsigned folio_nmethods = sizeof(folio_methods) / sizeof(folio_methods[0]);

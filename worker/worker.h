@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 #include "src/addr.h"
-#include "src/config.h"
+#include "src/conf.h"
 
 struct folio_worker_slot;
+struct folio_stats_region;
 struct folio_corpus;
 
 /* A listening socket, bound by the master before fork. */
@@ -35,6 +36,7 @@ struct folio_worker_args {
     const struct folio_listener *listeners;
     int nlisteners;
     struct folio_worker_slot *slot; /* this worker's stats slot */
+    struct folio_stats_region *stats; /* every slot, for server.stats */
     int chan_fd;                    /* the worker's end of the channel */
     const struct folio_worker_data *data;
 };

@@ -1,6 +1,6 @@
 /*
- * config.c - the option table behind foliod's command line, its
- * configuration file and its --help text (see config.h).
+ * conf.c - the option table behind foliod's command line, its
+ * configuration file and its --help text (see conf.h).
  */
 #include "config.h"
 
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "src/alloc.h"
-#include "src/config.h"
+#include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
 
@@ -107,6 +107,8 @@ static const struct opt opts[] = {
      "listen queue length"},
     {"stats", 0, T_BOOL, O(stats), 0, 0, "on", "on|off",
      "per-request counters and latency histograms"},
+    {"stats-log-interval", 0, T_MS, O(stats_log_interval_ms), 0, 86400000,
+     "0", "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
     {"check-config", 'n', T_CHECK, O(check_only), 0, 0, NULL, NULL,
      "check configuration and data, then exit"},
     {"version", 'V', T_VERSION, NONE, 0, 0, NULL, NULL,

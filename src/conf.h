@@ -1,12 +1,12 @@
 /*
- * config.h - foliod's configuration: command-line options and the
+ * conf.h - foliod's configuration: command-line options and the
  * configuration file (foliod.conf(5)), from one table of options.
  * Every option has a file key: the long name with '-' written '_'.
  * The command line overrides the file; a list option given on the
  * command line replaces the file's list.
  */
-#ifndef FOLIO_CONFIG_H
-#define FOLIO_CONFIG_H
+#ifndef FOLIO_CONF_H
+#define FOLIO_CONF_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +45,7 @@ struct folio_config {
     uint32_t cubic_threshold_g;
     uint32_t backlog;
     int stats;          /* per-request counters and histograms on */
+    uint32_t stats_log_interval_ms; /* a counters line per worker; 0: off */
 };
 
 enum folio_config_action {
