@@ -4,8 +4,11 @@
 # comments.sh, ...) and assembles their tables into one markdown report.
 # Usage: BUILDDIR=build sh bench/all.sh [SECONDS] [RUNS] [REPORT.md]
 # SECONDS and RUNS go to every script (default 5 and 3); the report goes
-# to REPORT.md, or to stdout.  A script that fails is reported as failed
-# and the others still run; the exit status is 1 if any failed.
+# to REPORT.md, or to stdout.  A script is run when its header's usage
+# line takes "[SECONDS] [RUNS]" (the convention in bench/lib.sh); the
+# others (tools such as instr.sh) are listed, not run.  A script that
+# fails is reported as failed and the others still run; the exit status
+# is 1 if any failed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 SECS=${1:-${BENCH_SECS:-5}}
@@ -29,10 +32,21 @@ trap 'rm -rf "$TMP"' EXIT INT TERM
 } >"$TMP/report.md"
 
 failed=0
+skipped=""
 for script in "$HERE"/*.sh; do
     name=$(basename "$script" .sh)
     case $name in
     all | lib | demo) continue ;;
+    esac
+    usage=$(sed -n 's/^# *Usage: *//p' "$script" | head -n 1)
+    case $usage in
+    *"[SECONDS] [RUNS]"*) ;;
+    *)
+        echo "bench/all.sh: not running $name.sh (usage: $usage)" >&2
+        skipped="$skipped
+- \`bench/$name.sh\` (\`$usage\`)"
+        continue
+        ;;
     esac
     echo "bench/all.sh: running $name.sh ($SECS s x $RUNS)" >&2
     # The script's header comment, up to "Usage:", says what it measures.
@@ -61,6 +75,16 @@ for script in "$HERE"/*.sh; do
         } >>"$TMP/report.md"
     fi
 done
+
+if [ -n "$skipped" ]; then
+    {
+        echo
+        echo "## Not run"
+        echo
+        echo "These scripts do not take [SECONDS] [RUNS]; run them by hand:"
+        echo "$skipped"
+    } >>"$TMP/report.md"
+fi
 
 if [ -n "$REPORT" ]; then
     cp "$TMP/report.md" "$REPORT"

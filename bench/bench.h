@@ -253,20 +253,25 @@ uint64_t folio_bench_now_ns(void);
 /* ------------------------------------------------------------------ */
 /* The server's own counters (server.c).                               */
 
+/* The server's workers sample their CPU time this often (foliod). */
+#define BENCH_STATS_SETTLE_MS 120
+
 struct bench_server_snap {
     int ok;             /* a snapshot was taken */
-    int from_stats;     /* 1: server.stats, 0: /proc */
+    int from_stats;     /* server.stats answered */
+    int cpu_from_proc;  /* cpu_s comes from /proc, not server.stats */
     double requests;    /* < 0: unknown */
     double cpu_s;       /* user + system; < 0: unknown */
     double alloc_calls; /* < 0: unknown */
-    char why[400];      /* why server.stats was not used */
+    char why[400];      /* what could not be read */
 };
 
 /*
  * folio_bench_server_snap - read the server's counters: server.stats over
- * o->admin if given, else (or if that fails) the CPU time of o->server_pid
- * and its descendants from /proc.  Sets s->ok = 0 when neither is
- * possible.  Blocking: main thread only.
+ * o->admin if given (requests, allocations, CPU), and the CPU time of
+ * o->server_pid and its descendants from /proc if given, which then
+ * stands for the CPU.  s->ok = 0 when neither could be read, with the
+ * reason in s->why.  Blocking: main thread only.
  */
 void folio_bench_server_snap(const struct bench_opts *o,
                              struct bench_server_snap *s);

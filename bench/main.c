@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -476,6 +477,25 @@ deadline_in(struct timespec *ts, uint64_t ns)
     }
 }
 
+/* Whether to read the server's counters at all. */
+static int
+want_server(const struct bench_opts *o)
+{
+    return o->admin != NULL || o->server_pid > 0;
+}
+
+/*
+ * Read the server's counters.  When only server.stats gives the CPU time,
+ * an idle server is given time to sample it first (`settle`).
+ */
+static void
+snap(const struct bench_opts *o, struct bench_server_snap *s, int settle)
+{
+    if (settle && o->admin != NULL && o->server_pid <= 0)
+        poll(NULL, 0, BENCH_STATS_SETTLE_MS);
+    folio_bench_server_snap(o, s);
+}
+
 /* Closed, open, ramp: progress each second until every thread is done. */
 static void
 watch(struct bench_run *r, struct bench_result *res)
@@ -483,14 +503,19 @@ watch(struct bench_run *r, struct bench_result *res)
     const struct bench_opts *o = r->o;
     struct bench_totals now, prev;
     struct timespec ts;
-    uint64_t next = r->t0 + 1000000000u, last = r->t0, t;
+    uint64_t next = r->t0 + 1000000000u, last = r->t0, t, wait;
     int before_taken = o->warmup_ns == 0, all_done;
 
     memset(&prev, 0, sizeof(prev));
     for (;;) {
         pthread_mutex_lock(&r->lock);
         if (r->done < r->nthreads) {
-            deadline_in(&ts, 100000000u);
+            /* Wake for a signal, the end of the warm-up, the progress. */
+            wait = 100000000u;
+            t = folio_bench_now_ns();
+            if (!before_taken && r->measure_ns > t && r->measure_ns - t < wait)
+                wait = r->measure_ns - t;
+            deadline_in(&ts, wait);
             pthread_cond_timedwait(&r->done_cv, &r->lock, &ts);
         }
         all_done = r->done == r->nthreads;
@@ -501,8 +526,8 @@ watch(struct bench_run *r, struct bench_result *res)
             atomic_store(&r->stop, 1);
         t = folio_bench_now_ns();
         if (!before_taken && t >= r->measure_ns) {
-            if (o->admin != NULL || o->server_pid > 0)
-                folio_bench_server_snap(o, &res->before);
+            if (want_server(o))
+                snap(o, &res->before, 0);
             before_taken = 1;
         }
         if (t >= next) {
@@ -664,8 +689,8 @@ main(int argc, char *argv[])
         folio_bench_pool_free(&pool);
         return BENCH_EXIT_CONNECT;
     }
-    if (o.warmup_ns == 0 && (o.admin != NULL || o.server_pid > 0))
-        folio_bench_server_snap(&o, &res.before);
+    if (o.warmup_ns == 0 && want_server(&o))
+        snap(&o, &res.before, 1);
     r.t0 = folio_bench_now_ns();
     r.measure_ns = o.mode == BENCH_ROUNDS ? r.t0 : r.t0 + o.warmup_ns;
     r.stop_ns = o.duration_ns > 0 && o.mode != BENCH_ROUNDS
@@ -677,8 +702,8 @@ main(int argc, char *argv[])
     else
         watch(&r, &res);
     folio_bench_run_join(&r);
-    if (o.admin != NULL || o.server_pid > 0)
-        folio_bench_server_snap(&o, &res.after);
+    if (want_server(&o))
+        snap(&o, &res.after, 1);
 
     totals(&r, &res.t);
     if (res.t.last_ns > r.measure_ns)

@@ -95,6 +95,31 @@ folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
             folio_bench_fmt_ns(pct(now, 0.99), p99, sizeof(p99)), extra);
 }
 
+/* The server's spend over the run: -1 where unknown. */
+struct spend {
+    double reqs, cpu, allocs;
+};
+
+static int
+server_spend(const struct bench_result *res, struct spend *sp)
+{
+    const struct bench_server_snap *a = &res->before, *b = &res->after;
+
+    if (!a->ok || !b->ok)
+        return 0;
+    sp->reqs = a->requests >= 0 && b->requests >= 0
+                   ? b->requests - a->requests
+                   : (double)(res->t.ok + res->t.err_replies);
+    sp->cpu =
+        a->cpu_s >= 0 && b->cpu_s >= 0 && a->cpu_from_proc == b->cpu_from_proc
+            ? b->cpu_s - a->cpu_s
+            : -1;
+    sp->allocs = a->alloc_calls >= 0 && b->alloc_calls >= 0
+                     ? b->alloc_calls - a->alloc_calls
+                     : -1;
+    return 1;
+}
+
 static int
 used_kinds(const struct bench_totals *t)
 {
@@ -111,9 +136,9 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
 {
     const struct bench_opts *o = r->o;
     const struct bench_totals *t = &res->t;
-    const struct bench_server_snap *a = &res->before, *b = &res->after;
+    const struct bench_server_snap *b = &res->after;
+    struct spend sp;
     char p[6][32];
-    double reqs, cpu, allocs;
     int k, first;
 
     fprintf(f, "folio-bench %s", folio_bench_mode_name(o->mode));
@@ -197,27 +222,21 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                                    : 0,
                                p[5], sizeof(p[5])),
             o->mode == BENCH_OPEN ? " (from the intended send times)" : "");
-    if (a->ok && b->ok) {
-        reqs = a->requests >= 0 && b->requests >= 0
-                   ? b->requests - a->requests
-                   : (double)(t->ok + t->err_replies);
-        cpu = a->cpu_s >= 0 && b->cpu_s >= 0 ? b->cpu_s - a->cpu_s : -1;
-        allocs = a->alloc_calls >= 0 && b->alloc_calls >= 0
-                     ? b->alloc_calls - a->alloc_calls
-                     : -1;
-        fprintf(f, "  server (%s): %.0f requests",
-                b->from_stats ? "server.stats" : "/proc", reqs);
-        if (cpu >= 0)
-            fprintf(f, ", %.3f CPU s, %.2f us CPU/request", cpu,
-                    reqs > 0 ? cpu * 1e6 / reqs : 0);
-        if (allocs >= 0)
-            fprintf(f, ", %.0f allocations, %.3f/request", allocs,
-                    reqs > 0 ? allocs / reqs : 0);
+    if (server_spend(res, &sp)) {
+        fprintf(f, "  server (%s%s): %.0f requests",
+                b->from_stats ? "server.stats" : "/proc",
+                b->from_stats && b->cpu_from_proc ? ", CPU from /proc" : "",
+                sp.reqs);
+        if (sp.cpu >= 0)
+            fprintf(f, ", %.3f CPU s, %.2f us CPU/request", sp.cpu,
+                    sp.reqs > 0 ? sp.cpu * 1e6 / sp.reqs : 0);
+        if (sp.allocs >= 0)
+            fprintf(f, ", %.0f allocations, %.3f/request", sp.allocs,
+                    sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
         fprintf(f, "\n");
     }
     if ((o->admin != NULL || o->server_pid > 0) && b->why[0] != '\0')
-        fprintf(f, "  server: %s%s\n", b->why,
-                b->ok ? " (CPU from /proc)" : "");
+        fprintf(f, "  server: %s\n", b->why);
 }
 
 /* A JSON string. */
@@ -244,9 +263,9 @@ folio_bench_json(FILE *f, const struct bench_run *r,
 {
     const struct bench_opts *o = r->o;
     const struct bench_totals *t = &res->t;
-    const struct bench_server_snap *a = &res->before, *b = &res->after;
+    const struct bench_server_snap *b = &res->after;
     uint64_t answered = t->ok + t->err_replies;
-    double reqs, cpu, allocs;
+    struct spend sp;
     int k, first;
 
     fprintf(f,
@@ -299,21 +318,18 @@ folio_bench_json(FILE *f, const struct bench_run *r,
                 (unsigned long long)t->behind);
     if (o->mode == BENCH_ROUNDS)
         fprintf(f, ",\"rounds\":%llu", (unsigned long long)res->rounds_done);
-    if (a->ok && b->ok) {
-        reqs = a->requests >= 0 && b->requests >= 0 ? b->requests - a->requests
-                                                    : (double)answered;
-        cpu = a->cpu_s >= 0 && b->cpu_s >= 0 ? b->cpu_s - a->cpu_s : -1;
-        allocs = a->alloc_calls >= 0 && b->alloc_calls >= 0
-                     ? b->alloc_calls - a->alloc_calls
-                     : -1;
-        fprintf(f, ",\"server\":{\"source\":\"%s\",\"requests\":%.0f",
-                b->from_stats ? "server.stats" : "proc", reqs);
-        if (cpu >= 0)
-            fprintf(f, ",\"cpu_s\":%.6f,\"cpu_us_per_req\":%.3f", cpu,
-                    reqs > 0 ? cpu * 1e6 / reqs : 0);
-        if (allocs >= 0)
-            fprintf(f, ",\"allocs\":%.0f,\"allocs_per_req\":%.4f", allocs,
-                    reqs > 0 ? allocs / reqs : 0);
+    if (server_spend(res, &sp)) {
+        fprintf(f,
+                ",\"server\":{\"source\":\"%s\",\"cpu_source\":\"%s\","
+                "\"requests\":%.0f",
+                b->from_stats ? "server.stats" : "proc",
+                b->cpu_from_proc ? "proc" : "server.stats", sp.reqs);
+        if (sp.cpu >= 0)
+            fprintf(f, ",\"cpu_s\":%.6f,\"cpu_us_per_req\":%.3f", sp.cpu,
+                    sp.reqs > 0 ? sp.cpu * 1e6 / sp.reqs : 0);
+        if (sp.allocs >= 0)
+            fprintf(f, ",\"allocs\":%.0f,\"allocs_per_req\":%.4f", sp.allocs,
+                    sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
         fprintf(f, "}");
     }
     fprintf(f, ",\"status\":%d", res->status);

@@ -1,10 +1,10 @@
 /*
  * server.c - what the server spent: its CPU time, requests and heap
  * allocations, read before and after a run.  server.stats over the admin
- * socket gives all three (its "totals" map); without it, the CPU time of
- * the server's processes comes from /proc (--server-pid: the master and
- * every descendant).  The reader takes what is there and leaves the rest
- * unknown: server.stats may lack a field, or the method.
+ * socket gives all three (its "totals" map); the CPU time of the server's
+ * processes also comes from /proc (--server-pid: the master and every
+ * descendant), which is more current.  The reader takes what is there and
+ * leaves the rest unknown: server.stats may lack a field, or the method.
  */
 #include "config.h"
 
@@ -185,23 +185,25 @@ proc_ticks(pid_t pid, int depth)
 void
 folio_bench_server_snap(const struct bench_opts *o, struct bench_server_snap *s)
 {
-    long long ticks;
+    long long ticks = -1;
     long hz;
 
     memset(s, 0, sizeof(*s));
     s->requests = s->cpu_s = s->alloc_calls = -1;
-    if (o->admin != NULL && from_stats(o->admin, s) == 0)
-        return;
-    if (o->server_pid <= 0)
-        return;
-    if ((ticks = proc_ticks(o->server_pid, 0)) < 0) {
+    if (o->admin != NULL)
+        from_stats(o->admin, s);
+    /*
+     * /proc's CPU time is current to a clock tick; server.stats' is what
+     * each worker last sampled (every 100 ms): prefer /proc when we may.
+     */
+    if (o->server_pid > 0 && (ticks = proc_ticks(o->server_pid, 0)) < 0)
         snprintf(s->why + strlen(s->why), sizeof(s->why) - strlen(s->why),
                  "%s/proc/%d: no such process", s->why[0] ? "; " : "",
                  (int)o->server_pid);
-        return;
+    if (ticks >= 0) {
+        hz = sysconf(_SC_CLK_TCK);
+        s->cpu_s = (double)ticks / (double)(hz > 0 ? hz : 100);
+        s->cpu_from_proc = 1;
+        s->ok = 1;
     }
-    hz = sysconf(_SC_CLK_TCK);
-    s->ok = 1;
-    s->from_stats = 0;
-    s->cpu_s = (double)ticks / (double)(hz > 0 ? hz : 100);
 }
