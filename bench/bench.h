@@ -166,7 +166,8 @@ struct bench_counts {
     _Atomic uint64_t first_ns; /* time of the first measured send */
     _Atomic uint64_t last_ns;  /* time of the last measured answer */
     _Atomic uint64_t conn_failures;
-    _Atomic uint64_t vus; /* ramp: virtual users running */
+    _Atomic uint64_t vus;   /* ramp: virtual users running */
+    _Atomic uint64_t paced; /* open loop: schedule slots sent so far */
 };
 
 static inline void
@@ -196,7 +197,7 @@ struct bench_totals {
     uint64_t kind_err[BENCH_NKINDS];
     uint64_t hist[FOLIO_LAT_BUCKETS];
     uint64_t max_ns, sum_ns, first_ns, last_ns;
-    uint64_t conn_failures, vus;
+    uint64_t conn_failures, vus, paced;
 };
 
 /* folio_bench_counts_sum - add c into t (t zeroed by the caller). */

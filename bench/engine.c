@@ -415,6 +415,7 @@ issue_due(struct bench_thread *t, uint64_t now)
         append_request(c, pick(t, t->pool->n), due, counted, now);
         t->free_slots--;
         t->pace_k++;
+        bench_set(&t->c.paced, t->pace_k);
         if (flush_out(c) != 0)
             continue;
     }
@@ -1015,4 +1016,5 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
         t->last_ns = v;
     t->conn_failures += bench_get(&c->conn_failures);
     t->vus += bench_get(&c->vus);
+    t->paced += bench_get(&c->paced);
 }

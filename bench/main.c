@@ -543,6 +543,15 @@ watch(struct bench_run *r, struct bench_result *res)
     }
 }
 
+/* Unexpected errors --max-errors allows after `sent` requests. */
+static uint64_t
+errors_allowed(const struct bench_opts *o, uint64_t sent)
+{
+    return o->max_errors_pct >= 0
+               ? (uint64_t)floor(o->max_errors_pct / 100.0 * (double)sent)
+               : o->max_errors;
+}
+
 /* Go's time.Duration, one decimal: "850.2us", "1.2ms", "2.5s". */
 static const char *
 round_time(double ns, char *buf, size_t len)
@@ -593,6 +602,9 @@ rounds(struct bench_run *r, struct bench_result *res)
                 round_time((double)(end - start), took, sizeof(took)),
                 end > start ? (double)n * 1e9 / (double)(end - start) : 0);
         fflush(out);
+        /* Like shakesapp's client, a failed request ends the rounds. */
+        if (folio_bench_unexpected(&t) > errors_allowed(o, t.sent))
+            atomic_store(&r->stop, 1);
     }
 }
 
@@ -617,9 +629,7 @@ judge(const struct bench_run *r, struct bench_result *res)
         snprintf(res->why, sizeof(res->why), "%s", r->first_error);
         return;
     }
-    allowed = o->max_errors_pct >= 0
-                  ? (uint64_t)floor(o->max_errors_pct / 100.0 * (double)t->sent)
-                  : o->max_errors;
+    allowed = errors_allowed(o, t->sent);
     if (unexpected > allowed) {
         res->status = BENCH_EXIT_THRESHOLD;
         snprintf(res->why, sizeof(res->why),

@@ -83,12 +83,17 @@ folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
              was = prev->ok + prev->err_replies;
     char p99[32], extra[64] = "";
 
-    if (r->o->mode == BENCH_RAMP)
+    if (r->o->mode == BENCH_RAMP) {
         snprintf(extra, sizeof(extra), ", %llu users",
                  (unsigned long long)now->vus);
-    else if (r->o->mode == BENCH_OPEN && now->sent > done + now->lost)
-        snprintf(extra, sizeof(extra), ", %llu waiting",
-                 (unsigned long long)(now->sent - done - now->lost));
+    } else if (r->o->mode == BENCH_OPEN) {
+        /* Due by now on the schedule, but not sent: no room on any
+         * connection because the server is slow to answer. */
+        double due = r->o->rate * elapsed_s, behind = due - (double)now->paced;
+
+        if (behind > r->nthreads + 1)
+            snprintf(extra, sizeof(extra), ", %.0f behind schedule", behind);
+    }
     fprintf(stderr, "[%6.1fs] %8.0f req/s, %llu errors, p99 %s%s\n", elapsed_s,
             interval_s > 0 ? (double)(done - was) / interval_s : 0,
             (unsigned long long)(now->err_replies + now->lost),

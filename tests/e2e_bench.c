@@ -627,6 +627,12 @@ START_TEST(test_thresholds)
                   "--max-errors", "50%", "-q");
     expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
                   "--max-errors", "49%", "-q");
+    /* Rounds stop after the round whose errors pass --max-errors. */
+    expect_status(b, 1, "rounds", "-w", "ping", "-H", f.addr, "--rounds", "50");
+    ck_assert_int_eq(count_lines_with(b->out, "Simulated "), 1);
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", f.addr, "-c", "1",
+                  "--rounds", "5", "--max-errors", "50%");
+    ck_assert_int_eq(count_lines_with(b->out, "Simulated "), 5);
     free(b);
 }
 END_TEST
