@@ -5,8 +5,8 @@
 # Usage: BUILDDIR=build sh bench/all.sh [SECONDS] [RUNS] [REPORT.md]
 # SECONDS and RUNS go to every script (default 5 and 3); the report goes
 # to REPORT.md, or to stdout.  A script is run when its header's usage
-# line takes "[SECONDS] [RUNS]" (the convention in bench/lib.sh); the
-# others (tools such as instr.sh) are listed, not run.  A script that
+# line takes "[SECONDS] [RUNS]" (the convention in bench/lib.sh) or
+# "[SECONDS]"; the others (tools such as instr.sh) are listed, not run.  A script that
 # fails is reported as failed and the others still run; the exit status
 # is 1 if any failed.
 set -u
@@ -40,7 +40,8 @@ for script in "$HERE"/*.sh; do
     esac
     usage=$(sed -n 's/^# *Usage: *//p' "$script" | head -n 1)
     case $usage in
-    *"[SECONDS] [RUNS]"*) ;;
+    *"[SECONDS] [RUNS]"*) args="$SECS $RUNS" ;;
+    *"[SECONDS]"*) args="$SECS" ;;
     *)
         echo "bench/all.sh: not running $name.sh (usage: $usage)" >&2
         skipped="$skipped
@@ -58,7 +59,8 @@ for script in "$HERE"/*.sh; do
         echo
         [ -n "$title" ] && echo "$title" && echo
     } >>"$TMP/report.md"
-    sh "$script" "$SECS" "$RUNS" >"$TMP/$name.md" 2>"$TMP/$name.err"
+    # shellcheck disable=SC2086
+    sh "$script" $args >"$TMP/$name.md" 2>"$TMP/$name.err"
     rc=$?
     if [ $rc -eq 0 ]; then
         cat "$TMP/$name.md" >>"$TMP/report.md"
@@ -81,7 +83,7 @@ if [ -n "$skipped" ]; then
         echo
         echo "## Not run"
         echo
-        echo "These scripts do not take [SECONDS] [RUNS]; run them by hand:"
+        echo "These scripts do not take [SECONDS] [RUNS]: run them by hand."
         echo "$skipped"
     } >>"$TMP/report.md"
 fi

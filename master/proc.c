@@ -250,23 +250,26 @@ on_recycle(struct folio_master *m, struct folio_proc *p)
     folio_proc_spawn(m, m->cur, p->index, (int)(p - m->procs));
 }
 
-static void
-on_chan(evutil_socket_t fd, short what, void *arg)
+/*
+ * Read up to `max` messages from a worker's channel.  Returns 1 if more
+ * may be waiting, 0 when the channel is empty or closed.
+ */
+static int
+chan_read(struct folio_proc *p, int max)
 {
     static char data[FOLIO_CHAN_MAX_DATA];
     struct folio_master *m = folio_master;
-    struct folio_proc *p = arg;
     struct folio_chan_hdr h;
-    int r, passfd, n;
+    int r, passfd, n, fd = p->chan;
 
-    for (n = 0; n < 256; n++) {
+    for (n = 0; n < max; n++) {
         r = folio_chan_recv(fd, &h, data, sizeof(data), &passfd);
         if (r == FOLIO_EAGAIN)
-            return;
+            return 0;
         if (r == 0 || r == FOLIO_ESYS) {
             /* The worker is exiting; the reaper does the rest. */
             event_del(p->ev_chan);
-            return;
+            return 0;
         }
         if (r < 0) {
             folio_log_warnx("malformed message from worker %d", p->index);
@@ -274,7 +277,8 @@ on_chan(evutil_socket_t fd, short what, void *arg)
         }
         switch (h.ch_type) {
         case FOLIO_CHAN_READY:
-            on_ready(m, p);
+            if (!p->reaped)
+                on_ready(m, p);
             break;
         case FOLIO_CHAN_HANDOFF:
             if (passfd >= 0) {
@@ -283,7 +287,8 @@ on_chan(evutil_socket_t fd, short what, void *arg)
             }
             break;
         case FOLIO_CHAN_RECYCLE:
-            on_recycle(m, p);
+            if (!p->reaped)
+                on_recycle(m, p);
             break;
         default:
             folio_log_warnx("unexpected message %u from worker %d", h.ch_type,
@@ -292,6 +297,13 @@ on_chan(evutil_socket_t fd, short what, void *arg)
         if (passfd >= 0)
             close(passfd);
     }
+    return 1;
+}
+
+static void
+on_chan(evutil_socket_t fd, short what, void *arg)
+{
+    chan_read(arg, 256);
 }
 
 static void
@@ -422,6 +434,12 @@ folio_proc_reap(struct folio_master *m)
             folio_stat_set(&s->ws_cpu_sys_us, cpu_s);
         folio_stats_fold(m->stats, (unsigned)i);
 
+        /* What it sent before exiting (connections handed over at a
+         * reload) may still wait in the channel: take it first. */
+        m->procs[i].reaped = 1;
+        if (m->procs[i].ev_chan != NULL && m->procs[i].chan != -1)
+            while (chan_read(&m->procs[i], 4096))
+                ;
         if (m->procs[i].ev_chan != NULL)
             event_free(m->procs[i].ev_chan);
         if (m->procs[i].chan != -1)
