@@ -23,12 +23,14 @@ start_redis
 
 echo "| conns | pipeline | foliod req/s | foliod p50 / p99 (us) | foliod CPU us/req | folio-bench CPU us/req | redis req/s | redis p50 / p99 (us) | redis CPU us/req | redis-benchmark CPU us/req | foliod / redis |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+# The medians split their lists of numbers on purpose.
+# shellcheck disable=SC2086
 m() { printf '%s\n' $1 | median; }
 for conns in $CONNS; do
     for pipe in $PIPES; do
         f_rps=""; f_p50=""; f_p99=""; f_cpu=""; f_gen=""
         r_rps=""; r_p50=""; r_p99=""; r_cpu=""; r_gen=""
-        for run in $(seq "$RUNS"); do
+        for _ in $(seq "$RUNS"); do
             # folio-bench reads foliod's CPU itself, after the warm-up:
             # server.stats over the admin socket, or /proc.
             gen=$(cpu_of "$BENCH_TMP/f.json" "$FOLIO_BENCH" -q \
