@@ -1,6 +1,7 @@
 /*
  * engine.c - folio-bench's engine: threads, each with its own libevent
  * loop and its share of the connections, over raw non-blocking sockets.
+ * When each mode sends is in modes.c.
  *
  * A request is copied from the pool and its msgid patched in; the server
  * answers each connection in order, so a ring per connection (send time,
@@ -28,56 +29,13 @@
 #include <event2/event.h>
 
 #include "bench/bench.h"
+#include "bench/engine_int.h"
 #include "src/mp.h"
 #include "src/rpc.h"
 
-#define COUNTED 0x80000000u /* ring_req: a measured request */
 #define IN_BUF 16384
 #define TICK_MS 50
 #define BUDGET_CHUNK 64
-
-struct bench_conn {
-    int fd;
-    uint32_t index; /* global number: the virtual user */
-    struct bench_thread *t;
-    struct event *rev, *wev;
-    struct folio_buf in;
-    struct folio_mp_scan scan;
-    char *out;
-    size_t out_off, out_len, out_cap;
-    uint64_t *ring_ns;  /* send time (open loop: intended send time) */
-    uint32_t *ring_req; /* pool index | COUNTED */
-    uint32_t mask, head, inflight;
-    uint32_t next_id;
-    uint64_t progress_ns; /* the last answer, or the send that woke it */
-    int want;             /* ramp: the virtual user runs */
-    int dead;             /* failed: never used again */
-};
-
-struct bench_thread {
-    pthread_t th;
-    int id;
-    struct bench_run *r;
-    const struct bench_opts *o;
-    const struct bench_pool *pool;
-    struct event_base *base;
-    struct event *tick, *pace;
-    struct bench_conn *conns;
-    int nconns;
-    int live;            /* connections open */
-    uint64_t inflight;   /* over all its connections */
-    uint64_t free_slots; /* open loop: room left on live connections */
-    uint64_t rng;
-    uint64_t budget; /* taken from r->budget, not yet spent */
-    int stopping;    /* send nothing more; finish when drained */
-    /* open loop */
-    double pace_interval; /* ns between intended sends */
-    uint64_t pace_t0, pace_k;
-    int rr;
-    /* rounds */
-    uint64_t round_send, round_recv;
-    struct bench_counts c __attribute__((aligned(64)));
-};
 
 const char *const folio_bench_kind_method[BENCH_NKINDS] = {
     "server.ping",   "corpus.match_count", "freight.quote",
@@ -91,21 +49,6 @@ folio_bench_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*: per thread, no lock. */
-static inline uint32_t
-pick(struct bench_thread *t, uint32_t n)
-{
-    uint64_t x = t->rng;
-
-    if (n <= 1)
-        return 0;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    t->rng = x;
-    return (uint32_t)((((x * 0x2545F4914F6CDD1DULL) >> 32) * n) >> 32);
 }
 
 static void note_error(struct bench_run *r, const char *fmt, ...)
@@ -126,8 +69,8 @@ note_error(struct bench_run *r, const char *fmt, ...)
 }
 
 /* With -n, may one more measured request be sent?  Taken in chunks. */
-static int
-take_budget(struct bench_thread *t)
+int
+bench_take_budget(struct bench_thread *t)
 {
     uint64_t cur, want;
 
@@ -147,8 +90,8 @@ take_budget(struct bench_thread *t)
     return 1;
 }
 
-static void
-maybe_finish(struct bench_thread *t)
+void
+bench_maybe_finish(struct bench_thread *t)
 {
     if (t->stopping && t->inflight == 0)
         event_base_loopbreak(t->base);
@@ -162,8 +105,8 @@ run_loop(struct bench_thread *t)
         event_base_dispatch(t->base);
 }
 
-static void
-conn_close(struct bench_conn *c)
+void
+bench_conn_close(struct bench_conn *c)
 {
     struct bench_thread *t = c->t;
 
@@ -194,9 +137,10 @@ conn_fail(struct bench_conn *c, const char *why)
     bench_add(&t->c.conn_failures, 1);
     for (i = 0; i < c->inflight; i++) {
         q = c->ring_req[(c->head + i) & c->mask];
-        if (q & COUNTED) {
+        if (q & BENCH_COUNTED) {
             bench_add(&t->c.lost, 1);
-            bench_add(&t->c.kind_err[t->pool->reqs[q & ~COUNTED].kind], 1);
+            bench_add(&t->c.kind_err[t->pool->reqs[q & ~BENCH_COUNTED].kind],
+                      1);
         }
     }
     t->inflight -= c->inflight;
@@ -210,17 +154,17 @@ conn_fail(struct bench_conn *c, const char *why)
             event_base_loopbreak(t->base);
     }
     c->inflight = 0;
-    conn_close(c);
+    bench_conn_close(c);
     c->dead = 1;
     if (t->live == 0 && t->o->mode != BENCH_RAMP)
         t->stopping = 1;
-    maybe_finish(t);
+    bench_maybe_finish(t);
 }
 
 /* Append request `qi` of the pool, stamped `when` (ns). */
-static void
-append_request(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
-               uint64_t now)
+void
+bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
+             uint64_t now)
 {
     struct bench_thread *t = c->t;
     const struct bench_req *q = &t->pool->reqs[qi];
@@ -242,7 +186,7 @@ append_request(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
     c->out_len += q->len;
     slot = (c->head + c->inflight) & c->mask;
     c->ring_ns[slot] = when;
-    c->ring_req[slot] = qi | (counted ? COUNTED : 0);
+    c->ring_req[slot] = qi | (counted ? BENCH_COUNTED : 0);
     if (c->inflight == 0)
         c->progress_ns = now;
     c->inflight++;
@@ -256,8 +200,8 @@ append_request(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
 }
 
 /* Send what is pending; on a full socket, wait for it to drain. */
-static int
-flush_out(struct bench_conn *c)
+int
+bench_flush(struct bench_conn *c)
 {
     ssize_t n;
 
@@ -287,157 +231,17 @@ on_write(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (flush_out(c) == 0 && c->out_off == c->out_len && c->fd != -1)
+    if (bench_flush(c) == 0 && c->out_off == c->out_len && c->fd != -1)
         event_del(c->wev);
 }
 
 /* One request from the pool, timed from `now`. */
-static void
-send_one(struct bench_conn *c, uint64_t now, int counted)
+void
+bench_send_one(struct bench_conn *c, uint64_t now, int counted)
 {
     struct bench_thread *t = c->t;
 
-    append_request(c, pick(t, t->pool->n), now, counted, now);
-}
-
-/*
- * Closed loop, ramp and rounds: an answer (or the start) frees a slot on
- * connection c; send the next request if the mode says so.
- */
-static void
-refill(struct bench_conn *c, uint64_t now)
-{
-    struct bench_thread *t = c->t;
-    int counted;
-
-    if (t->stopping)
-        return;
-    switch (t->o->mode) {
-    case BENCH_CLOSED:
-        counted = now >= t->r->measure_ns;
-        if (counted && !take_budget(t)) {
-            t->stopping = 1;
-            return;
-        }
-        send_one(c, now, counted);
-        break;
-    case BENCH_RAMP:
-        if (c->want)
-            send_one(c, now, now >= t->r->measure_ns);
-        break;
-    case BENCH_ROUNDS:
-        if (t->round_send > 0) {
-            t->round_send--;
-            send_one(c, now, 1);
-        }
-        break;
-    case BENCH_OPEN:
-        break;
-    }
-}
-
-/* Open loop: the number of schedule slots due strictly before `until`. */
-static uint64_t
-pace_slots_before(const struct bench_thread *t, uint64_t until)
-{
-    if (until <= t->pace_t0)
-        return 0;
-    return (uint64_t)ceil((double)(until - t->pace_t0) / t->pace_interval);
-}
-
-static uint64_t
-pace_due(const struct bench_thread *t, uint64_t k)
-{
-    return t->pace_t0 + (uint64_t)((double)k * t->pace_interval);
-}
-
-/* Open loop: stop; what was due but never sent is reported as behind. */
-static void
-pace_stop(struct bench_thread *t, uint64_t now)
-{
-    uint64_t until, due, from;
-
-    if (t->stopping)
-        return;
-    t->stopping = 1;
-    if (t->pace != NULL)
-        event_del(t->pace);
-    until = t->r->stop_ns != 0 && t->r->stop_ns < now ? t->r->stop_ns : now;
-    due = pace_slots_before(t, until);
-    from = pace_slots_before(t, t->r->measure_ns);
-    if (from < t->pace_k)
-        from = t->pace_k;
-    if (due > from && t->o->total == 0)
-        bench_add(&t->c.behind, due - from);
-}
-
-/*
- * Open loop: send every request whose intended time has come, on the
- * next connection with room.  Latency counts from the intended time.
- */
-static void
-issue_due(struct bench_thread *t, uint64_t now)
-{
-    struct bench_conn *c;
-    struct timeval tv;
-    uint64_t due, wait;
-    int i, counted;
-
-    while (!t->stopping) {
-        due = pace_due(t, t->pace_k);
-        if (t->r->stop_ns != 0 && due >= t->r->stop_ns) {
-            pace_stop(t, now);
-            break;
-        }
-        if (due > now)
-            break;
-        if (t->free_slots == 0) {
-            /* Behind: answers will free a slot, unless time is up. */
-            if (t->r->stop_ns != 0 && now >= t->r->stop_ns) {
-                pace_stop(t, now);
-                break;
-            }
-            return;
-        }
-        for (i = 0, c = NULL; i < t->nconns; i++) {
-            c = &t->conns[(t->rr + i) % t->nconns];
-            if (c->fd != -1 && c->inflight < (uint32_t)t->o->pipeline)
-                break;
-        }
-        if (i == t->nconns || c == NULL)
-            return; /* cannot happen: free_slots counts the room */
-        t->rr = (t->rr + i + 1) % t->nconns;
-        counted = due >= t->r->measure_ns;
-        if (counted && !take_budget(t)) {
-            pace_stop(t, now);
-            break;
-        }
-        append_request(c, pick(t, t->pool->n), due, counted, now);
-        t->free_slots--;
-        t->pace_k++;
-        bench_set(&t->c.paced, t->pace_k);
-        if (flush_out(c) != 0)
-            continue;
-    }
-    if (t->stopping) {
-        maybe_finish(t);
-        return;
-    }
-    due = pace_due(t, t->pace_k);
-    wait = due > now ? due - now : 0;
-    tv.tv_sec = (time_t)(wait / 1000000000u);
-    tv.tv_usec = (suseconds_t)(wait % 1000000000u / 1000u);
-    event_add(t->pace, &tv);
-}
-
-static void
-on_pace(evutil_socket_t fd, short what, void *arg)
-{
-    struct bench_thread *t = arg;
-
-    (void)fd;
-    (void)what;
-    issue_due(t, folio_bench_now_ns());
+    bench_append(c, bench_pick(t, t->pool->n), now, counted, now);
 }
 
 /* Decode the code of an error value [code, message]. */
@@ -589,8 +393,8 @@ on_read(evutil_socket_t fd, short what, void *arg)
             return;
         }
         q = c->ring_req[c->head];
-        if (q & COUNTED)
-            account(t, &t->pool->reqs[q & ~COUNTED], &m,
+        if (q & BENCH_COUNTED)
+            account(t, &t->pool->reqs[q & ~BENCH_COUNTED], &m,
                     now - c->ring_ns[c->head], now);
         folio_buf_consume(&c->in, (size_t)c->scan.pos);
         folio_mp_scan_reset(&c->scan);
@@ -601,22 +405,22 @@ on_read(evutil_socket_t fd, short what, void *arg)
         if (t->o->mode == BENCH_OPEN) {
             t->free_slots++;
         } else {
-            refill(c, now);
+            bench_refill(c, now);
             if (t->o->mode == BENCH_ROUNDS && --t->round_recv == 0)
                 event_base_loopbreak(t->base);
         }
     }
-    if (c->out_len > c->out_off && flush_out(c) != 0)
+    if (c->out_len > c->out_off && bench_flush(c) != 0)
         return;
     if (t->o->mode == BENCH_OPEN)
-        issue_due(t, now);
+        bench_issue_due(t, now);
     else if (t->o->mode == BENCH_RAMP && !c->want && c->inflight == 0)
-        conn_close(c);
-    maybe_finish(t);
+        bench_conn_close(c);
+    bench_maybe_finish(t);
 }
 
-static int
-conn_open(struct bench_thread *t, struct bench_conn *c)
+int
+bench_conn_open(struct bench_thread *t, struct bench_conn *c)
 {
     int fd;
 
@@ -650,77 +454,18 @@ conn_open(struct bench_thread *t, struct bench_conn *c)
 }
 
 /* Fill connection c up to -P requests (closed loop, ramp, rounds). */
-static void
-prime(struct bench_conn *c, uint64_t now)
+void
+bench_prime(struct bench_conn *c, uint64_t now)
 {
     int j;
 
     for (j = 0; j < c->t->o->pipeline && c->fd != -1 && !c->dead; j++) {
         if ((uint32_t)j < c->inflight)
             continue;
-        refill(c, now);
+        bench_refill(c, now);
     }
     if (c->fd != -1 && c->out_len > c->out_off)
-        flush_out(c);
-}
-
-/* Ramp: virtual users at time `now`, linear within each stage. */
-static uint32_t
-ramp_target(const struct bench_thread *t, uint64_t now, int *over)
-{
-    const struct bench_opts *o = t->o;
-    uint64_t el = now - t->r->t0, acc = 0;
-    double prev = 0;
-    int i;
-
-    *over = 0;
-    for (i = 0; i < o->nstages; i++) {
-        if (el < acc + o->stages[i].dur_ns)
-            return (uint32_t)(prev +
-                              ((double)o->stages[i].target - prev) *
-                                  (double)(el - acc) /
-                                  (double)o->stages[i].dur_ns +
-                              0.5);
-        acc += o->stages[i].dur_ns;
-        prev = o->stages[i].target;
-    }
-    *over = 1;
-    return 0;
-}
-
-static void
-ramp_update(struct bench_thread *t, uint64_t now)
-{
-    struct bench_conn *c;
-    uint32_t target;
-    uint64_t running = 0;
-    int i, over;
-
-    target = ramp_target(t, now, &over);
-    if (over)
-        t->stopping = 1;
-    for (i = 0; i < t->nconns; i++) {
-        c = &t->conns[i];
-        if (c->dead)
-            continue;
-        if (c->index < target && !t->stopping) {
-            if (!c->want) {
-                c->want = 1;
-                if (c->fd == -1 && conn_open(t, c) != 0) {
-                    c->dead = 1;
-                    bench_add(&t->c.conn_failures, 1);
-                    continue;
-                }
-                prime(c, now);
-            }
-        } else if (c->want) {
-            c->want = 0;
-            if (c->inflight == 0)
-                conn_close(c);
-        }
-        running += c->want && c->fd != -1;
-    }
-    bench_set(&t->c.vus, running);
+        bench_flush(c);
 }
 
 static void
@@ -735,24 +480,24 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (atomic_load(&t->r->stop)) {
         if (t->o->mode == BENCH_OPEN)
-            pace_stop(t, now);
+            bench_pace_stop(t, now);
         else
             t->stopping = 1;
     } else if (t->r->stop_ns != 0 && now >= t->r->stop_ns &&
                t->o->mode != BENCH_OPEN) {
-        t->stopping = 1; /* the open loop stops in issue_due() */
+        t->stopping = 1; /* the open loop stops in bench_issue_due() */
     }
     if (t->o->mode == BENCH_RAMP)
-        ramp_update(t, now);
+        bench_ramp_update(t, now);
     else if (t->o->mode == BENCH_OPEN && !t->stopping)
-        issue_due(t, now);
+        bench_issue_due(t, now);
     for (i = 0; i < t->nconns; i++) {
         c = &t->conns[i];
         if (c->fd != -1 && c->inflight > 0 &&
             now - c->progress_ns > t->o->timeout_ns)
             conn_fail(c, "no answer within the time-out");
     }
-    maybe_finish(t);
+    bench_maybe_finish(t);
 }
 
 static int
@@ -779,7 +524,7 @@ thread_setup(struct bench_thread *t)
     if (t->tick == NULL || event_add(t->tick, &tick) != 0)
         return -1;
     if (o->mode == BENCH_OPEN &&
-        (t->pace = evtimer_new(t->base, on_pace, t)) == NULL)
+        (t->pace = evtimer_new(t->base, bench_on_pace, t)) == NULL)
         return -1;
     for (i = 0; i < t->nconns; i++) {
         struct bench_conn *c = &t->conns[i];
@@ -809,7 +554,7 @@ thread_teardown(struct bench_thread *t)
 
         if (c->inflight > 0)
             conn_fail(c, "unanswered at the end");
-        conn_close(c);
+        bench_conn_close(c);
         free(c->out);
         free(c->ring_ns);
         free(c->ring_req);
@@ -827,30 +572,6 @@ thread_teardown(struct bench_thread *t)
     t->base = NULL;
 }
 
-static void
-run_rounds(struct bench_thread *t)
-{
-    struct bench_run *r = t->r;
-    uint64_t share, now;
-    int i;
-
-    for (;;) {
-        pthread_barrier_wait(&r->round);
-        if (atomic_load(&r->stop))
-            break;
-        share = r->round_n / (uint64_t)r->nthreads +
-                ((uint64_t)t->id < r->round_n % (uint64_t)r->nthreads);
-        t->round_send = t->round_recv = share;
-        t->stopping = t->live == 0;
-        now = folio_bench_now_ns();
-        for (i = 0; i < t->nconns && t->round_send > 0; i++)
-            prime(&t->conns[i], now);
-        if (t->round_recv > 0 && t->inflight > 0)
-            event_base_dispatch(t->base);
-        pthread_barrier_wait(&r->round);
-    }
-}
-
 static void *
 thread_main(void *arg)
 {
@@ -863,7 +584,7 @@ thread_main(void *arg)
     if (!ok)
         note_error(r, "out of memory setting up thread %d", t->id);
     for (i = 0; ok && t->o->mode != BENCH_RAMP && i < t->nconns; i++)
-        ok = conn_open(t, &t->conns[i]) == 0;
+        ok = bench_conn_open(t, &t->conns[i]) == 0;
     if (!ok) {
         pthread_mutex_lock(&r->lock);
         r->connect_failed = 1;
@@ -877,7 +598,7 @@ thread_main(void *arg)
     switch (t->o->mode) {
     case BENCH_CLOSED:
         for (i = 0; i < t->nconns; i++)
-            prime(&t->conns[i], now);
+            bench_prime(&t->conns[i], now);
         run_loop(t);
         break;
     case BENCH_OPEN:
@@ -885,15 +606,15 @@ thread_main(void *arg)
             1e9 * (double)r->o->conns / ((double)t->nconns * r->o->rate);
         t->pace_t0 =
             r->t0 + (uint64_t)(t->pace_interval * t->id / (double)r->nthreads);
-        issue_due(t, now);
+        bench_issue_due(t, now);
         run_loop(t);
         break;
     case BENCH_RAMP:
-        ramp_update(t, now);
+        bench_ramp_update(t, now);
         run_loop(t);
         break;
     case BENCH_ROUNDS:
-        run_rounds(t);
+        bench_run_rounds(t);
         break;
     }
 out:
