@@ -1,10 +1,11 @@
 /*
  * comments-load - a small closed-loop load generator for the comments
- * service, used by bench/comments.sh until folio-bench has its comments
- * workload.  -c connections over -t threads, one request in flight each;
- * the first --writers connections post, the others list one page, so the
- * latency of lists can be read beside a stream of durable posts.
- * Requests are encoded once and patched with their msgid.
+ * service, used by bench/comments.sh beside folio-bench: -c connections
+ * over -t threads, one request in flight each; the first --writers
+ * connections post, the others list one page, so the latency of lists can
+ * be read beside a stream of durable posts (folio-bench mixes the two on
+ * every connection).  Requests are encoded once and patched with their
+ * msgid.
  */
 #include "config.h"
 
@@ -241,8 +242,7 @@ thread_main(void *arg)
     for (i = 0; i < t->nconns; i++) {
         pf[i].fd = t->conns[i].fd;
         pf[i].events = POLLIN;
-        if ((o->total == 0 || take_budget()) &&
-            send_request(&t->conns[i]) == 0)
+        if ((o->total == 0 || take_budget()) && send_request(&t->conns[i]) == 0)
             open++;
         else
             pf[i].fd = -1;
@@ -253,8 +253,7 @@ thread_main(void *arg)
         for (i = 0; i < t->nconns; i++) {
             struct lconn *c = &t->conns[i];
 
-            if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP |
-                                                   POLLERR)))
+            if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             r = read_reply(t, c);
             if (r == 0)
@@ -305,8 +304,8 @@ main(int argc, char *argv[])
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct opts o = {"127.0.0.1:7788", 50, 2, 0, 5.0, 0.0, 0, "/bench",
-                     0, 200, 0};
+    struct opts o = {"127.0.0.1:7788", 50, 2,   0, 5.0, 0.0, 0,
+                     "/bench",         0,  200, 0};
     uint64_t hist[2][FOLIO_LAT_BUCKETS] = {{0}}, done[2] = {0}, errors = 0;
     uint64_t list_bytes = 0;
     struct lthread *th;

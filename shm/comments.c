@@ -63,17 +63,16 @@ struct folio_comments {
     MDB_dbi dbi_comments;
     MDB_dbi dbi_ids;
     MDB_dbi dbi_meta;
-    MDB_txn *rtxn;     /* the read transaction: reset between requests */
-    MDB_cursor *rcur;  /* on "comments", renewed with rtxn */
-    int broken;        /* MDB_PANIC seen: reopen before the next use */
+    MDB_txn *rtxn;    /* the read transaction: reset between requests */
+    MDB_cursor *rcur; /* on "comments", renewed with rtxn */
+    int broken;       /* MDB_PANIC seen: reopen before the next use */
     uint64_t map_init;
     uint64_t max_size;
     uint64_t grows, adopts, reopens;
     char dir[PATH_MAX];
 };
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -155,8 +154,8 @@ folio_comments_text_check(const char *s, size_t len, int body, size_t *at)
             if (end - p < 3)
                 goto bad;
             c1 = p[1];
-            if (c == 0xe0 ? c1 < 0xa0 || c1 > 0xbf    /* overlong */
-                : c == 0xed ? c1 < 0x80 || c1 > 0x9f  /* surrogates */
+            if (c == 0xe0   ? c1 < 0xa0 || c1 > 0xbf /* overlong */
+                : c == 0xed ? c1 < 0x80 || c1 > 0x9f /* surrogates */
                             : (c1 & 0xc0) != 0x80)
                 goto bad;
             if ((p[2] & 0xc0) != 0x80)
@@ -168,8 +167,8 @@ folio_comments_text_check(const char *s, size_t len, int body, size_t *at)
             if (end - p < 4)
                 goto bad;
             c1 = p[1];
-            if (c == 0xf0 ? c1 < 0x90 || c1 > 0xbf    /* overlong */
-                : c == 0xf4 ? c1 < 0x80 || c1 > 0x8f  /* > U+10FFFF */
+            if (c == 0xf0   ? c1 < 0x90 || c1 > 0xbf /* overlong */
+                : c == 0xf4 ? c1 < 0x80 || c1 > 0x8f /* > U+10FFFF */
                             : (c1 & 0xc0) != 0x80)
                 goto bad;
             if ((p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
@@ -201,8 +200,8 @@ folio_comments_normalize(const char *path, size_t len, char *out)
 }
 
 static int
-check_field(const char *name, const char *s, size_t len, size_t max,
-            int body, char *err, size_t errlen)
+check_field(const char *name, const char *s, size_t len, size_t max, int body,
+            char *err, size_t errlen)
 {
     size_t at;
     int st;
@@ -359,8 +358,10 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
         goto fail;
     }
     if (mdb_env_get_maxkeysize(cs->env) < KEY_MAX) {
-        seterr(err, errlen, "comments store: LMDB keys are limited to %d "
-               "bytes, %d needed", mdb_env_get_maxkeysize(cs->env), KEY_MAX);
+        seterr(err, errlen,
+               "comments store: LMDB keys are limited to %d "
+               "bytes, %d needed",
+               mdb_env_get_maxkeysize(cs->env), KEY_MAX);
         rc = -1;
         goto fail;
     }
@@ -422,8 +423,9 @@ folio_comments_open(const char *data_dir,
         rc = FOLIO_EINVAL;
         goto fail;
     }
-    cs->map_init = opts != NULL && opts->map_init != 0 ? opts->map_init
-                                                       : FOLIO_COMMENTS_MAP_INIT;
+    cs->map_init = opts != NULL && opts->map_init != 0
+                       ? opts->map_init
+                       : FOLIO_COMMENTS_MAP_INIT;
     cs->max_size = opts != NULL && opts->max_size != 0
                        ? opts->max_size
                        : FOLIO_COMMENTS_MAX_SIZE_DEFAULT;
@@ -523,8 +525,7 @@ grow(struct folio_comments *cs, char *err, size_t errlen)
 fail:
     folio_log_errorx("comments store %s: mdb_env_set_mapsize: %s", cs->dir,
                      mdb_strerror(rc));
-    seterr(err, errlen, "cannot grow the comments store: %s",
-           mdb_strerror(rc));
+    seterr(err, errlen, "cannot grow the comments store: %s", mdb_strerror(rc));
     return FOLIO_EFULL;
 }
 
@@ -615,8 +616,8 @@ struct post_arg {
     size_t n;
     struct folio_buf *out;
     size_t mark;
-    size_t *ends;     /* end of comment i in out (may be NULL) */
-    uint64_t first;   /* id of the first */
+    size_t *ends;   /* end of comment i in out (may be NULL) */
+    uint64_t first; /* id of the first */
 };
 
 static int
@@ -679,8 +680,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
         k.mv_size = p->klen + 8;
         v.mv_data = a->out->b_data + start;
         v.mv_size = a->out->b_len - start;
-        if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) !=
-            0)
+        if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) != 0)
             return rc;
         put_be64(idkey, id);
         v = k;
@@ -719,8 +719,8 @@ folio_comments_post_batch(struct folio_comments *cs,
         if ((rc = folio_comments_validate(&in[i], err, errlen)) != 0)
             goto done;
         p[i].in = &in[i];
-        p[i].nlen = folio_comments_normalize(in[i].path, in[i].path_len,
-                                             p[i].np);
+        p[i].nlen =
+            folio_comments_normalize(in[i].path, in[i].path_len, p[i].np);
         p[i].klen = page_key(p[i].np, p[i].nlen, p[i].key, &is_long);
     }
     a.p = p;
@@ -778,8 +778,7 @@ folio_comments_delete(struct folio_comments *cs, uint64_t id, char *err,
     int rc = write_txn(cs, delete_txn, &id, "delete", err, errlen);
 
     if (rc == FOLIO_ENOTFOUND)
-        seterr(err, errlen, "no comment with id %llu",
-               (unsigned long long)id);
+        seterr(err, errlen, "no comment with id %llu", (unsigned long long)id);
     return rc;
 }
 
@@ -884,8 +883,7 @@ folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
 /* ---- info ---------------------------------------------------------- */
 
 int
-folio_comments_info(struct folio_comments *cs,
-                    struct folio_comments_info *info)
+folio_comments_info(struct folio_comments *cs, struct folio_comments_info *info)
 {
     MDB_val k, v;
     int rc;

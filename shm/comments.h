@@ -61,8 +61,7 @@ enum folio_text_status {
  * Returns a folio_text_status; *at (may be NULL) receives the offset of
  * the first offending byte.  Any process.
  */
-int folio_comments_text_check(const char *s, size_t len, int body,
-                              size_t *at);
+int folio_comments_text_check(const char *s, size_t len, int body, size_t *at);
 
 /*
  * folio_comments_normalize - mouthful's path normalization: prepend '/'
@@ -136,8 +135,8 @@ int folio_comments_post_batch(struct folio_comments *cs,
  * FOLIO_ENOMEM or FOLIO_ESTORE (logged), each with a message in `err`; on
  * error `out` is as it was.
  */
-int folio_comments_list(struct folio_comments *cs, const char *path,
-                        size_t len, struct folio_buf *out, size_t max_bytes,
+int folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
+                        struct folio_buf *out, size_t max_bytes,
                         uint32_t *count, char *err, size_t errlen);
 
 /*
@@ -150,12 +149,12 @@ int folio_comments_delete(struct folio_comments *cs, uint64_t id, char *err,
 
 /* Counters of one handle, for tests and logs. */
 struct folio_comments_info {
-    uint64_t map_size;   /* this handle's current map */
-    uint64_t max_size;   /* ceiling */
-    uint64_t grows;      /* times this handle grew the map */
-    uint64_t adopts;     /* times it adopted a size another process set */
-    uint64_t reopens;    /* times it reopened after an LMDB panic */
-    uint64_t next_id;    /* the id the next post will get */
+    uint64_t map_size; /* this handle's current map */
+    uint64_t max_size; /* ceiling */
+    uint64_t grows;    /* times this handle grew the map */
+    uint64_t adopts;   /* times it adopted a size another process set */
+    uint64_t reopens;  /* times it reopened after an LMDB panic */
+    uint64_t next_id;  /* the id the next post will get */
 };
 
 /* folio_comments_info - fill *info.  Returns 0 or FOLIO_ESTORE. */

@@ -140,8 +140,8 @@ decode(struct folio_mp_cur *c, struct dc *d)
             ck_assert_int_eq(folio_mp_read_str(c, &d->path, &d->path_len), 0);
             break;
         case 2:
-            ck_assert_int_eq(
-                folio_mp_read_str(c, &d->author, &d->author_len), 0);
+            ck_assert_int_eq(folio_mp_read_str(c, &d->author, &d->author_len),
+                             0);
             break;
         case 3:
             ck_assert_int_eq(folio_mp_read_str(c, &d->body, &d->body_len), 0);
@@ -161,8 +161,8 @@ list(struct folio_comments *cs, const char *path, struct folio_buf *b,
     int rc;
 
     folio_buf_reset(b);
-    rc = folio_comments_list(cs, path, strlen(path), b, 0, &n, err,
-                             sizeof(err));
+    rc =
+        folio_comments_list(cs, path, strlen(path), b, 0, &n, err, sizeof(err));
     ck_assert_msg(rc == 0, "list: %d %s", rc, err);
     folio_mp_cur_init(c, b->b_data, b->b_len);
     ck_assert_int_eq(folio_mp_read_array(c, &m), 0);
@@ -272,17 +272,17 @@ expect_text(const char *s, size_t len, int body, int want, size_t want_at)
 START_TEST(test_utf8_valid)
 {
     OK("plain ascii ~");
-    OK("h\xc3\xa9llo");               /* U+00E9 */
-    OK("\xc2\xa0");                   /* U+00A0, first after the C1 block */
-    OK("\xdf\xbf");                   /* U+07FF */
-    OK("\xe0\xa0\x80");               /* U+0800, shortest 3-byte */
-    OK("\xe2\x82\xac");               /* U+20AC euro */
-    OK("\xed\x9f\xbf");               /* U+D7FF, just below surrogates */
-    OK("\xee\x80\x80");               /* U+E000, just above */
-    OK("\xef\xbf\xbf");               /* U+FFFF (a noncharacter: allowed) */
-    OK("\xf0\x90\x80\x80");           /* U+10000, shortest 4-byte */
-    OK("\xf0\x9d\x84\x9e");           /* U+1D11E */
-    OK("\xf4\x8f\xbf\xbf");           /* U+10FFFF, the last */
+    OK("h\xc3\xa9llo");     /* U+00E9 */
+    OK("\xc2\xa0");         /* U+00A0, first after the C1 block */
+    OK("\xdf\xbf");         /* U+07FF */
+    OK("\xe0\xa0\x80");     /* U+0800, shortest 3-byte */
+    OK("\xe2\x82\xac");     /* U+20AC euro */
+    OK("\xed\x9f\xbf");     /* U+D7FF, just below surrogates */
+    OK("\xee\x80\x80");     /* U+E000, just above */
+    OK("\xef\xbf\xbf");     /* U+FFFF (a noncharacter: allowed) */
+    OK("\xf0\x90\x80\x80"); /* U+10000, shortest 4-byte */
+    OK("\xf0\x9d\x84\x9e"); /* U+1D11E */
+    OK("\xf4\x8f\xbf\xbf"); /* U+10FFFF, the last */
 }
 END_TEST
 
@@ -416,8 +416,8 @@ START_TEST(test_list_order_and_bytes)
     struct folio_comments *cs = open_store(0, 0);
     struct folio_buf posted[6], b;
     struct folio_mp_cur c;
-    static const char *const pages[6] = {"/a", "a/", "/a/b", "a",
-                                         "/a.html", "/a/"};
+    static const char *const pages[6] = {"/a", "a/",      "/a/b",
+                                         "a",  "/a.html", "/a/"};
     const unsigned char *start;
     struct dc d;
     uint32_t n, i, j;
@@ -438,11 +438,10 @@ START_TEST(test_list_order_and_bytes)
             decode(&c, &d);
             ck_assert_uint_eq(d.id, want[j] + 1);
             /* the stored bytes are exactly what post returned */
-            ck_assert_uint_eq((size_t)(c.p - start),
-                              posted[want[j]].b_len);
-            ck_assert_int_eq(memcmp(start, posted[want[j]].b_data,
-                                    posted[want[j]].b_len),
-                             0);
+            ck_assert_uint_eq((size_t)(c.p - start), posted[want[j]].b_len);
+            ck_assert_int_eq(
+                memcmp(start, posted[want[j]].b_data, posted[want[j]].b_len),
+                0);
         }
     }
     ck_assert_ptr_eq(c.p, c.end);
@@ -480,8 +479,8 @@ START_TEST(test_post_batch)
     in[4] = comment("/b1/", "e", "four");
     post1(cs, "/before", "x");
     ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
-    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first,
-                                               err, sizeof(err)),
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first, err,
+                                               sizeof(err)),
                      0);
     ck_assert_uint_eq(first, 2);
     /* each comment where ends[] says, ids consecutive, in order */
@@ -502,8 +501,8 @@ START_TEST(test_post_batch)
     /* all or nothing: one bad comment stores none and spends no id */
     in[3].body_len = 0;
     folio_buf_reset(&b);
-    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first,
-                                               err, sizeof(err)),
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first, err,
+                                               sizeof(err)),
                      FOLIO_EINVAL);
     ck_assert_uint_eq(b.b_len, 0);
     ck_assert_int_eq(folio_comments_info(cs, &info), 0);
@@ -531,9 +530,9 @@ START_TEST(test_post_batch_grows)
     for (i = 0; i < 40; i++)
         in[i] = comment("/batch/big", "x", body);
     ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
-    ck_assert_int_eq(folio_comments_post_batch(cs, in, 40, &b, NULL, NULL,
-                                               err, sizeof(err)),
-                     0);
+    ck_assert_int_eq(
+        folio_comments_post_batch(cs, in, 40, &b, NULL, NULL, err, sizeof(err)),
+        0);
     ck_assert_int_eq(folio_comments_info(cs, &info), 0);
     ck_assert_uint_gt(info.grows, 0);
     ck_assert_uint_eq(info.next_id, 41);
@@ -556,18 +555,18 @@ START_TEST(test_list_invalid_path)
 
     memset(big, 'p', sizeof(big));
     ck_assert_int_eq(folio_buf_init(&b, 64, 0), 0);
-    ck_assert_int_eq(folio_comments_list(cs, "", 0, &b, 0, NULL, err,
+    ck_assert_int_eq(
+        folio_comments_list(cs, "", 0, &b, 0, NULL, err, sizeof(err)),
+        FOLIO_EINVAL);
+    ck_assert_int_eq(folio_comments_list(cs, big, sizeof(big), &b, 0, NULL, err,
                                          sizeof(err)),
-                     FOLIO_EINVAL);
-    ck_assert_int_eq(folio_comments_list(cs, big, sizeof(big), &b, 0, NULL,
-                                         err, sizeof(err)),
                      FOLIO_EINVAL);
     ck_assert_int_eq(folio_comments_list(cs, "/\xed\xa0\x80", 4, &b, 0, NULL,
                                          err, sizeof(err)),
                      FOLIO_EINVAL);
     ck_assert_uint_eq(b.b_len, 0);
-    ck_assert_int_eq(folio_comments_list(cs, big, sizeof(big) - 1, &b, 0,
-                                         NULL, err, sizeof(err)),
+    ck_assert_int_eq(folio_comments_list(cs, big, sizeof(big) - 1, &b, 0, NULL,
+                                         err, sizeof(err)),
                      0);
     folio_buf_free(&b);
     folio_comments_close(cs);
@@ -765,13 +764,13 @@ START_TEST(test_too_big_for_reply)
         post1(cs, "/many", "0123456789012345678901234567890123456789");
     ck_assert_int_eq(folio_buf_init(&b, 64, 0), 0);
     folio_buf_append(&b, "k", 1);
-    ck_assert_int_eq(folio_comments_list(cs, "/many", 5, &b, 300, &n, err,
-                                         sizeof(err)),
-                     FOLIO_ETOOBIG);
+    ck_assert_int_eq(
+        folio_comments_list(cs, "/many", 5, &b, 300, &n, err, sizeof(err)),
+        FOLIO_ETOOBIG);
     ck_assert_uint_eq(b.b_len, 1);
-    ck_assert_int_eq(folio_comments_list(cs, "/many", 5, &b, 100000, &n, err,
-                                         sizeof(err)),
-                     0);
+    ck_assert_int_eq(
+        folio_comments_list(cs, "/many", 5, &b, 100000, &n, err, sizeof(err)),
+        0);
     ck_assert_uint_eq(n, 10);
     folio_buf_free(&b);
     folio_comments_close(cs);
@@ -811,8 +810,8 @@ START_TEST(test_grow_in_other_process)
             struct folio_buf ob;
 
             folio_buf_init(&ob, 64, 0);
-            if (folio_comments_post(mine, &in, &ob, NULL, err,
-                                    sizeof(err)) != 0)
+            if (folio_comments_post(mine, &in, &ob, NULL, err, sizeof(err)) !=
+                0)
                 _exit(2);
             folio_buf_free(&ob);
         }
@@ -821,8 +820,7 @@ START_TEST(test_grow_in_other_process)
         _exit(0);
     }
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d",
-                  st);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
     ck_assert_int_eq(folio_buf_init(&b, 64, 0), 0);
     ck_assert_uint_eq(list(cs, "/shared", &b, &c), 101);
     ck_assert_uint_eq(post1(cs, "/shared", "parent again"), 102);

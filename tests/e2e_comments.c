@@ -73,8 +73,7 @@ call_post(struct folio_client *c, const char *path, const char *author,
 static int
 call_delete(struct folio_client *c, int64_t id, struct folio_reply *r)
 {
-    msgpack_packer *pk =
-        folio_client_request(c, 0, "comments.delete", 1, NULL);
+    msgpack_packer *pk = folio_client_request(c, 0, "comments.delete", 1, NULL);
 
     msgpack_pack_int64(pk, id);
     if (folio_client_flush(c) != 0)
@@ -89,9 +88,8 @@ expect_code(const struct folio_reply *r, int code, const char *text)
                   r->message != NULL ? (int)r->message_len : 0,
                   r->message != NULL ? r->message : "", code);
     if (text != NULL)
-        ck_assert_msg(r->message != NULL &&
-                          memmem(r->message, r->message_len, text,
-                                 strlen(text)) != NULL,
+        ck_assert_msg(r->message != NULL && memmem(r->message, r->message_len,
+                                                   text, strlen(text)) != NULL,
                       "'%.*s' lacks '%s'",
                       r->message != NULL ? (int)r->message_len : 0,
                       r->message != NULL ? r->message : "", text);
@@ -190,8 +188,7 @@ START_TEST(test_post_list_delete)
     ck_assert_int_eq(list_page(c, "/fresh", &v), 0);
     free(v);
 
-    ck_assert_int_eq(call_post(c, "fresh", "ann", "hello\n\tworld", 12, &r),
-                     0);
+    ck_assert_int_eq(call_post(c, "fresh", "ann", "hello\n\tworld", 12, &r), 0);
     expect_code(&r, 0, NULL);
     cur = r.result;
     ck_assert_int_eq(decode(&cur, &d), 0);
@@ -233,8 +230,8 @@ START_TEST(test_post_list_delete)
 
     /* comments.* are listed by server.methods */
     ck_assert_int_eq(folio_client_call0(c, "server.methods", &r), 1);
-    ck_assert_ptr_nonnull(memmem(r.result.p, (size_t)(r.result.end - r.result.p),
-                                 "comments.post", 13));
+    ck_assert_ptr_nonnull(memmem(
+        r.result.p, (size_t)(r.result.end - r.result.p), "comments.post", 13));
     folio_client_close(c);
     folio_client_close(a);
     stop_clean();
@@ -262,8 +259,8 @@ START_TEST(test_bad_params)
     expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "1 to 1024 bytes");
     ck_assert_int_eq(folio_client_call0(c, "comments.list", &r), 1);
     expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "takes 1 param");
-    ck_assert_int_eq(
-        folio_client_call_str(c, "comments.list", "/\xc0\xaf", &r), 1);
+    ck_assert_int_eq(folio_client_call_str(c, "comments.list", "/\xc0\xaf", &r),
+                     1);
     expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "invalid UTF-8 at byte 1");
 
     /* post: the map, its keys, their types and limits */
@@ -364,14 +361,14 @@ struct ack {
 
 struct poster {
     int index;
-    int max;                /* posts to make (0: until stopped or failed) */
-    int reconnect;          /* a lost connection: connect again, go on */
-    int lossy;              /* a lost connection: stop quietly (a crash) */
+    int max;       /* posts to make (0: until stopped or failed) */
+    int reconnect; /* a lost connection: connect again, go on */
+    int lossy;     /* a lost connection: stop quietly (a crash) */
     atomic_int *stop;
     struct ack *acks;
     int nacks, cap;
-    atomic_int acked;       /* for the crash test to watch */
-    int failed;             /* a post failed while not stopping */
+    atomic_int acked; /* for the crash test to watch */
+    int failed;       /* a post failed while not stopping */
     char why[256];
 };
 
@@ -399,8 +396,7 @@ poster_run(void *arg)
         if (p->stop != NULL && atomic_load(p->stop))
             break;
         page = (p->index + i) % NPAGES;
-        blen = (size_t)snprintf(body, 64, "post %d of client %d", i,
-                                p->index);
+        blen = (size_t)snprintf(body, 64, "post %d of client %d", i, p->index);
         if (i % 10 == 9) { /* some large ones, to make the map grow */
             memset(body + blen, 'L', 30000);
             blen += 30000;
@@ -496,8 +492,8 @@ verify(struct poster *ps, int nposters, int exact)
         ck_assert_msg(n[i] >= 0, "list %s failed", pages[i]);
         total += n[i];
         for (j = 0; j < n[i]; j++) {
-            ck_assert(folio_mp_str_eq(v[i][j].path, v[i][j].path_len,
-                                      npages[i]));
+            ck_assert(
+                folio_mp_str_eq(v[i][j].path, v[i][j].path_len, npages[i]));
             if (j > 0)
                 ck_assert_msg(v[i][j].id > v[i][j - 1].id,
                               "page %s: id %llu after %llu", pages[i],
@@ -521,11 +517,11 @@ verify(struct poster *ps, int nposters, int exact)
             for (k = 0; k < n[a->page]; k++) {
                 if (v[a->page][k].id != a->id)
                     continue;
-                ck_assert_msg(v[a->page][k].len == a->len &&
-                                  memcmp(v[a->page][k].start, a->bytes,
-                                         a->len) == 0,
-                              "comment %llu differs from its reply",
-                              (unsigned long long)a->id);
+                ck_assert_msg(
+                    v[a->page][k].len == a->len &&
+                        memcmp(v[a->page][k].start, a->bytes, a->len) == 0,
+                    "comment %llu differs from its reply",
+                    (unsigned long long)a->id);
                 found++;
             }
             ck_assert_msg(found == 1,
@@ -825,8 +821,7 @@ queue_list(struct folio_client *c, const char *path)
 
 /* Read the reply to `id`: a list of `n` comments, the last one `body`. */
 static void
-expect_list(struct folio_client *c, uint32_t id, uint32_t n,
-            const char *body)
+expect_list(struct folio_client *c, uint32_t id, uint32_t n, const char *body)
 {
     struct folio_reply r;
     struct dc d;
@@ -963,9 +958,9 @@ START_TEST(test_list_allocates_nothing)
     for (j = 0; j < 2; j++) {
         for (k = 0; k < 4; k++)
             for (i = 0; i < 100; i++)
-                ck_assert_int_eq(folio_client_call_str(c[k], "comments.list",
-                                                       "/zero", &r),
-                                 1);
+                ck_assert_int_eq(
+                    folio_client_call_str(c[k], "comments.list", "/zero", &r),
+                    1);
         ck_assert_int_eq(e2e_stats(a, &r), 0);
     }
     before = e2e_stat_num(&r, "totals", "alloc_calls", NULL);

@@ -93,7 +93,7 @@ struct folio_conn;
 
 struct folio_hold {
     struct folio_conn *conn;
-    size_t head;    /* the reply's start, from the output's first pending byte */
+    size_t head;    /* where the reply starts, from the first pending byte */
     uint32_t msgid;
     int notify;
 };

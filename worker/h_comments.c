@@ -28,7 +28,7 @@
 #include "worker/h_comments.h"
 #include "worker/worker_int.h"
 
-#define BATCH_SOFT_COUNT 256       /* commit early past this many posts */
+#define BATCH_SOFT_COUNT 256        /* commit early past this many posts */
 #define BATCH_SOFT_BYTES (4u << 20) /* or this much text */
 
 static struct folio_comments *store; /* this worker's handle */
@@ -48,16 +48,16 @@ struct batch {
 
 static struct {
     int on;
-    struct event *ev;      /* activated by a batch's first post */
-    struct batch b[2];     /* filling, and the one being committed */
+    struct event *ev;  /* activated by a batch's first post */
+    struct batch b[2]; /* filling, and the one being committed */
     int cur;
     int committing;
     struct folio_comment_in *in; /* a commit's posts */
     size_t *ends;                /* where each one's comment ends */
     int *codes;                  /* each one's status (fallback) */
     size_t in_cap;
-    struct folio_buf results;    /* the stored comments of a commit */
-    uint64_t commits, posts;     /* logged at exit */
+    struct folio_buf results; /* the stored comments of a commit */
+    uint64_t commits, posts;  /* logged at exit */
 } gc;
 
 static void on_commit(evutil_socket_t fd, short what, void *arg);
@@ -203,15 +203,14 @@ commit_batch(void)
             gc.in[i].body_len = b->p[i].body_len;
             gc.codes[i] = 0;
         }
-        rc = folio_comments_post_batch(store, gc.in, n, &gc.results,
-                                       gc.ends, NULL, err, sizeof(err));
+        rc = folio_comments_post_batch(store, gc.in, n, &gc.results, gc.ends,
+                                       NULL, err, sizeof(err));
         if (rc == FOLIO_EFULL && n > 1) {
             /* Not all fit: one by one, so the ones that fit get in. */
             folio_buf_reset(&gc.results);
             for (i = 0; i < n; i++) {
-                gc.codes[i] = folio_comments_post(store, &gc.in[i],
-                                                  &gc.results, NULL, err,
-                                                  sizeof(err));
+                gc.codes[i] = folio_comments_post(store, &gc.in[i], &gc.results,
+                                                  NULL, err, sizeof(err));
                 gc.ends[i] = gc.results.b_len;
             }
             rc = 0;
@@ -248,7 +247,8 @@ enqueue(struct folio_call *call, const struct folio_comment_in *in)
     struct pending *p;
 
     if (b->n > 0 && !gc.committing &&
-        (b->n >= BATCH_SOFT_COUNT || b->arena.b_len + need > BATCH_SOFT_BYTES)) {
+        (b->n >= BATCH_SOFT_COUNT ||
+         b->arena.b_len + need > BATCH_SOFT_BYTES)) {
         commit_batch();
         b = &gc.b[gc.cur];
     }
@@ -297,8 +297,8 @@ folio_h_comments_list(struct folio_call *call)
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments store is not open");
     rc = folio_comments_list(store, path, len, call->out,
-                             (size_t)call->w->cfg->max_message_bytes, NULL,
-                             err, sizeof(err));
+                             (size_t)call->w->cfg->max_message_bytes, NULL, err,
+                             sizeof(err));
     return rc == 0 ? 0 : store_error(call, rc, err);
 }
 
