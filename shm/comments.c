@@ -27,6 +27,7 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -55,6 +56,7 @@
 #define KEY_MAX (PAGE_KEY_MAX + 8)       /* + the id: 489 <= 511 */
 #define MAX_READERS (2 * FOLIO_MAX_WORKERS + 64)
 #define WRITE_ATTEMPTS 16
+#define DISK_FULL_BYTES (1u << 20) /* less free space: the disk is full */
 
 static const char next_id_key[] = "next_id";
 
@@ -529,11 +531,29 @@ fail:
     return FOLIO_EFULL;
 }
 
+/* Whether the file system of the store has (almost) no room left. */
+static int
+disk_full(struct folio_comments *cs)
+{
+    struct statvfs sv;
+
+    if (statvfs(cs->dir, &sv) != 0)
+        return 0;
+    return (uint64_t)sv.f_bavail * sv.f_frsize < DISK_FULL_BYTES;
+}
+
 /* An LMDB failure of a write, as a FOLIO_E* with a message for the client. */
 static int
 write_fail(struct folio_comments *cs, const char *what, int rc, char *err,
            size_t errlen)
 {
+    /*
+     * LMDB reports a short write as EIO: that is what a full file system
+     * looks like (ENOSPC is lost).  Tell it apart: it is exhaustion (8),
+     * not a failure (13), and it ends when space returns.
+     */
+    if (rc == EIO && disk_full(cs))
+        rc = ENOSPC;
     switch (rc) {
     case ENOMEM:
         seterr(err, errlen, "out of memory");
