@@ -13,10 +13,12 @@ start_foliod --workers auto --log-level info \
 sed 's/^/  | /' "$BENCH_TMP/foliod.log"
 echo
 echo "== folio-bench: server.ping, 50 connections, 3 seconds =="
-"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -d 3 --warmup 0.5
+"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -d 3 --warmup 0.5 \
+    --admin "$FOLIO_ADMIN" --server-pid "$FOLIOD_PID"
 echo
 echo "== folio-bench: the same, 16 requests in flight per connection =="
-"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -P 16 -d 3 --warmup 0.5
+"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -P 16 -d 3 --warmup 0.5 \
+    --admin "$FOLIO_ADMIN" --server-pid "$FOLIOD_PID"
 echo
 echo "== stopping foliod (SIGTERM: drain, then exit) =="
 stop_foliod
