@@ -8,15 +8,21 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/mp.h"
 #include "src/rpc.h"
 #include "tests/fuzz_harness.h"
+#include "worker/dispatch.h"
+#include "worker/worker_int.h"
 
 #define CAP 16384
 
@@ -140,6 +146,107 @@ START_TEST(test_unknown_method_and_admin)
 }
 END_TEST
 
+/* comments.post [{"path": "/p", "author": "a", "body": body}] */
+static size_t
+post_params(unsigned char *b, size_t body)
+{
+    size_t n = 0;
+
+    b[n++] = 0x91;
+    b[n++] = 0x83;
+    memcpy(b + n, "\xa4" "path" "\xa2" "/p" "\xa6" "author" "\xa1" "a" "\xa4" "body",
+           22);
+    n += 22;
+    b[n++] = 0xdb;
+    b[n++] = (unsigned char)(body >> 24);
+    b[n++] = (unsigned char)(body >> 16);
+    b[n++] = (unsigned char)(body >> 8);
+    b[n++] = (unsigned char)body;
+    memset(b + n, 'x', body);
+    return n + body;
+}
+
+/*
+ * A held reply (comments.post's group commit) released with an error,
+ * when packing the result's head moved the pending bytes: the error must
+ * replace the held reply, not follow its stale head.  The store is full,
+ * so the commit fails with error 8.
+ */
+START_TEST(test_held_error_after_compaction)
+{
+    static unsigned char params[70000];
+    struct folio_worker *w;
+    struct folio_buf rx;
+    struct folio_conn *c;
+    size_t n, sent = 8064, room, i, pend;
+    ssize_t k;
+    int sv[2], code;
+
+    fuzz_config("comments_max_size", "1m");
+    w = fuzz_setup();
+    ck_assert_int_eq(folio_buf_init(&rx, 65536, 0), 0);
+    /*
+     * Fill the store (outside a connection, posts are not held), with
+     * smaller and smaller posts, until even the one below does not fit.
+     */
+    for (k = 60000; k >= 10; k /= 10) {
+        n = post_params(params, (size_t)k);
+        for (i = 0; i < 100000; i++)
+            if ((code = fuzz_call("comments.post", params, n, 0, &rx)) != 0)
+                break;
+        ck_assert_int_eq(code, FOLIO_ST_RESOURCE_EXHAUSTED);
+    }
+    n = post_params(params, 10);
+    for (room = 0; room < 24; room++) {
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+                                    sv),
+                         0);
+        folio_conn_open(w, sv[0], 0, NULL, 0);
+        c = w->conns;
+        ck_assert_int_eq(c->fd, sv[0]);
+        for (i = 0; i < CAP - room; i++)
+            c->out.b_data[i] = (char)(i * 7);
+        c->out.b_off = sent;
+        c->out.b_len = CAP - room;
+        pend = CAP - room - sent;
+        w->dispatching = c;
+        ck_assert_int_eq(fuzz_dispatch("comments.post", params, n, 0, 0,
+                                       &c->out),
+                         0);
+        w->dispatching = NULL;
+        ck_assert_msg(c->flags & CONN_HELD, "the post was not held");
+        /* The commit runs in the loop; the release sends. */
+        for (i = 0; i < 10 && (c->flags & CONN_HELD); i++)
+            event_base_loop(w->base, EVLOOP_NONBLOCK);
+        ck_assert(!(c->flags & CONN_HELD));
+        folio_buf_reset(&rx);
+        for (i = 0; i < 100; i++) {
+            event_base_loop(w->base, EVLOOP_NONBLOCK);
+            k = recv(sv[1], rx.b_data + rx.b_len, folio_buf_space(&rx), 0);
+            if (k > 0)
+                rx.b_len += (size_t)k;
+            else if (k < 0 && errno != EAGAIN)
+                break;
+            else if (rx.b_len > pend && k < 0)
+                break;
+        }
+        ck_assert_uint_gt(rx.b_len, pend);
+        for (i = 0; i < pend; i++)
+            if (rx.b_data[i] != (char)((sent + i) * 7))
+                break;
+        ck_assert_msg(i == pend, "room %zu: pending byte %zu changed", room,
+                      i);
+        ck_assert_msg(fuzz_check_replies(rx.b_data + pend, rx.b_len - pend,
+                                         &code) == 1,
+                      "room %zu: not one reply after the pending bytes", room);
+        ck_assert_int_eq(code, FOLIO_ST_RESOURCE_EXHAUSTED);
+        folio_conn_close(c);
+        close(sv[1]);
+    }
+    folio_buf_free(&rx);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -152,6 +259,7 @@ main(void)
     tcase_add_test(tc, test_error_replaces_result_after_compaction);
     tcase_add_test(tc, test_result_after_compaction);
     tcase_add_test(tc, test_unknown_method_and_admin);
+    tcase_add_test(tc, test_held_error_after_compaction);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

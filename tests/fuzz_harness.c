@@ -52,6 +52,11 @@ const unsigned fuzz_ncorpus_files =
     sizeof(fuzz_corpus_files) / sizeof(fuzz_corpus_files[0]);
 #undef F
 
+static struct {
+    const char *key, *value;
+} extra[16];
+static unsigned nextra;
+
 static struct folio_worker worker;
 static struct folio_config cfg;
 static struct folio_worker_args args;
@@ -107,6 +112,39 @@ set(const char *key, const char *value)
 
     if (folio_config_set(&cfg, key, value, err, sizeof(err)) != 0)
         fuzz_fail("config %s = %s: %s", key, value, err);
+}
+
+void
+fuzz_config(const char *key, const char *value)
+{
+    if (nextra == sizeof(extra) / sizeof(extra[0]))
+        fuzz_fail("too many fuzz_config settings");
+    extra[nextra].key = key;
+    extra[nextra].value = value;
+    nextra++;
+}
+
+void
+fuzz_service_restart(const char *name, const char *subdir)
+{
+    char path[600];
+    unsigned i;
+    int rc;
+
+    for (i = 0; i < folio_nservices; i++)
+        if (strcmp(folio_services[i].name, name) == 0)
+            break;
+    if (i == folio_nservices)
+        fuzz_fail("no service %s", name);
+    if (folio_services[i].fini != NULL)
+        folio_services[i].fini(&worker);
+    if (subdir != NULL) {
+        snprintf(path, sizeof(path), "%s/%s", cfg.data_dir, subdir);
+        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    if (folio_services[i].init != NULL &&
+        (rc = folio_services[i].init(&worker)) != 0)
+        fuzz_fail("service %s: %s", name, folio_strerror(rc));
 }
 
 static void
@@ -171,6 +209,10 @@ fuzz_setup(void)
     set("max_output_bytes", "12288");
     set("max_connections", "4");
     set("stats", "on");
+    /* A small store: fuzzing fills it, and a full store is a case too. */
+    set("comments_max_size", "4m");
+    for (i = 0; i < nextra; i++)
+        set(extra[i].key, extra[i].value);
 
     snprintf(dir, sizeof(dir), "%s/corpus", tmpdir);
     if (mkdir(dir, 0700) != 0)

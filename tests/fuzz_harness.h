@@ -33,6 +33,19 @@ extern const struct fuzz_corpus_file fuzz_corpus_files[];
 extern const unsigned fuzz_ncorpus_files;
 
 /*
+ * fuzz_config - a setting of foliod.conf(5) for the worker, applied over
+ * the harness's own when fuzz_setup() runs (call it before).
+ */
+void fuzz_config(const char *key, const char *value);
+
+/*
+ * fuzz_service_restart - stop service `name` (its fini), remove
+ * DATA_DIR/subdir if subdir is not NULL, and start it again (its init):
+ * for instance an empty comments store once a fuzzer has filled it.
+ */
+void fuzz_service_restart(const char *name, const char *subdir);
+
+/*
  * fuzz_setup - set the worker up once (later calls do nothing).  Aborts
  * with a message if it cannot: a harness that runs without its services
  * would fuzz nothing.  Returns the worker.

@@ -440,7 +440,7 @@ folio_call_hold(struct folio_call *call, struct folio_hold *h)
     c->flags |= CONN_HELD;
     event_del(&c->ev_read); /* nothing more until the release */
     h->conn = c;
-    h->head = call->head - c->out.b_off;
+    h->head = call->head; /* from the first pending byte, as dispatch keeps it */
     h->msgid = call->msgid;
     h->notify = call->notify;
     return 0;
