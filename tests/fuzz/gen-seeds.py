@@ -232,3 +232,46 @@ write("freight", "csv-table-quoted", b"\x03" + head.replace(b"SP-Capital", b'"SP
 with open(os.path.join(TOP, "data", "catalog.csv"), "rb") as f:
     head = b"".join(f.readlines()[:12])
 write("freight", "csv-catalog", b"\x04" + head)
+
+# ---- fuzz_comments: mode byte, then text, a path, or params ----
+TEXTS = [("ascii", b"hello world"), ("nl-tab", b"a\nb\tc"),
+         ("utf8", "café — naïve ☃ 𝄞".encode()), ("c1", b"\xc2\x85"),
+         ("del", b"\x7f"), ("nul", b"a\x00b"), ("overlong", b"\xc0\xaf"),
+         ("overlong3", b"\xe0\x80\xaf"), ("surrogate", b"\xed\xa0\x80"),
+         ("max", b"\xf4\x8f\xbf\xbf"), ("over-max", b"\xf4\x90\x80\x80"),
+         ("truncated", b"caf\xc3"), ("f5", b"\xf5\x80\x80\x80"),
+         ("bom", b"\xef\xbb\xbfx"), ("cr", b"a\rb")]
+for name, t in TEXTS:
+    write("comments", "text-" + name, b"\x00" + t)
+    write("comments", "body-" + name, b"\x01" + t)
+for name, path in [("plain", b"a/b"), ("slash", b"/a/b/"), ("dot", b"a.html"),
+                   ("empty", b""), ("root", b"/"), ("long", b"x" * 1100)]:
+    write("comments", "path-" + name, b"\x02" + path)
+POSTS = [
+    [{"path": "/a/b", "author": "ana", "body": "hi\nthere"}],
+    [{"path": "a.html", "author": "José", "body": "olá"}],
+    [{"path": "p", "author": "x", "body": "y", "extra": [1, {"k": None}]}],
+    [{"path": "", "author": "x", "body": "y"}],
+    [{"path": "/a", "author": "", "body": "y"}],
+    [{"path": "/a", "author": "x", "body": ""}],
+    [{"path": "/a", "author": "x" * 129, "body": "y"}],
+    [{"path": "/a", "author": "x", "body": "y" * 4000}],
+    [{"path": "/a", "author": "x\ny", "body": "y"}],
+    [{"path": "/a", "author": "x", "body": "a\x01b"}],
+    [{"path": "/a", "author": "x", "body": Raw(b"\xa2\xc3\x28")}],
+    [{"path": "/a", "author": "x"}],
+    [{"path": 1, "author": "x", "body": "y"}],
+    [{1: "a", "author": "x", "body": "y"}],
+    [{"path": "/" + "p" * 1023, "author": "x", "body": "y"}],
+    [{"path": "/" + "p" * 300 + "q", "author": "x", "body": "long key"}],
+    [[]],
+    [None],
+]
+for i, params in enumerate(POSTS):
+    write("comments", "post-%02d" % i, b"\x03" + pack(params))
+write("comments", "post-dup-key",
+      b"\x03\x91\x84\xa4path\xa2/a\xa6author\xa1x\xa4body\xa1y\xa4path\xa2/b")
+for i, params in enumerate([["/a/b"], ["a.html"], [""], [7], ["/" + "p" * 1100]]):
+    write("comments", "list-%02d" % i, b"\x04" + pack(params))
+for i, params in enumerate([[1], [0], [2**64 - 1], [-1], ["1"]]):
+    write("comments", "delete-%02d" % i, b"\x05" + pack(params))
