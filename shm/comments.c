@@ -42,6 +42,7 @@
 #include <msgpack.h>
 
 #include "shm/comments.h"
+#include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/buf.h"
 #include "src/conf.h"
@@ -352,6 +353,23 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
     if ((rc = mdb_env_open(cs->env, cs->dir, MDB_NOTLS, 0640)) != 0) {
         lmdb_fail(cs, "mdb_env_open", rc, err, errlen);
         goto fail;
+    }
+    /*
+     * A data.mdb cut short would be read past its end (SIGBUS in every
+     * worker, at every respawn).  It holds what users posted: not rebuilt,
+     * refused with what to do.
+     */
+    {
+        char why[256];
+
+        if (folio_lmdb_size_check(cs->env, cs->dir, why, sizeof(why)) != 0) {
+            folio_log_errorx("comments store %s: %s", cs->dir, why);
+            seterr(err, errlen,
+                   "comments store %s: %s (restore it from a backup, or "
+                   "move it away to start an empty store)",
+                   cs->dir, why);
+            goto fail;
+        }
     }
     /* The file's recorded size, or LMDB's default for a new one. */
     if (map_size(cs) < cs->map_init &&

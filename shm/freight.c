@@ -11,8 +11,6 @@
  */
 #include "config.h"
 
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +19,7 @@
 
 #include "shm/freight.h"
 #include "shm/freight_int.h"
+#include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/log.h"
@@ -320,35 +319,6 @@ folio_freight_quote_blob(const void *blob, size_t len, uint32_t cep,
 /* ---- the environment ---- */
 
 int
-folio_freight_env_check(MDB_env *env, const char *envdir, char *why,
-                        size_t whylen)
-{
-    MDB_envinfo info;
-    MDB_stat st;
-    struct stat fs;
-    char path[4200];
-    uint64_t need;
-
-    if (mdb_env_info(env, &info) != 0 || mdb_env_stat(env, &st) != 0) {
-        snprintf(why, whylen, "its header cannot be read");
-        return FOLIO_ECORRUPT;
-    }
-    snprintf(path, sizeof(path), "%s/data.mdb", envdir);
-    if (stat(path, &fs) != 0) {
-        snprintf(why, whylen, "stat %s: %s", path, strerror(errno));
-        return FOLIO_ECORRUPT;
-    }
-    need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
-    if ((uint64_t)fs.st_size < need) {
-        snprintf(why, whylen,
-                 "data.mdb is %lld bytes but its pages need %llu: truncated",
-                 (long long)fs.st_size, (unsigned long long)need);
-        return FOLIO_ECORRUPT;
-    }
-    return 0;
-}
-
-int
 folio_freight_integrity_check(const void *tables, size_t tlen,
                               const void *catalog, size_t clen,
                               const void *integ, size_t ilen)
@@ -393,7 +363,7 @@ folio_freight_open(const char *envdir, struct folio_freight **out)
     {
         char why[256];
 
-        if (folio_freight_env_check(fr->env, envdir, why, sizeof(why)) != 0) {
+        if (folio_lmdb_size_check(fr->env, envdir, why, sizeof(why)) != 0) {
             folio_log_warnx("freight: %s: %s", envdir, why);
             rc = FOLIO_ECORRUPT;
             goto fail;

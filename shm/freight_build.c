@@ -29,6 +29,7 @@
 
 #include "shm/freight.h"
 #include "shm/freight_int.h"
+#include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/log.h"
@@ -703,7 +704,7 @@ lmdb_fail(const char *what, int mrc, char *err, size_t errlen)
  * What `envdir` holds: 1 and *sum if its manifest equals `m` and its
  * images match their integrity record; 0 if it holds something else (or
  * nothing, or an import of a version without the record); -1 with the
- * reason in `why` if it is damaged.  Call folio_freight_env_check first.
+ * reason in `why` if it is damaged.  Call folio_lmdb_size_check first.
  */
 static int
 unchanged(MDB_env *env, const struct bytes *m,
@@ -855,7 +856,7 @@ env_open_checked(const char *envdir, const struct bytes *m,
     *same = 0;
     mrc = env_open(envdir, out);
     if (mrc == 0) {
-        if (folio_freight_env_check(*out, envdir, why, sizeof(why)) == 0 &&
+        if (folio_lmdb_size_check(*out, envdir, why, sizeof(why)) == 0 &&
             (*same = unchanged(*out, m, sum, why, sizeof(why))) >= 0)
             return 0;
     } else if (damaged_code(mrc)) {

@@ -148,16 +148,6 @@ fb_sum(const void *p, size_t len)
 }
 
 /*
- * folio_freight_env_check - whether data.mdb in envdir holds every page
- * the open environment `env` claims (a truncated file is mapped past its
- * end, and reading there is SIGBUS).  Returns 0, or FOLIO_ECORRUPT with
- * the reason in `why`.  Any process; before the first read transaction.
- */
-struct MDB_env;
-int folio_freight_env_check(struct MDB_env *env, const char *envdir,
-                            char *why, size_t whylen);
-
-/*
  * folio_freight_integrity_check - whether the images match the integrity
  * record (tables, catalog, integrity: the three values as stored).
  * Returns 0 or FOLIO_ECORRUPT.
