@@ -77,6 +77,7 @@ struct folio_comments {
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static int adopt(struct folio_comments *cs);
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -389,7 +390,17 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
     if (mdb_reader_check(cs->env, &dead) == 0 && dead > 0)
         folio_log_notice("comments store %s: cleared %d stale reader%s",
                          cs->dir, dead, dead == 1 ? "" : "s");
-    if ((rc = mdb_txn_begin(cs->env, NULL, 0, &txn)) != 0) {
+    rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
+    if (rc == MDB_MAP_RESIZED) {
+        /*
+         * Another worker grew the map between our open and now (a worker
+         * respawned while others post): adopt its size and go on, or this
+         * worker would exit and never be replaced.
+         */
+        if ((rc = adopt(cs)) == 0)
+            rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
+    }
+    if (rc != 0) {
         lmdb_fail(cs, "mdb_txn_begin", rc, err, errlen);
         goto fail;
     }
@@ -405,7 +416,10 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
         lmdb_fail(cs, "mdb_txn_commit", rc, err, errlen);
         goto fail;
     }
-    if ((rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn)) != 0) {
+    rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn);
+    if (rc == MDB_MAP_RESIZED && (rc = adopt(cs)) == 0)
+        rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn);
+    if (rc != 0) {
         cs->rtxn = NULL;
         lmdb_fail(cs, "mdb_txn_begin(MDB_RDONLY)", rc, err, errlen);
         goto fail;
