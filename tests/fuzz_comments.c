@@ -149,8 +149,9 @@ read_post(const uint8_t *p, size_t len, struct post *po)
 
     memset(po, 0, sizeof(*po));
     folio_mp_cur_init(&c, p, len);
-    folio_mp_read_array(&c, &n);
-    if (folio_mp_read_map(&c, &n) != 0) {
+    /* comments.post takes exactly one param. */
+    if (folio_mp_read_array(&c, &n) != 0 || n != 1 ||
+        folio_mp_read_map(&c, &n) != 0) {
         po->bad_value = 1;
         return;
     }
