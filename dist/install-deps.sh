@@ -12,6 +12,7 @@ PACKAGES="
     mandoc
     prometheus
     python3
+    clang libclang-rt-14-dev valgrind
     redis-server redis-tools
 "
 
