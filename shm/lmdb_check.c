@@ -15,8 +15,7 @@
 #include "src/err.h"
 
 int
-folio_lmdb_size_check(MDB_env *env, const char *dir, char *why,
-                      size_t whylen)
+folio_lmdb_size_check(MDB_env *env, const char *dir, char *why, size_t whylen)
 {
     MDB_envinfo info;
     MDB_stat st;

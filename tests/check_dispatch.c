@@ -154,7 +154,17 @@ post_params(unsigned char *b, size_t body)
 
     b[n++] = 0x91;
     b[n++] = 0x83;
-    memcpy(b + n, "\xa4" "path" "\xa2" "/p" "\xa6" "author" "\xa1" "a" "\xa4" "body",
+    memcpy(b + n,
+           "\xa4"
+           "path"
+           "\xa2"
+           "/p"
+           "\xa6"
+           "author"
+           "\xa1"
+           "a"
+           "\xa4"
+           "body",
            22);
     n += 22;
     b[n++] = 0xdb;
@@ -198,9 +208,8 @@ START_TEST(test_held_error_after_compaction)
     }
     n = post_params(params, 10);
     for (room = 0; room < 24; room++) {
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
-                                    sv),
-                         0);
+        ck_assert_int_eq(
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
         folio_conn_open(w, sv[0], 0, NULL, 0);
         c = w->conns;
         ck_assert_int_eq(c->fd, sv[0]);
@@ -210,9 +219,8 @@ START_TEST(test_held_error_after_compaction)
         c->out.b_len = CAP - room;
         pend = CAP - room - sent;
         w->dispatching = c;
-        ck_assert_int_eq(fuzz_dispatch("comments.post", params, n, 0, 0,
-                                       &c->out),
-                         0);
+        ck_assert_int_eq(
+            fuzz_dispatch("comments.post", params, n, 0, 0, &c->out), 0);
         w->dispatching = NULL;
         ck_assert_msg(c->flags & CONN_HELD, "the post was not held");
         /* The commit runs in the loop; the release sends. */
@@ -234,11 +242,10 @@ START_TEST(test_held_error_after_compaction)
         for (i = 0; i < pend; i++)
             if (rx.b_data[i] != (char)((sent + i) * 7))
                 break;
-        ck_assert_msg(i == pend, "room %zu: pending byte %zu changed", room,
-                      i);
-        ck_assert_msg(fuzz_check_replies(rx.b_data + pend, rx.b_len - pend,
-                                         &code) == 1,
-                      "room %zu: not one reply after the pending bytes", room);
+        ck_assert_msg(i == pend, "room %zu: pending byte %zu changed", room, i);
+        ck_assert_msg(
+            fuzz_check_replies(rx.b_data + pend, rx.b_len - pend, &code) == 1,
+            "room %zu: not one reply after the pending bytes", room);
         ck_assert_int_eq(code, FOLIO_ST_RESOURCE_EXHAUSTED);
         folio_conn_close(c);
         close(sv[1]);

@@ -79,8 +79,7 @@ assert_clean(void)
     size_t i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(!e2e_log_has(&srv, bad[i]), "the log shows '%s'",
-                      bad[i]);
+        ck_assert_msg(!e2e_log_has(&srv, bad[i]), "the log shows '%s'", bad[i]);
 }
 
 /* No crash either: refusals are [crit] lines, crashes are not allowed. */
@@ -93,8 +92,7 @@ assert_no_crash(void)
 
     assert_clean();
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(!e2e_log_has(&srv, bad[i]), "the log shows '%s'",
-                      bad[i]);
+        ck_assert_msg(!e2e_log_has(&srv, bad[i]), "the log shows '%s'", bad[i]);
 }
 
 static int
@@ -427,8 +425,7 @@ START_TEST(test_disk_full)
                 pages[i][k] = (int)((seq + (uint32_t)k) % FULL_PAGES);
                 seqs[i][k] = seq++;
                 pack_post(c[i], pages[i][k], seqs[i][k],
-                          1000 + (size_t)(seqs[i][k] * 37) % 20000,
-                          &ids[i][k]);
+                          1000 + (size_t)(seqs[i][k] * 37) % 20000, &ids[i][k]);
             }
             ck_assert_int_eq(folio_client_flush(c[i]), 0);
         }
@@ -456,8 +453,7 @@ START_TEST(test_disk_full)
                     full++;
                 } else {
                     ck_assert_msg(r.code == FOLIO_ST_INTERNAL,
-                                  "a post on a full disk answered %d",
-                                  r.code);
+                                  "a post on a full disk answered %d", r.code);
                     other++;
                 }
             }
@@ -466,8 +462,7 @@ START_TEST(test_disk_full)
     printf("faults: disk full: %d posts acknowledged, then %d answered 8 "
            "and %d answered 13 on a full 2 MiB tmpfs\n",
            nacked, full, other);
-    ck_assert_msg(full >= 40, "the disk never filled (%d posts acked)",
-                  nacked);
+    ck_assert_msg(full >= 40, "the disk never filled (%d posts acked)", nacked);
     /* Sort by id: the order each page lists them in. */
     for (i = 1; i < nacked; i++)
         for (k = i; k > 0 && acked[k - 1].id > acked[k].id; k--) {
@@ -492,8 +487,7 @@ START_TEST(test_disk_full)
         pack_post(c[0], 0, seq, 5000, &ids[0][0]);
         ck_assert_int_eq(folio_client_flush(c[0]), 0);
         ck_assert_int_eq(folio_client_reply(c[0], &r), 1);
-        ck_assert_msg(r.code == 0, "a post after space returned: %d",
-                      r.code);
+        ck_assert_msg(r.code == 0, "a post after space returned: %d", r.code);
         acked[nacked].page = 0;
         acked[nacked].seq = seq++;
         {
@@ -502,8 +496,7 @@ START_TEST(test_disk_full)
 
             folio_mp_read_map(&r.result, &m);
             folio_mp_read_str(&r.result, &key, &kl);
-            ck_assert_int_eq(folio_mp_read_uint(&r.result,
-                                                &acked[nacked].id),
+            ck_assert_int_eq(folio_mp_read_uint(&r.result, &acked[nacked].id),
                              0);
         }
         ck_assert_uint_gt(acked[nacked].id, last_id);
@@ -527,9 +520,8 @@ START_TEST(test_readonly_data_dir)
 
     if (mount_tmpfs("1m") != 0)
         return;
-    ck_assert_int_eq(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT | MS_RDONLY,
-                           "size=1m"),
-                     0);
+    ck_assert_int_eq(
+        mount("tmpfs", mnt, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=1m"), 0);
     snprintf(conf, sizeof(conf), "data_dir = %s/data\n", mnt);
     rc = e2e_start(&srv, conf, NULL);
     ck_assert_msg(rc != 0, "foliod started on a read-only data directory");
@@ -603,9 +595,8 @@ quote_price(void)
 
 START_TEST(test_freight_env_damaged)
 {
-    static const char *const what[] = {"truncated to half",
-                                       "meta pages overwritten",
-                                       "data pages zeroed"};
+    static const char *const what[] = {
+        "truncated to half", "meta pages overwritten", "data pages zeroed"};
     char conf[1024], mdb[400];
     struct stat st;
     int64_t good;
@@ -720,8 +711,8 @@ START_TEST(test_comments_env_truncated)
     memset(body, 'c', sizeof(body) - 1);
     body[sizeof(body) - 1] = '\0';
     for (i = 0; i < 60; i++) {
-        msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1,
-                                                  NULL);
+        msgpack_packer *pk =
+            folio_client_request(c, 0, "comments.post", 1, NULL);
 
         msgpack_pack_map(pk, 3);
         folio_pack_cstr(pk, "path");

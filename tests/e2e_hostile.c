@@ -155,8 +155,7 @@ watch_stop(struct watch *w, const char *what)
     qsort(w->lat_us, n, sizeof(w->lat_us[0]), cmp_u32);
     printf("hostile: %s: good client: %lu pings, %lu failed, latency p50 "
            "%.2f ms, p99 %.2f ms, max %.2f ms\n",
-           what, w->pings, w->failures,
-           n ? w->lat_us[n / 2] / 1000.0 : 0.0,
+           what, w->pings, w->failures, n ? w->lat_us[n / 2] / 1000.0 : 0.0,
            n ? w->lat_us[n * 99 / 100] / 1000.0 : 0.0, w->max_us / 1000.0);
     folio_client_close(w->c);
     ck_assert_msg(w->failures == 0, "%s: the good client had %lu failures",
@@ -164,8 +163,8 @@ watch_stop(struct watch *w, const char *what)
     ck_assert_msg(w->pings >= 20, "%s: the good client got only %lu pings",
                   what, w->pings);
     ck_assert_msg(w->max_us <= (uint64_t)latency_bound_ms() * 1000,
-                  "%s: a ping of the good client took %.1f ms (bound %d)",
-                  what, w->max_us / 1000.0, latency_bound_ms());
+                  "%s: a ping of the good client took %.1f ms (bound %d)", what,
+                  w->max_us / 1000.0, latency_bound_ms());
 }
 
 /* ---- memory of the one worker ---- */
@@ -343,9 +342,8 @@ expect_error(struct folio_client *c, uint32_t id, int code, const char *text)
     ck_assert_uint_eq(r.msgid, id);
     ck_assert_int_eq(r.code, code);
     if (text != NULL)
-        ck_assert_msg(r.message != NULL &&
-                          memmem(r.message, r.message_len, text,
-                                 strlen(text)) != NULL,
+        ck_assert_msg(r.message != NULL && memmem(r.message, r.message_len,
+                                                  text, strlen(text)) != NULL,
                       "'%.*s' lacks '%s'", (int)r.message_len,
                       r.message != NULL ? r.message : "", text);
 }
@@ -372,7 +370,7 @@ START_TEST(test_slowloris)
 {
     static int fds[SLOW_CONNS];
     const unsigned char req[] = {0x94, 0x00, 0x01, 0xab, 's', 'e', 'r', 'v',
-                                 'e', 'r', '.', 'p', 'i', 'n', 'g', 0x90};
+                                 'e',  'r',  '.',  'p',  'i', 'n', 'g', 0x90};
     struct watch w;
     struct mem m;
     struct folio_client *a;
@@ -398,8 +396,7 @@ START_TEST(test_slowloris)
         for (i = 0; i < SLOW_CONNS; i++) {
             if (fds[i] < 0)
                 continue;
-            if (send(fds[i], &req[round % sizeof(req)], 1, MSG_NOSIGNAL) !=
-                    1 ||
+            if (send(fds[i], &req[round % sizeof(req)], 1, MSG_NOSIGNAL) != 1 ||
                 raw_closed(fds[i], 0)) {
                 close(fds[i]);
                 fds[i] = -1;
@@ -423,13 +420,12 @@ START_TEST(test_slowloris)
     printf("hostile: slowloris: %d connections, %d bytes each, all closed "
            "%.1f s after their first byte (request_timeout 1.5 s)\n",
            SLOW_CONNS, round, (e2e_now_ms() - t0) / 1000.0);
-    ck_assert_msg(open == 0, "%d slow connections still open after 6 s",
-                  open);
+    ck_assert_msg(open == 0, "%d slow connections still open after 6 s", open);
     watch_stop(&w, "slowloris");
     ck_assert_int_eq(e2e_stats(a, &r), 0);
     timeouts1 = e2e_stat_num(&r, "totals", "timeouts", NULL);
-    ck_assert_msg(timeouts1 - timeouts0 >= SLOW_CONNS,
-                  "timeouts counted: %.0f", timeouts1 - timeouts0);
+    ck_assert_msg(timeouts1 - timeouts0 >= SLOW_CONNS, "timeouts counted: %.0f",
+                  timeouts1 - timeouts0);
     folio_client_close(a);
     mem_after(&m, "slowloris", 32, 16);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -445,23 +441,28 @@ START_TEST(test_huge_claims)
         size_t n;
         int code; /* 0: no reply expected */
     } claims[] = {
-        {"str 32 of 4 GiB - 1", {0x94, 0, 5, 0xdb, 0xff, 0xff, 0xff, 0xff}, 8,
+        {"str 32 of 4 GiB - 1",
+         {0x94, 0, 5, 0xdb, 0xff, 0xff, 0xff, 0xff},
+         8,
          FOLIO_ST_RESOURCE_EXHAUSTED},
-        {"bin 32 of 4 GiB - 1", {0x94, 0, 5, 0xc6, 0xff, 0xff, 0xff, 0xff}, 8,
+        {"bin 32 of 4 GiB - 1",
+         {0x94, 0, 5, 0xc6, 0xff, 0xff, 0xff, 0xff},
+         8,
          FOLIO_ST_RESOURCE_EXHAUSTED},
         {"ext 32 of 4 GiB - 1",
-         {0x94, 0, 5, 0xc9, 0xff, 0xff, 0xff, 0xff, 0x01}, 9,
+         {0x94, 0, 5, 0xc9, 0xff, 0xff, 0xff, 0xff, 0x01},
+         9,
          FOLIO_ST_RESOURCE_EXHAUSTED},
         {"array 32 of 2^32 - 1 params",
-         {0x94, 0, 5, 0xa1, 'x', 0xdd, 0xff, 0xff, 0xff, 0xff}, 10,
+         {0x94, 0, 5, 0xa1, 'x', 0xdd, 0xff, 0xff, 0xff, 0xff},
+         10,
          FOLIO_ST_RESOURCE_EXHAUSTED},
         {"map 32 of 2^32 - 1 pairs in params",
-         {0x94, 0, 5, 0xa1, 'x', 0x91, 0xdf, 0xff, 0xff, 0xff, 0xff}, 11,
+         {0x94, 0, 5, 0xa1, 'x', 0x91, 0xdf, 0xff, 0xff, 0xff, 0xff},
+         11,
          FOLIO_ST_RESOURCE_EXHAUSTED},
-        {"message: array 32 of 2^32 - 1", {0xdd, 0xff, 0xff, 0xff, 0xff}, 5,
-         0},
-        {"message: str 32 of 4 GiB - 1", {0xdb, 0xff, 0xff, 0xff, 0xff}, 5,
-         0},
+        {"message: array 32 of 2^32 - 1", {0xdd, 0xff, 0xff, 0xff, 0xff}, 5, 0},
+        {"message: str 32 of 4 GiB - 1", {0xdb, 0xff, 0xff, 0xff, 0xff}, 5, 0},
     };
     struct folio_client *c;
     struct watch w;
@@ -474,15 +475,13 @@ START_TEST(test_huge_claims)
     watch_start(&w);
     for (i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
         c = e2e_connect(&srv);
-        ck_assert_int_eq(folio_client_send_raw(c, claims[i].b, claims[i].n),
-                         0);
+        ck_assert_int_eq(folio_client_send_raw(c, claims[i].b, claims[i].n), 0);
         if (claims[i].code != 0) {
             expect_error(c, 5, claims[i].code, "max_message_bytes");
             rep = expect_close(c);
             ck_assert_int_eq(rep, 0);
         } else {
-            ck_assert_msg(expect_close(c) == 0, "%s: answered",
-                          claims[i].what);
+            ck_assert_msg(expect_close(c) == 0, "%s: answered", claims[i].what);
         }
         folio_client_close(c);
         mem_sample(&m);
@@ -520,8 +519,9 @@ START_TEST(test_large_claims_unsent)
 
         c[i] = e2e_connect(&srv);
         /* A valid start, a 4 MiB str announced, 1000 bytes of it sent. */
-        ck_assert_int_eq(folio_client_send_raw(c[i], "\x94\x00\x07\xb2"
-                                                     "corpus.match_count\x91",
+        ck_assert_int_eq(folio_client_send_raw(c[i],
+                                               "\x94\x00\x07\xb2"
+                                               "corpus.match_count\x91",
                                                23),
                          0);
         ck_assert_int_eq(folio_client_send_raw(c[i], s, sizeof(s)), 0);
@@ -698,8 +698,8 @@ START_TEST(test_garbage_after_valid)
         }
         /* Then at most one error reply (when a msgid can be read), closed. */
         extra = expect_close(c);
-        ck_assert_msg(extra <= 1, "%s: %d replies after the junk",
-                      junk[j].what, extra);
+        ck_assert_msg(extra <= 1, "%s: %d replies after the junk", junk[j].what,
+                      extra);
         folio_client_close(c);
         mem_sample(&m);
     }
@@ -851,8 +851,8 @@ START_TEST(test_never_reads)
                "unread (before: %ld kB)\n",
                held, m.rss_kb);
         if (check_memory())
-            ck_assert_msg(held - m.rss_kb <= 16 * 1024,
-                          "RSS grew by %ld kB", held - m.rss_kb);
+            ck_assert_msg(held - m.rss_kb <= 16 * 1024, "RSS grew by %ld kB",
+                          held - m.rss_kb);
     }
     /* Then read every reply, in order; and finish the partial batch. */
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);

@@ -74,8 +74,8 @@ ref_text(const uint8_t *s, size_t n, int body, size_t *at)
             }
             c = c << 6 | (s[i + j] & 0x3f);
         }
-        if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) ||
-            c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
+        if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) || c > 0x10ffff ||
+            (c >= 0xd800 && c <= 0xdfff)) {
             *at = i;
             return FOLIO_TEXT_UTF8;
         }
@@ -127,8 +127,7 @@ check_normalize(const uint8_t *p, size_t n)
     g = folio_comments_normalize((const char *)p, n, got);
     w = ref_normalize(p, n, want);
     if (g != w || memcmp(got, want, g) != 0)
-        fuzz_fail("normalize of %zu bytes: %zu bytes, reference %zu", n, g,
-                  w);
+        fuzz_fail("normalize of %zu bytes: %zu bytes, reference %zu", n, g, w);
 }
 
 struct post {

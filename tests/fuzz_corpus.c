@@ -100,15 +100,15 @@ check_query(const char *q, size_t qn, uint64_t offset, uint32_t limit)
         fuzz_fail("count failed: %d", rc);
     want = naive_count(q, qn);
     if (count != want)
-        fuzz_fail("count %llu, naive scan %llu",
-                  (unsigned long long)count, (unsigned long long)want);
-    rc = folio_corpus_search(c, scratch, q, qn, offset, limit, &scount, ids,
-                             &n);
+        fuzz_fail("count %llu, naive scan %llu", (unsigned long long)count,
+                  (unsigned long long)want);
+    rc =
+        folio_corpus_search(c, scratch, q, qn, offset, limit, &scount, ids, &n);
     if (rc != 0)
         fuzz_fail("search failed: %d", rc);
     if (scount != want)
-        fuzz_fail("search count %llu, naive %llu",
-                  (unsigned long long)scount, (unsigned long long)want);
+        fuzz_fail("search count %llu, naive %llu", (unsigned long long)scount,
+                  (unsigned long long)want);
     want = offset >= want ? 0 : want - offset;
     if (n != (want < limit ? want : limit))
         fuzz_fail("search gave %u lines: count %llu offset %llu limit %u", n,
@@ -138,8 +138,7 @@ check_call(const char *method, const uint8_t *p, size_t len)
         return;
     /* The query is the first param (the call succeeded: it is a str). */
     folio_mp_cur_init(&c, p, len);
-    if (folio_mp_read_array(&c, &n) != 0 ||
-        folio_mp_read_str(&c, &q, &qn) != 0)
+    if (folio_mp_read_array(&c, &n) != 0 || folio_mp_read_str(&c, &q, &qn) != 0)
         fuzz_fail("%s succeeded without a str query", method);
     /* The reply's result: an int, or a map whose "count" comes first. */
     folio_mp_cur_init(&c, out.b_data, out.b_len);
@@ -154,8 +153,7 @@ check_call(const char *method, const uint8_t *p, size_t len)
     if (folio_mp_read_uint(&c, &got) != 0)
         fuzz_fail("%s: the count is not an int", method);
     if (got != naive_count(q, qn))
-        fuzz_fail("%s: %llu, naive scan %llu", method,
-                  (unsigned long long)got,
+        fuzz_fail("%s: %llu, naive scan %llu", method, (unsigned long long)got,
                   (unsigned long long)naive_count(q, qn));
 }
 
@@ -172,8 +170,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const methods[] = {"corpus.match_count",
-                                          "corpus.search", "corpus.info"};
+    static const char *const methods[] = {"corpus.match_count", "corpus.search",
+                                          "corpus.info"};
 
     if (scratch == NULL)
         LLVMFuzzerInitialize(NULL, NULL);

@@ -59,8 +59,8 @@ load_catalog(void)
     if (f == NULL)
         fuzz_fail("cannot read %s/data/catalog.csv", FOLIO_SRCDIR);
     while (fgets(line, sizeof(line), f) != NULL) {
-        if (sscanf(line, "%63[^,],%llu,%llu,%llu,%llu,%llu", name, &w, &l,
-                   &wd, &h, &p) != 6)
+        if (sscanf(line, "%63[^,],%llu,%llu,%llu,%llu,%llu", name, &w, &l, &wd,
+                   &h, &p) != 6)
             continue; /* the header */
         if (nskus == cap) {
             cap = cap ? cap * 2 : 1024;
@@ -191,8 +191,8 @@ check_quote(const uint8_t *p, size_t len)
                   (unsigned long long)weight, (unsigned long long)cubic);
     want_billed = cg > cfg->cubic_threshold_g && cg > wg ? cg : wg;
     if (bg != want_billed)
-        fuzz_fail("quote: billed %llu, expected %llu",
-                  (unsigned long long)bg, (unsigned long long)want_billed);
+        fuzz_fail("quote: billed %llu, expected %llu", (unsigned long long)bg,
+                  (unsigned long long)want_billed);
     folio_mp_skip(&c); /* "options" */
     if (folio_mp_read_array(&c, &nopts) != 0 || nopts == 0)
         fuzz_fail("quote: a success without options");
@@ -236,8 +236,8 @@ check_cep(const uint8_t *p, size_t len)
             want = want * 10 + (uint32_t)(p[i] - '0');
     }
     if (ok != (rc == 0) || (ok && cep != want))
-        fuzz_fail("cep_parse of %zu bytes: rc %d value %u, expected %s %u",
-                  len, rc, cep, ok ? "ok" : "an error", want);
+        fuzz_fail("cep_parse of %zu bytes: rc %d value %u, expected %s %u", len,
+                  rc, cep, ok ? "ok" : "an error", want);
     if (ok) {
         folio_freight_cep_format(cep, text);
         if (text[5] != '-' || strlen(text) != 9 ||

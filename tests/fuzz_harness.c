@@ -35,7 +35,10 @@
  * empty lines, a file without a final newline, a file that is only a
  * newline, bytes above 0x7f, a '\r', repeated and overlapping words.
  */
-#define F(name, text) {name, text, sizeof(text) - 1}
+#define F(name, text)                                                          \
+    {                                                                          \
+        name, text, sizeof(text) - 1                                           \
+    }
 const struct fuzz_corpus_file fuzz_corpus_files[] = {
     F("alpha.txt", "To be, or not to be: that is the question:\n"
                    "Whether 'tis nobler in the mind to suffer\n"
@@ -320,8 +323,8 @@ fuzz_check_replies(const void *p, size_t len, int *first_code)
         folio_mp_scan_init(&st, len - off, FOLIO_MP_MAX_DEPTH);
         r = folio_mp_scan(&st, b + off, len - off);
         if (r != FOLIO_MP_DONE)
-            fuzz_fail("reply stream broken at byte %zu of %zu (scan %d)",
-                      off, len, r);
+            fuzz_fail("reply stream broken at byte %zu of %zu (scan %d)", off,
+                      len, r);
         code = check_reply(b + off, (size_t)st.pos);
         if (n == 0 && first_code != NULL)
             *first_code = code;
@@ -413,8 +416,8 @@ find_conn(struct folio_worker *w, int fd)
 #define STALL_ROUNDS 64 /* loop turns without progress before it is a hang */
 
 size_t
-fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk,
-              int admin, int slow_reader)
+fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
+              int slow_reader)
 {
     static struct folio_buf rep;
     struct folio_worker *w = fuzz_setup();

@@ -100,7 +100,8 @@ size_t fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk,
  */
 size_t fuzz_check_replies(const void *p, size_t len, int *first_code);
 
-/* fuzz_fail - report a broken invariant and abort (libFuzzer saves the input). */
-void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* fuzz_fail - report a broken invariant; abort (libFuzzer keeps the input). */
+void fuzz_fail(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 
 #endif
