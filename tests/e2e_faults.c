@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -760,6 +761,72 @@ START_TEST(test_comments_env_truncated)
 }
 END_TEST
 
+/*
+ * A reload that lowers max_message_bytes while a client is half-way
+ * through a large message: the old worker hands the connection over with
+ * the bytes it has read, which no longer fit the new worker's buffer.
+ * They must not be dropped silently: the rest of the message would then
+ * be read as new messages, and a request hidden inside the string
+ * (here a server.ping with msgid 99) would run.  The connection is closed.
+ */
+START_TEST(test_reload_shrinks_limit_mid_message)
+{
+    static unsigned char msg[40000];
+    static const unsigned char hidden[] = {0x94, 0x00, 0x63, 0xab, 's',
+                                           'e', 'r', 'v', 'e', 'r', '.',
+                                           'p', 'i', 'n', 'g', 0x90};
+    struct folio_client *c;
+    const char *m;
+    size_t n = 0, len, head = 30000;
+    uint32_t body = sizeof(msg) - 32;
+    FILE *f;
+    int r, replies = 0;
+
+    start("workers = 1\nmax_message_bytes = 1m\n");
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    /* [0, 1, "corpus.match_count", [str of `body` bytes]] */
+    memcpy(msg, "\x94\x00\x01\xb2" "corpus.match_count" "\x91\xdb", 24);
+    n = 24;
+    msg[n++] = (unsigned char)(body >> 24);
+    msg[n++] = (unsigned char)(body >> 16);
+    msg[n++] = (unsigned char)(body >> 8);
+    msg[n++] = (unsigned char)body;
+    memset(msg + n, 'a', body);
+    /* What follows the bytes handed over: a request, inside the str. */
+    memcpy(msg + head, hidden, sizeof(hidden));
+    len = n + body;
+    ck_assert_int_eq(folio_client_send_raw(c, msg, head), 0);
+    /* Let the worker read them, then reload with a smaller limit. */
+    poll(NULL, 0, 200);
+    ck_assert_ptr_nonnull(f = fopen(srv.conf, "a"));
+    fputs("max_message_bytes = 4k\n", f);
+    fclose(f);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "reloaded: generation 2", 5000), 0);
+    /* The old worker has retired: the connection is the new one's. */
+    poll(NULL, 0, 300);
+    folio_client_send_raw(c, msg + head, len - head);
+    shutdown(c->fd, SHUT_WR);
+    while ((r = folio_client_recv(c, &m, &n)) == 1) {
+        struct folio_rpc_msg rm;
+        const char *why;
+
+        ck_assert_int_eq(folio_rpc_parse(m, n, &rm, &why), 0);
+        ck_assert_msg(rm.msgid != 99,
+                      "the request hidden in the string was run");
+        replies++;
+    }
+    printf("faults: reload lowering max_message_bytes mid-message: %d "
+           "replies, the hidden request not run\n",
+           replies);
+    folio_client_close(c);
+    ck_assert(e2e_log_has(&srv, "do not fit"));
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -775,6 +842,7 @@ main(void)
     tcase_add_test(tc, test_freight_env_damaged);
     tcase_add_test(tc, test_corpus_cache_damaged);
     tcase_add_test(tc, test_comments_env_truncated);
+    tcase_add_test(tc, test_reload_shrinks_limit_mid_message);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -152,7 +152,20 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
         return;
     }
     if (len > 0) {
-        folio_buf_append(&c->in, data, len);
+        /*
+         * Bytes read by the worker that handed the connection over.  If
+         * they do not fit (a reload lowered max_message_bytes while a large
+         * message was arriving), dropping them would make the rest of the
+         * message be read as new messages: close instead.
+         */
+        if (folio_buf_append(&c->in, data, len) != 0) {
+            folio_log_warnx("the %zu bytes of a handed-over connection do "
+                            "not fit max_message_bytes: closed",
+                            len);
+            folio_stat_add(&w->slot->ws_protocol_errors, 1);
+            folio_conn_close(c);
+            return;
+        }
         on_read(-1, 0, c);
     }
 }
