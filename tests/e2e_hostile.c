@@ -880,6 +880,72 @@ START_TEST(test_never_reads)
 }
 END_TEST
 
+/*
+ * A flood of expensive notifications (no replies, so no output
+ * backpressure) after a large message grew the connection's input buffer:
+ * each connection is served a share of messages per turn of the loop, so
+ * the good client waits milliseconds, not until the flood is done (6.5 s
+ * for 3 MiB of corpus.search notifications before the share existed).
+ */
+START_TEST(test_notification_flood)
+{
+    const char *corpus = e2e_corpus();
+    struct folio_client *c;
+    struct folio_reply r;
+    struct watch w;
+    struct mem m;
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    char conf[512], *big;
+    size_t flood = getenv("E2E_VALGRIND") != NULL ? 64u << 10 : 2u << 20;
+    uint64_t t0;
+    uint32_t id, n = 0;
+
+    if (corpus == NULL) {
+        printf("hostile: notification flood: no corpus; skipped\n");
+        return;
+    }
+    snprintf(conf, sizeof(conf), "workers = 1\ncorpus = %s\n", corpus);
+    start(conf);
+    mem_before(&m, 1);
+    watch_start(&w);
+    c = e2e_connect(&srv);
+    /* A 3 MiB query (refused: over 1024 bytes) grows the input buffer. */
+    big = malloc(3u << 20);
+    memset(big, 'x', 3u << 20);
+    folio_pack_str(folio_client_request(c, 0, "corpus.match_count", 1, &id),
+                   big, 3u << 20);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_int_eq(r.code, FOLIO_ST_INVALID_ARGUMENT);
+    free(big);
+    /* Then the flood, and a ping at its end. */
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    while (sb.size < flood) {
+        folio_rpc_pack_request_head(&pk, 1, 0, "corpus.search", 2);
+        folio_pack_cstr(&pk, "e");
+        msgpack_pack_map(&pk, 1);
+        folio_pack_cstr(&pk, "limit");
+        msgpack_pack_uint16(&pk, 1000);
+        n++;
+    }
+    t0 = e2e_now_ms();
+    ck_assert_int_eq(folio_client_send_raw(c, sb.data, sb.size), 0);
+    msgpack_sbuffer_destroy(&sb);
+    c->timeout_ms = 120000;
+    ck_assert_int_eq(e2e_ping(c), 0);
+    printf("hostile: notification flood: %u corpus.search notifications "
+           "(%zu bytes) after a 3 MiB message, served in %.1f s\n",
+           n, flood, (e2e_now_ms() - t0) / 1000.0);
+    mem_sample(&m);
+    folio_client_close(c);
+    watch_stop(&w, "notification flood");
+    mem_after(&m, "notification flood", 24, 16);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -897,6 +963,7 @@ main(void)
     tcase_add_test(tc, test_garbage_after_valid);
     tcase_add_test(tc, test_max_connections);
     tcase_add_test(tc, test_never_reads);
+    tcase_add_test(tc, test_notification_flood);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
