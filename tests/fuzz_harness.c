@@ -426,6 +426,7 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
     ssize_t k;
     int sv[2], size = 4096, eof = 0, stall = 0, progress, sent_eof = 0;
     int code = -1;
+    uint64_t served = w->served;
 
     if (rep.b_data == NULL && folio_buf_init(&rep, 65536, 0) != 0)
         fuzz_fail("no memory");
@@ -470,6 +471,11 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
                 eof = 1;
             else if (r > 0)
                 progress = 1;
+        }
+        /* Messages served count too (a connection may yield its turn). */
+        if (w->served != served) {
+            served = w->served;
+            progress = 1;
         }
         if (progress) {
             stall = 0;
