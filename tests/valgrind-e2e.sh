@@ -15,11 +15,17 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2
 out=${FOLIO_VALGRIND_DIR:-$B/valgrind}
 rm -rf "$out"
 mkdir -p "$out"
-suites=${*:-$(cd "$B/tests" && ls e2e_* | grep -v '\.\(o\|log\|trs\)$' | sort)}
+if [ $# -eq 0 ]; then
+    set --
+    for f in "$B"/tests/e2e_*; do
+        case $f in *.o | *.log | *.trs) continue ;; esac
+        [ -x "$f" ] && set -- "$@" "$(basename "$f")"
+    done
+fi
 printf '| suite | result | foliod processes | memcheck errors | definitely/indirectly lost bytes |\n'
 printf '|---|---|---:|---:|---:|\n'
 total_err=0
-for s in $suites; do
+for s in "$@"; do
     s=$(basename "$s")
     d=$out/$s
     mkdir -p "$d"
@@ -30,7 +36,7 @@ for s in $suites; do
     else
         res="fail ($(grep -c ':[FE]:' "$d/suite.log") tests)"
     fi
-    n=$(ls "$d"/foliod.*.log 2>/dev/null | wc -l)
+    n=$(find "$d" -name 'foliod.*.log' | wc -l)
     err=$(cat "$d"/foliod.*.log 2>/dev/null |
         sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' |
         awk '{s += $1} END {print s + 0}')
