@@ -44,8 +44,10 @@ make_parent_dir(const char *path)
     if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
         return;
     *slash = '\0';
-    if (mkdir(dir, 0755) == 0)
+    if (mkdir(dir, 0755) == 0) {
         folio_log_info("created %s", dir);
+        folio_priv_own(&folio_master->priv, dir, 0);
+    }
 }
 
 static int
@@ -89,6 +91,9 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
                  strerror(errno));
         return FOLIO_ESYS;
     }
+    /* The admin socket's group is the user's: 0660 lets that group in. */
+    if (admin && a.family == AF_UNIX)
+        folio_priv_own(&folio_master->priv, spec + 5, 1);
     l->fd = fd;
     l->admin = admin;
     snprintf(l->spec, sizeof(l->spec), "%s", spec);

@@ -48,11 +48,25 @@ version(void)
            mdb_version(NULL, NULL, NULL));
 }
 
-/* mkdir -p, mode 0750 for what it creates. */
+/*
+ * mkdir -p, mode 0750 for what it creates; what it creates belongs to the
+ * user foliod will become (an existing directory keeps its owner).
+ */
 static int
-make_dirs(const char *path)
+make_dir(const char *path, const struct folio_priv *priv)
+{
+    if (mkdir(path, 0750) == 0) {
+        folio_priv_own(priv, path, 0);
+        return 0;
+    }
+    return errno == EEXIST ? 0 : -1;
+}
+
+static int
+make_dirs(const char *path, const struct folio_priv *priv)
 {
     char buf[4096], *p;
+    int rc;
 
     if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
         errno = ENAMETOOLONG;
@@ -62,13 +76,12 @@ make_dirs(const char *path)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(buf, 0750) == -1 && errno != EEXIST)
-            return -1;
+        rc = make_dir(buf, priv);
         *p = '/';
+        if (rc != 0)
+            return -1;
     }
-    if (mkdir(buf, 0750) == -1 && errno != EEXIST)
-        return -1;
-    return 0;
+    return make_dir(buf, priv);
 }
 
 /* Write `text` to `path` atomically: a temporary name, then rename. */
@@ -149,6 +162,16 @@ folio_master_ready(struct folio_master *m)
     m->ready_reported = 1;
     if (m->cur->id == 1)
         folio_log_notice("ready");
+    /* A daemon's master is not the process systemd started: say who. */
+    if (m->ready_pipe != -1)
+        folio_notify("READY=1\nMAINPID=%ld\nSTATUS=serving generation %llu "
+                     "with %d workers",
+                     (long)getpid(), (unsigned long long)m->cur->id,
+                     m->cur->nworkers);
+    else
+        folio_notify("READY=1\nSTATUS=serving generation %llu with %d "
+                     "workers",
+                     (unsigned long long)m->cur->id, m->cur->nworkers);
     if (m->cur->cfg.ready_file != NULL)
         write_ready_file(m);
     if (m->ready_pipe != -1) {
@@ -159,7 +182,6 @@ folio_master_ready(struct folio_master *m)
             folio_log_warn("telling the parent we are ready");
         close(m->ready_pipe);
         m->ready_pipe = -1;
-    m->metrics_fd = -1;
         if (devnull != -1) {
             if (folio_log_fd() != STDERR_FILENO)
                 dup2(devnull, STDERR_FILENO);
@@ -215,6 +237,7 @@ static int
 check_config(const struct folio_config *cfg)
 {
     struct folio_worker_data data;
+    struct folio_priv priv;
     struct folio_addr a;
     char err[1024];
     int i;
@@ -228,6 +251,10 @@ check_config(const struct folio_config *cfg)
     if (cfg->metrics_listen != NULL &&
         folio_addr_parse(cfg->metrics_listen, &a, err, sizeof(err)) != 0) {
         fprintf(stderr, "foliod: metrics address %s\n", err);
+        return FOLIO_EXIT_FAILURE;
+    }
+    if (folio_priv_init(&priv, cfg->user, 1, err, sizeof(err)) != 0) {
+        fprintf(stderr, "foliod: %s\n", err);
         return FOLIO_EXIT_FAILURE;
     }
     if (folio_data_load(cfg, &data, err, sizeof(err)) != 0) {
@@ -310,25 +337,37 @@ main(int argc, char *argv[])
         return rc;
     }
 
-    if (make_dirs(probe.data_dir) != 0)
+    /* Root: refuse, or know whom to become (priv.c). */
+    if (folio_priv_init(&m->priv, probe.user, 0, err, sizeof(err)) != 0) {
+        fprintf(stderr, "foliod: %s\n", err);
+        folio_config_free(&probe);
+        return FOLIO_EXIT_FAILURE;
+    }
+    if (geteuid() == 0 && !m->priv.active)
+        folio_log_warnx("serving as root (user root): a bug in foliod "
+                        "would be a bug with every privilege");
+
+    if (make_dirs(probe.data_dir, &m->priv) != 0)
         folio_fatal("cannot create data directory %s", probe.data_dir);
     if (probe.log_file != NULL) {
         if (folio_log_open(probe.log_file) != 0)
             folio_fatalx("cannot open log file %s", probe.log_file);
+        folio_priv_own_fd(&m->priv, folio_log_fd(), probe.log_file);
     } else if (!probe.foreground) {
         snprintf(logpath, sizeof(logpath), "%s/foliod.log", probe.data_dir);
         if (folio_log_open(logpath) != 0)
             folio_fatalx("cannot open log file %s", logpath);
+        folio_priv_own_fd(&m->priv, folio_log_fd(), logpath);
     }
     if (!probe.foreground)
         daemonize(m);
     if (probe.pid_file != NULL)
         write_pid_file(probe.pid_file);
-    folio_config_free(&probe);
 
+    /* As root: the sockets (admin socket group-owned by the user). */
     if ((m->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
-    if ((m->cur = folio_gen_new(m, err, sizeof(err))) == NULL)
+    if ((m->cur = folio_gen_open(m, err, sizeof(err))) == NULL)
         folio_fatalx("%s", err);
     for (i = 0; i < m->cur->nlisteners; i++)
         folio_log_notice("listening on %s%s", m->cur->listeners[i].name,
@@ -336,6 +375,18 @@ main(int argc, char *argv[])
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));
+    if (folio_metrics_start(m, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
+
+    /* For good: the user loads the data and runs the workers. */
+    if (folio_priv_drop(&m->priv, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
+    if (m->priv.dropped && access(probe.data_dir, W_OK | X_OK) != 0)
+        folio_fatal("data directory %s is not writable by user %s",
+                    probe.data_dir, m->priv.name);
+    folio_config_free(&probe);
+    if (folio_gen_load(m, m->cur, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
     {
         struct timespec ts;
 
@@ -345,8 +396,6 @@ main(int argc, char *argv[])
                            (uint64_t)ts.tv_nsec / 1000000);
     }
     folio_stats_publish(m);
-    if (folio_metrics_start(m, err, sizeof(err)) != 0)
-        folio_fatalx("%s", err);
     if (folio_stats_log_start(m) != 0)
         folio_fatalx("cannot start the counters log");
     if (folio_signals_init(m) != 0)
