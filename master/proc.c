@@ -226,6 +226,7 @@ on_ready(struct folio_master *m, struct folio_proc *p)
                        (long)p->pid, (long)old->pid);
         folio_proc_retire(m, old);
         p->replaces = -1;
+        folio_stat_add(&folio_stats_header_of(m->stats)->sh_recycles, 1);
     }
     if (m->next != NULL && p->generation == m->next->id) {
         folio_reload_check(m);

@@ -1,0 +1,309 @@
+/*
+ * e2e_load.c - the lifecycle under load: folio-bench keeps 50 connections
+ * busy while foliod reloads ten times in a row (and once with a broken
+ * configuration), or replaces its workers every few thousand requests
+ * (max_requests_per_worker).  Not one request may fail: folio-bench
+ * counts error replies and closed connections, and exits non-zero on
+ * either.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/client.h"
+#include "tests/e2e_util.h"
+
+static struct e2e_server srv;
+
+struct bench {
+    pid_t pid;
+    char out[400]; /* its --json line */
+    char err[400]; /* its complaints */
+    int status;
+    double requests, errors;
+};
+
+static const char *
+bench_path(void)
+{
+    const char *p = getenv("FOLIO_BENCH");
+
+    return p != NULL && *p != '\0' ? p : FOLIO_BUILDDIR "/folio-bench";
+}
+
+/* folio-bench -H ADDR --json ARGS..., in the background. */
+static void
+bench_start(struct bench *b, const char *const *args)
+{
+    const char *argv[32];
+    int n = 0, i, fd;
+
+    memset(b, 0, sizeof(*b));
+    snprintf(b->out, sizeof(b->out), "%.300s/bench.json", srv.dir);
+    snprintf(b->err, sizeof(b->err), "%.300s/bench.err", srv.dir);
+    argv[n++] = bench_path();
+    argv[n++] = "-H";
+    argv[n++] = srv.addr;
+    argv[n++] = "--json";
+    for (i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    b->pid = fork();
+    ck_assert_int_ge(b->pid, 0);
+    if (b->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if ((fd = open(b->out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0)
+            dup2(fd, STDOUT_FILENO);
+        if ((fd = open(b->err, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0)
+            dup2(fd, STDERR_FILENO);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+}
+
+static int
+bench_running(struct bench *b)
+{
+    int st;
+
+    if (b->pid <= 0)
+        return 0;
+    if (waitpid(b->pid, &st, WNOHANG) == b->pid) {
+        b->pid = -1;
+        b->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return 0;
+    }
+    return 1;
+}
+
+static double
+json_num(const char *json, const char *key)
+{
+    char pat[64];
+    const char *p;
+
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    if ((p = strstr(json, pat)) == NULL)
+        return NAN;
+    return strtod(p + strlen(pat), NULL);
+}
+
+static void
+print_file(const char *path)
+{
+    char line[1024];
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL)
+        fprintf(stderr, "  %s", line);
+    fclose(f);
+}
+
+/* Wait (30 s at most) for the bench to end; read its verdict. */
+static void
+bench_finish(struct bench *b)
+{
+    uint64_t deadline = e2e_now_ms() + 30000;
+    char json[2048];
+    FILE *f;
+    size_t n;
+
+    while (bench_running(b)) {
+        if (e2e_now_ms() >= deadline) {
+            kill(b->pid, SIGKILL);
+            waitpid(b->pid, NULL, 0);
+            ck_abort_msg("folio-bench did not finish in time");
+        }
+        poll(NULL, 0, 20);
+    }
+    ck_assert_ptr_nonnull(f = fopen(b->out, "r"));
+    n = fread(json, 1, sizeof(json) - 1, f);
+    json[n] = '\0';
+    fclose(f);
+    b->requests = json_num(json, "requests");
+    b->errors = json_num(json, "errors");
+    if (b->status != 0 || !(b->errors == 0)) {
+        fprintf(stderr, "folio-bench exited %d: %s", b->status, json);
+        print_file(b->err);
+    }
+}
+
+/* A number of server.stats ("server", "reloads", NULL...). */
+static double
+stat_num(const char *a, const char *b, const char *c)
+{
+    struct folio_client *adm = e2e_connect_admin(&srv);
+    struct folio_reply r;
+    double v;
+
+    ck_assert_ptr_nonnull(adm);
+    ck_assert_int_eq(e2e_stats(adm, &r), 0);
+    v = c != NULL ? e2e_stat_num(&r, a, b, c, NULL)
+                  : e2e_stat_num(&r, a, b, NULL);
+    folio_client_close(adm);
+    return v;
+}
+
+/* Wait until the server has answered `n` requests more than `since`. */
+static void
+wait_requests(double since, double n)
+{
+    uint64_t deadline = e2e_now_ms() + 10000;
+
+    while (stat_num("totals", "requests", NULL) < since + n) {
+        ck_assert_msg(e2e_now_ms() < deadline, "the load does not flow");
+        poll(NULL, 0, 10);
+    }
+}
+
+static int
+overlap(const pid_t *a, int na, const pid_t *b, int nb)
+{
+    int i, j;
+
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++)
+            if (a[i] == b[j])
+                return 1;
+    return 0;
+}
+
+START_TEST(test_reload_ten_times_under_load)
+{
+    const char *args[] = {"-c", "50", "-d", "5", NULL};
+    struct bench b;
+    double before;
+    uint64_t t0;
+    int round;
+    FILE *f;
+
+    ck_assert(e2e_start(&srv, "workers = 2\n", NULL) == 0);
+    bench_start(&b, args);
+    wait_requests(0, 2000);
+    t0 = e2e_now_ms();
+    for (round = 1; round <= 10; round++) {
+        before = stat_num("totals", "requests", NULL);
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        ck_assert_msg(e2e_wait_ready(&srv, (uint64_t)round + 1, 10000) == 0,
+                      "reload %d not done", round);
+        /* The new generation takes the load before the next reload. */
+        wait_requests(before, 500);
+        ck_assert_msg(bench_running(&b),
+                      "folio-bench ended before reload %d was done (status "
+                      "%d)",
+                      round, b.status);
+    }
+    fprintf(stderr, "10 reloads under load in %llu ms\n",
+            (unsigned long long)(e2e_now_ms() - t0));
+    /* A broken configuration keeps the old generation, still under load. */
+    ck_assert_ptr_nonnull(f = fopen(srv.conf, "a"));
+    fputs("max_depth = 1000\n", f);
+    fclose(f);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "reload failed", 5000), 0);
+    ck_assert(e2e_log_has(&srv, "max-depth: '1000' is not a number"));
+    ck_assert_msg(bench_running(&b), "folio-bench ended too soon");
+    bench_finish(&b);
+    ck_assert_int_eq(b.status, 0);
+    ck_assert(b.errors == 0);
+    ck_assert(b.requests > 0);
+    ck_assert(e2e_log_has(&srv, "reloaded: generation 11"));
+    ck_assert(stat_num("server", "reloads", NULL) == 10);
+    ck_assert(stat_num("server", "reload_failures", NULL) == 1);
+    ck_assert(stat_num("server", "generation", NULL) == 11);
+    ck_assert(stat_num("server", "restarts", NULL) == 0);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+static void
+recycle_under_load(const char *pipeline)
+{
+    const char *args[] = {"-c", "50", "-P", pipeline, "-d", "2", NULL};
+    pid_t before[8], after[8];
+    struct bench b;
+    double recycles;
+    int nb, na;
+
+    ck_assert(e2e_start(&srv, "workers = 2\nmax_requests_per_worker = 2000\n",
+                        NULL) == 0);
+    nb = e2e_workers(&srv, before, 8);
+    ck_assert_int_eq(nb, 2);
+    bench_start(&b, args);
+    bench_finish(&b);
+    ck_assert_int_eq(b.status, 0);
+    ck_assert(b.errors == 0);
+    /*
+     * A worker asks after 2000-2200 requests and serves on until its
+     * replacement is ready: never sooner, not much later.
+     */
+    recycles = stat_num("server", "recycles", NULL);
+    fprintf(stderr, "pipeline %s: %.0f requests, %.0f workers recycled\n",
+            pipeline, b.requests, recycles);
+    ck_assert_msg(recycles >= 2 && recycles >= b.requests / (4 * 2200) &&
+                      recycles <= b.requests / 2000 + 2,
+                  "%.0f recycles for %.0f requests", recycles, b.requests);
+    ck_assert(e2e_log_has(&srv, "requests: asking to be replaced"));
+    /* ...none died, and the first ones are gone. */
+    ck_assert(stat_num("server", "restarts", NULL) == 0);
+    ck_assert(stat_num("server", "generation", NULL) == 1);
+    na = e2e_workers(&srv, after, 8);
+    ck_assert(na >= 2);
+    ck_assert(!overlap(before, nb, after, na));
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+
+START_TEST(test_recycle_under_load)
+{
+    recycle_under_load("1");
+}
+END_TEST
+
+START_TEST(test_recycle_under_pipelined_load)
+{
+    /* Requests already read when a worker retires travel with the socket. */
+    recycle_under_load("16");
+}
+END_TEST
+
+static Suite *
+load_suite(void)
+{
+    Suite *s = suite_create("e2e_load");
+    TCase *tc = tcase_create("reload");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_reload_ten_times_under_load);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("recycle");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_recycle_under_load);
+    tcase_add_test(tc, test_recycle_under_pipelined_load);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(load_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
