@@ -251,23 +251,26 @@ on_recycle(struct folio_master *m, struct folio_proc *p)
     folio_proc_spawn(m, m->cur, p->index, (int)(p - m->procs));
 }
 
-static void
-on_chan(evutil_socket_t fd, short what, void *arg)
+/*
+ * Take up to `max` messages from a worker's channel.  Returns 1 if more
+ * may be waiting, 0 when the channel is empty or closed.
+ */
+static int
+chan_read(struct folio_proc *p, int max)
 {
     static char data[FOLIO_CHAN_MAX_DATA];
     struct folio_master *m = folio_master;
-    struct folio_proc *p = arg;
     struct folio_chan_hdr h;
     int r, passfd, n;
 
-    for (n = 0; n < 256; n++) {
-        r = folio_chan_recv(fd, &h, data, sizeof(data), &passfd);
+    for (n = 0; n < max; n++) {
+        r = folio_chan_recv(p->chan, &h, data, sizeof(data), &passfd);
         if (r == FOLIO_EAGAIN)
-            return;
+            return 0;
         if (r == 0 || r == FOLIO_ESYS) {
             /* The worker is exiting; the reaper does the rest. */
             event_del(p->ev_chan);
-            return;
+            return 0;
         }
         if (r < 0) {
             folio_log_warnx("malformed message from worker %d", p->index);
@@ -293,6 +296,13 @@ on_chan(evutil_socket_t fd, short what, void *arg)
         if (passfd >= 0)
             close(passfd);
     }
+    return 1;
+}
+
+static void
+on_chan(evutil_socket_t fd, short what, void *arg)
+{
+    chan_read(arg, 256);
 }
 
 static void
@@ -396,6 +406,15 @@ folio_proc_reap(struct folio_master *m)
                 break;
         if (i == FOLIO_MAX_SLOTS)
             continue;
+        /*
+         * What it sent before it exited comes first: SIGCHLD may be seen
+         * before its channel, and a retiring worker's last messages carry
+         * the connections it handed over.  Closing the channel unread
+         * would reset them.
+         */
+        if (m->procs[i].chan != -1)
+            while (chan_read(&m->procs[i], 256))
+                ;
         dead = m->procs[i];
         lived = folio_master_now_ms() - dead.spawned_ms;
         describe(st, how, sizeof(how));
