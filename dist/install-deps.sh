@@ -7,6 +7,7 @@ PACKAGES="
     build-essential autoconf automake libtool pkg-config
     libevent-dev libmsgpack-dev liblmdb-dev check
     mandoc
+    systemd strace
     prometheus
     python3
     redis-server redis-tools

@@ -33,7 +33,10 @@ find_reusable(const struct folio_gen *g, const char *spec, int admin)
     return NULL;
 }
 
-/* Make the directory holding a Unix socket, like systemd's RuntimeDirectory. */
+/*
+ * Make the directory holding a Unix socket, and its missing parents, like
+ * systemd's RuntimeDirectory: they belong to the --user.
+ */
 static void
 make_parent_dir(const char *path)
 {
@@ -44,10 +47,10 @@ make_parent_dir(const char *path)
     if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
         return;
     *slash = '\0';
-    if (mkdir(dir, 0755) == 0) {
+    if (access(dir, F_OK) == 0)
+        return;
+    if (folio_priv_mkdirs(&folio_master->priv, dir, 0755) == 0)
         folio_log_info("created %s", dir);
-        folio_priv_own(&folio_master->priv, dir, 0);
-    }
 }
 
 static int

@@ -48,42 +48,6 @@ version(void)
            mdb_version(NULL, NULL, NULL));
 }
 
-/*
- * mkdir -p, mode 0750 for what it creates; what it creates belongs to the
- * user foliod will become (an existing directory keeps its owner).
- */
-static int
-make_dir(const char *path, const struct folio_priv *priv)
-{
-    if (mkdir(path, 0750) == 0) {
-        folio_priv_own(priv, path, 0);
-        return 0;
-    }
-    return errno == EEXIST ? 0 : -1;
-}
-
-static int
-make_dirs(const char *path, const struct folio_priv *priv)
-{
-    char buf[4096], *p;
-    int rc;
-
-    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        rc = make_dir(buf, priv);
-        *p = '/';
-        if (rc != 0)
-            return -1;
-    }
-    return make_dir(buf, priv);
-}
-
 /* Write `text` to `path` atomically: a temporary name, then rename. */
 static int
 write_file_atomic(const char *path, const char *text)
@@ -347,7 +311,7 @@ main(int argc, char *argv[])
         folio_log_warnx("serving as root (user root): a bug in foliod "
                         "would be a bug with every privilege");
 
-    if (make_dirs(probe.data_dir, &m->priv) != 0)
+    if (folio_priv_mkdirs(&m->priv, probe.data_dir, 0750) != 0)
         folio_fatal("cannot create data directory %s", probe.data_dir);
     if (probe.log_file != NULL) {
         if (folio_log_open(probe.log_file) != 0)

@@ -131,6 +131,9 @@ void folio_proc_retire(struct folio_master *m, struct folio_proc *p);
  * folio_priv_own - chown `path` to the user (group_only: its group), or
  * folio_priv_own_fd a descriptor; no-ops unless a drop is due; warns on
  * failure.
+ * folio_priv_mkdirs - mkdir -p with `mode` for what it creates, which
+ * becomes the user's when a drop is due (an existing directory keeps its
+ * owner).  0, or -1 with errno.
  * folio_priv_drop - initgroups, setresgid, setresuid, then checks that
  * every id changed and that root cannot be regained.  0, or FOLIO_ESYS with
  * the reason in err.  Master only, before forking workers.
@@ -140,6 +143,8 @@ int folio_priv_init(struct folio_priv *p, const char *user, int check_only,
 void folio_priv_own(const struct folio_priv *p, const char *path,
                     int group_only);
 void folio_priv_own_fd(const struct folio_priv *p, int fd, const char *what);
+int folio_priv_mkdirs(const struct folio_priv *p, const char *path,
+                      mode_t mode);
 int folio_priv_drop(struct folio_priv *p, char *err, size_t errlen);
 
 /* reload.c */

@@ -65,6 +65,38 @@ folio_priv_init(struct folio_priv *p, const char *user, int check_only,
     return 0;
 }
 
+static int
+make_dir(const struct folio_priv *p, const char *path, mode_t mode)
+{
+    if (mkdir(path, mode) == 0) {
+        folio_priv_own(p, path, 0);
+        return 0;
+    }
+    return errno == EEXIST ? 0 : -1;
+}
+
+int
+folio_priv_mkdirs(const struct folio_priv *p, const char *path, mode_t mode)
+{
+    char buf[4096], *s;
+    int rc;
+
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (s = buf + 1; *s != '\0'; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        rc = make_dir(p, buf, mode);
+        *s = '/';
+        if (rc != 0)
+            return -1;
+    }
+    return make_dir(p, buf, mode);
+}
+
 void
 folio_priv_own(const struct folio_priv *p, const char *path, int group_only)
 {
