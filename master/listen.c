@@ -85,18 +85,23 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
         g->nlisteners++;
         return 0;
     }
-    if (a.family == AF_UNIX)
-        make_parent_dir(spec + 5);
-    fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666, why,
-                           sizeof(why));
-    if (fd == -1) {
-        snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
-                 strerror(errno));
-        return FOLIO_ESYS;
+    if ((fd = folio_activate_take(&a)) != -1) {
+        /* systemd bound it (foliod.socket): its mode and owner are set. */
+        folio_log_info("%s: the socket systemd passed", spec);
+    } else {
+        if (a.family == AF_UNIX)
+            make_parent_dir(spec + 5);
+        fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666,
+                               why, sizeof(why));
+        if (fd == -1) {
+            snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
+                     strerror(errno));
+            return FOLIO_ESYS;
+        }
+        /* The admin socket's group is the user's: 0660 lets that group in. */
+        if (admin && a.family == AF_UNIX)
+            folio_priv_own(&folio_master->priv, spec + 5, 1);
     }
-    /* The admin socket's group is the user's: 0660 lets that group in. */
-    if (admin && a.family == AF_UNIX)
-        folio_priv_own(&folio_master->priv, spec + 5, 1);
     l->fd = fd;
     l->admin = admin;
     snprintf(l->spec, sizeof(l->spec), "%s", spec);
@@ -148,8 +153,15 @@ folio_listen_close(struct folio_gen *g, const struct folio_gen *keep)
             close(l->fd);
         l->fd = -1;
         if (strncmp(l->spec, "unix:", 5) == 0 &&
-            find_reusable(keep, l->spec, l->admin) == NULL)
-            unlink(l->spec + 5);
+            find_reusable(keep, l->spec, l->admin) == NULL) {
+            struct folio_addr a;
+            char why[128];
+
+            /* A socket systemd passed is systemd's to remove. */
+            if (folio_addr_parse(l->spec, &a, why, sizeof(why)) != 0 ||
+                !folio_activate_has(&a))
+                unlink(l->spec + 5);
+        }
     }
     g->nlisteners = 0;
 }

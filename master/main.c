@@ -253,6 +253,7 @@ cleanup(struct folio_master *m)
     folio_stats_destroy(m->stats);
     if (pid_file[0] != '\0')
         unlink(pid_file);
+    folio_activate_close();
     event_base_free(m->base);
 }
 
@@ -323,6 +324,9 @@ main(int argc, char *argv[])
             folio_fatalx("cannot open log file %s", logpath);
         folio_priv_own_fd(&m->priv, folio_log_fd(), logpath);
     }
+    /* Sockets from systemd: LISTEN_PID names us, not the daemon child. */
+    if (folio_activate_init(err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
     if (!probe.foreground)
         daemonize(m);
     if (probe.pid_file != NULL)
@@ -333,6 +337,7 @@ main(int argc, char *argv[])
         folio_fatalx("event_base_new failed");
     if ((m->cur = folio_gen_open(m, err, sizeof(err))) == NULL)
         folio_fatalx("%s", err);
+    folio_activate_report();
     for (i = 0; i < m->cur->nlisteners; i++)
         folio_log_notice("listening on %s%s", m->cur->listeners[i].name,
                          m->cur->listeners[i].admin ? " (admin)" : "");

@@ -92,6 +92,21 @@ struct folio_master {
 
 extern struct folio_master *folio_master;
 
+/*
+ * activate.c: sockets passed by systemd (LISTEN_PID, LISTEN_FDS).
+ * folio_activate_init - take them over at start (checked, non-blocking,
+ * close-on-exec) and clear the variables; 0, or -1 with the reason in err.
+ * folio_activate_take - a copy of the passed socket bound to `a`, or -1.
+ * folio_activate_has - whether one is bound to `a` (its file is systemd's).
+ * folio_activate_report - warn about passed sockets no address took.
+ * folio_activate_close - close them (master at exit; workers after fork).
+ */
+int folio_activate_init(char *err, size_t errlen);
+int folio_activate_take(const struct folio_addr *a);
+int folio_activate_has(const struct folio_addr *a);
+void folio_activate_report(void);
+void folio_activate_close(void);
+
 /* listen.c */
 int folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
                       char *err, size_t errlen);

@@ -84,6 +84,7 @@ child_close_fds(struct folio_master *m, const struct folio_gen *g)
         close(m->ready_pipe);
     if (m->metrics_fd != -1)
         close(m->metrics_fd);
+    folio_activate_close();
     /*
      * Give back the master's signal events, so the worker's own event base
      * may take the signals.  This touches no kernel state shared with the

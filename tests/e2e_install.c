@@ -197,6 +197,7 @@ START_TEST(test_install_run_uninstall)
         ck_assert(file_has(unit, "\nExecStart=" FOLIO_SBINDIR "/foliod -f "));
         ck_assert(file_has(unit, "\nType=notify\n"));
         ck_assert(!file_has(unit, "@sbindir@"));
+        ck_assert(is_file(at(FOLIO_UNITDIR, "foliod.socket"), 0));
     }
 
     /*

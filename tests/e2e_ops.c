@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+
+#include <netinet/in.h>
 #include <sys/wait.h>
 
 #include <check.h>
@@ -470,6 +472,120 @@ START_TEST(test_drop_to_user)
 }
 END_TEST
 
+/* ---- socket activation ---- */
+
+/* A listening TCP socket on 127.0.0.1, its port in *port. */
+static int
+listen_tcp(int *port)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    ck_assert_int_ge(fd, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(fd, 64), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/*
+ * Start foliod as systemd would with a socket unit: the sockets `fds` as
+ * descriptors 3, 4, ..., LISTEN_FDS and LISTEN_PID set; listening on
+ * 127.0.0.1:port (one of them, not bound by foliod).
+ */
+static void
+start_activated(struct e2e_server *s, const int *fds, int nfds, int port)
+{
+    const char *argv[] = {e2e_foliod(), "-f", "-c", s->conf, NULL};
+    char text[2048], num[32];
+    int i, fd, high[8];
+
+    memset(s, 0, sizeof(*s));
+    snprintf(s->dir, sizeof(s->dir), "/tmp/folio-activate.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(s->dir));
+    snprintf(s->conf, sizeof(s->conf), "%.200s/foliod.conf", s->dir);
+    snprintf(s->log, sizeof(s->log), "%.200s/foliod.log", s->dir);
+    snprintf(s->ready, sizeof(s->ready), "%.200s/ready", s->dir);
+    snprintf(s->admin, sizeof(s->admin), "%.200s/admin.sock", s->dir);
+    snprintf(text, sizeof(text),
+             "listen = 127.0.0.1:%d\nadmin_socket = %.300s\n"
+             "data_dir = %.200s/data\nmetrics_listen = off\nworkers = 2\n"
+             "ready_file = %.300s\nshutdown_timeout = 5s\n%s",
+             port, s->admin, s->dir, s->ready,
+             geteuid() == 0 ? "user = root\n" : "");
+    ck_assert_int_eq(e2e_write_file(s->conf, text), 0);
+    argv[3] = s->conf;
+    s->pid = fork();
+    ck_assert_int_ge(s->pid, 0);
+    if (s->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        /* Out of the way first, then into place from 3, inheritable. */
+        for (i = 0; i < nfds; i++)
+            high[i] = fcntl(fds[i], F_DUPFD, 100);
+        for (i = 0; i < nfds; i++)
+            dup2(high[i], 3 + i);
+        snprintf(num, sizeof(num), "%d", nfds);
+        setenv("LISTEN_FDS", num, 1);
+        snprintf(num, sizeof(num), "%ld", (long)getpid());
+        setenv("LISTEN_PID", num, 1);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    ck_assert_int_eq(e2e_wait_ready(s, 1, 15000), 0);
+}
+
+START_TEST(test_socket_activation)
+{
+    struct folio_client *c, *q;
+    struct folio_reply r;
+    char addr[64];
+    int fds[2], port, other;
+    uint32_t id;
+
+    fds[0] = listen_tcp(&port);
+    fds[1] = listen_tcp(&other);
+    start_activated(&srv, fds, 2, port);
+    /* Bound by the test, not by foliod (which would fail: in use). */
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    ck_assert_str_eq(srv.addr, addr);
+    ck_assert(e2e_log_has(&srv, "the socket systemd passed"));
+    ck_assert(e2e_log_has(&srv, "matches no listen address"));
+    c = e2e_connect(&srv);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+
+    /*
+     * Between two foliods the socket stays open (the test holds it, as
+     * systemd does): a client that connects then is answered by the next.
+     */
+    ck_assert_int_eq(folio_client_open(addr, 5000, &q, addr, sizeof(addr)),
+                     0);
+    folio_client_request(q, 0, "server.ping", 0, &id);
+    ck_assert_int_eq(folio_client_flush(q), 0);
+    start_activated(&srv, fds, 1, port);
+    ck_assert_int_eq(folio_client_reply(q, &r), 1);
+    ck_assert_uint_eq(r.msgid, id);
+    ck_assert_int_eq(r.code, 0);
+    folio_client_close(q);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+END_TEST
+
 static Suite *
 ops_suite(void)
 {
@@ -485,6 +601,10 @@ ops_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_root_needs_user);
     tcase_add_test(tc, test_drop_to_user);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("activation");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_socket_activation);
     suite_add_tcase(s, tc);
     return s;
 }
