@@ -308,9 +308,6 @@ main(int argc, char *argv[])
         folio_config_free(&probe);
         return FOLIO_EXIT_FAILURE;
     }
-    if (geteuid() == 0 && !m->priv.active)
-        folio_log_warnx("serving as root (user root): a bug in foliod "
-                        "would be a bug with every privilege");
 
     if (folio_priv_mkdirs(&m->priv, probe.data_dir, 0750) != 0)
         folio_fatal("cannot create data directory %s", probe.data_dir);
@@ -324,6 +321,9 @@ main(int argc, char *argv[])
             folio_fatalx("cannot open log file %s", logpath);
         folio_priv_own_fd(&m->priv, folio_log_fd(), logpath);
     }
+    if (geteuid() == 0 && !m->priv.active)
+        folio_log_warnx("serving as root (user root): a bug in foliod "
+                        "would be a bug with every privilege");
     /* Sockets from systemd: LISTEN_PID names us, not the daemon child. */
     if (folio_activate_init(err, sizeof(err)) != 0)
         folio_fatalx("%s", err);
