@@ -65,8 +65,8 @@ static const struct opt opts[] = {
      "Unix socket for admin methods"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
      "N|auto", "worker processes (auto: usable CPUs)"},
-    {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, NULL, "DIR",
-     "directory of corpus text files"},
+    {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, "auto", "DIR|auto|off",
+     "directory of corpus text files (auto: the installed corpus, if any)"},
     {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
      "writable state: LMDB environments, caches"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, NULL, "DIR",
@@ -639,7 +639,7 @@ folio_config_usage(FILE *f)
 
     fprintf(f, "usage: foliod [-c FILE] [-f|--foreground] [--listen ADDR]... "
                "[--admin-socket PATH]\n"
-               "              [--workers N|auto] [--corpus DIR] "
+               "              [--workers N|auto] [--corpus DIR|auto|off] "
                "[--data-dir DIR]\n"
                "              [--freight-dir DIR] [--catalog CSV] "
                "[--metrics-listen ADDR]\n"

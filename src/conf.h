@@ -24,7 +24,7 @@ struct folio_config {
     int nlisten;
     char *admin_socket; /* NULL: off */
     int workers;        /* 0: auto */
-    char *corpus;       /* NULL: the installed corpus, if any */
+    char *corpus;       /* "auto": the installed corpus, if any; NULL: off */
     char *data_dir;
     char *freight_dir;  /* NULL: the installed default tables */
     char *catalog;      /* NULL: the installed default catalog */

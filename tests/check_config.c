@@ -66,7 +66,7 @@ START_TEST(test_defaults)
     ck_assert_str_eq(cfg.metrics_listen, FOLIO_DEFAULT_METRICS);
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);
-    ck_assert_ptr_null(cfg.corpus);
+    ck_assert_str_eq(cfg.corpus, "auto");
     folio_config_free(&cfg);
 }
 END_TEST

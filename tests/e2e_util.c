@@ -241,6 +241,7 @@ e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
              "data_dir = %s/data\n"
              "metrics_listen = off\n"
              "workers = 2\n"
+             "corpus = off\n" /* tests that want one say so */
              "ready_file = %s\n"
              "shutdown_timeout = 5s\n"
              "%s"

@@ -7,10 +7,18 @@
 
 #include "shm/stats.h"
 #include "worker/dispatch.h"
+#include "worker/h_corpus.h"
 #include "worker/h_server.h"
 #include "worker/h_stats.h"
 
 const struct folio_method folio_methods[] = {
+    {"corpus.info", "-> {files, lines, bytes, works: [str], ...}",
+     folio_h_corpus_info, 0, 0, 0},
+    {"corpus.match_count", "query:str -> int", folio_h_corpus_match_count, 1,
+     1, 0},
+    {"corpus.search",
+     "query:str, opts?:{limit, offset} -> {count, lines: [{work, line, text}]}",
+     folio_h_corpus_search, 1, 2, 0},
     {"server.methods", "-> map: method name -> signature",
      folio_h_server_methods, 0, 0, 0},
     {"server.ping", "-> \"pong\"", folio_h_server_ping, 0, 0, 0},
@@ -21,6 +29,7 @@ const struct folio_method folio_methods[] = {
 const unsigned folio_nmethods = sizeof(folio_methods) / sizeof(folio_methods[0]);
 
 const struct folio_service folio_services[] = {
+    {"corpus", folio_corpus_service_init, folio_corpus_service_fini},
     {"server", NULL, NULL},
 };
 
