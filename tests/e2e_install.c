@@ -21,7 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <msgpack.h>
+
 #include "src/client.h"
+#include "src/mp.h"
 #include "tests/e2e_util.h"
 
 static char dest[128];   /* the DESTDIR */
@@ -262,9 +265,25 @@ START_TEST(test_install_run_uninstall)
     }
     ck_assert_msg(e2e_wait_ready(&srv, 1, 15000) == 0,
                   "the installed foliod did not start");
+    if (is_dir(at(FOLIO_PKGDATADIR, "shakespeare")))
+        ck_assert(e2e_log_has(&srv, "shakespeare: 42 files"));
     c = e2e_connect(&srv);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(e2e_ping(c), 0);
+    if (is_dir(at(FOLIO_PKGDATADIR, "shakespeare"))) {
+        /* The installed corpus, a reference count of PROTOCOL.md. */
+        msgpack_packer *pk;
+        uint64_t v;
+        uint32_t id;
+
+        pk = folio_client_request(c, 0, "corpus.match_count", 1, &id);
+        msgpack_pack_str_with_body(pk, "hello", 5);
+        ck_assert_int_eq(folio_client_flush(c), 0);
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_int_eq(r.code, 0);
+        ck_assert_int_eq(folio_mp_read_uint(&r.result, &v), 0);
+        ck_assert_uint_eq(v, 349);
+    }
     a = e2e_connect_admin(&srv);
     ck_assert_ptr_nonnull(a);
     ck_assert_int_eq(e2e_stats(a, &r), 0);
