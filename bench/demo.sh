@@ -5,8 +5,11 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
+DATA=$(cd "$(dirname "$0")/../data" && pwd)
+
 echo "== starting foliod (logs below) =="
-start_foliod --workers auto --log-level info
+start_foliod --workers auto --log-level info \
+    --freight-dir "$DATA/freight" --catalog "$DATA/catalog.csv"
 sed 's/^/  | /' "$BENCH_TMP/foliod.log"
 echo
 echo "== folio-bench: server.ping, 50 connections, 3 seconds =="

@@ -456,6 +456,10 @@ folio_proc_reap(struct folio_master *m)
             folio_stat_set(&s->ws_cpu_sys_us, cpu_s);
         folio_stats_fold(m->stats, (unsigned)i);
 
+        /* What it sent before exiting (connections handed over at a
+         * reload) may still wait in the channel: take it first. */
+        if (m->procs[i].ev_chan != NULL && m->procs[i].chan != -1)
+            on_chan(m->procs[i].chan, EV_READ, &m->procs[i]);
         if (m->procs[i].ev_chan != NULL)
             event_free(m->procs[i].ev_chan);
         if (m->procs[i].chan != -1)

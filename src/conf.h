@@ -26,8 +26,8 @@ struct folio_config {
     int workers;        /* 0: auto */
     char *corpus;       /* "auto": the installed corpus, if any; NULL: off */
     char *data_dir;
-    char *freight_dir;  /* NULL: the installed default tables */
-    char *catalog;      /* NULL: the installed default catalog */
+    char *freight_dir;  /* NULL: off; default: the installed tables */
+    char *catalog;      /* NULL: off; default: the installed catalog */
     char *metrics_listen; /* NULL: off */
     int log_level;
     char *log_file;     /* NULL: stderr */

@@ -67,6 +67,15 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);
     ck_assert_str_eq(cfg.corpus, "auto");
+    /* The installed example freight data; "off" turns freight off. */
+    ck_assert_str_eq(cfg.freight_dir, FOLIO_PKGDATADIR "/freight");
+    ck_assert_str_eq(cfg.catalog, FOLIO_PKGDATADIR "/catalog.csv");
+    ck_assert_int_eq(folio_config_set(&cfg, "freight_dir", "off", err,
+                                      sizeof(err)), 0);
+    ck_assert_ptr_null(cfg.freight_dir);
+    ck_assert_int_eq(folio_config_set(&cfg, "catalog", "/x.csv", err,
+                                      sizeof(err)), 0);
+    ck_assert_str_eq(cfg.catalog, "/x.csv");
     folio_config_free(&cfg);
 }
 END_TEST

@@ -8,6 +8,7 @@
 #include "shm/stats.h"
 #include "worker/dispatch.h"
 #include "worker/h_corpus.h"
+#include "worker/h_freight.h"
 #include "worker/h_server.h"
 #include "worker/h_stats.h"
 
@@ -19,6 +20,10 @@ const struct folio_method folio_methods[] = {
     {"corpus.search",
      "query:str, opts?:{limit, offset} -> {count, lines: [{work, line, text}]}",
      folio_h_corpus_search, 1, 2, 0},
+    {"freight.info", "-> map: carriers, bands, skus", folio_h_freight_info,
+     0, 0, 0},
+    {"freight.quote", "cep:str|int, items:[map] -> map: weights, options",
+     folio_h_freight_quote, 2, 2, 0},
     {"server.methods", "-> map: method name -> signature",
      folio_h_server_methods, 0, 0, 0},
     {"server.ping", "-> \"pong\"", folio_h_server_ping, 0, 0, 0},
@@ -31,6 +36,7 @@ const unsigned folio_nmethods = sizeof(folio_methods) / sizeof(folio_methods[0])
 const struct folio_service folio_services[] = {
     {"corpus", folio_corpus_service_init, folio_corpus_service_fini},
     {"server", NULL, NULL},
+    {"freight", folio_h_freight_init, folio_h_freight_fini},
 };
 
 const unsigned folio_nservices =

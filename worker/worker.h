@@ -27,6 +27,7 @@ struct folio_listener {
 /* Data built once by the master and shared with its workers. */
 struct folio_worker_data {
     const struct folio_corpus *corpus; /* NULL: no corpus configured */
+    int freight; /* 1: tables imported in DATA_DIR/freight for workers */
 };
 
 struct folio_worker_args {

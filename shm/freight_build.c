@@ -1,0 +1,945 @@
+/*
+ * freight_build.c - compiling validated tables into the lookup image, and
+ * importing tables and catalog into the LMDB environment `freight`.
+ * Master only (and tests): allocates, opens and closes its own
+ * environment, never keeps one open across fork().
+ *
+ * Compiling: per carrier, the CEP axis is cut at every row's start and
+ * end+1; each piece lists the rows that cover it, sorted by weight start.
+ * Two rows that share a piece and whose weight ranges meet overlap (an
+ * error).  Neighbouring pieces with the same rows merge, pieces with none
+ * are dropped, and a lookup is a binary search over the pieces and one
+ * over the piece's bands.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "shm/freight.h"
+#include "shm/freight_int.h"
+#include "src/alloc.h"
+#include "src/err.h"
+#include "src/log.h"
+
+#define MAX_PIECES (1u << 24) /* band copies of one image: 16M */
+#define MAX_FILE_BYTES (256u << 20)
+#define ENV_MAPSIZE ((size_t)1 << 30)
+
+/* ---- compiling ---- */
+
+/* A growable byte array. */
+struct bytes {
+    unsigned char *p;
+    size_t len, cap;
+};
+
+static int
+bytes_add(struct bytes *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap == 0 ? 4096 : b->cap;
+        unsigned char *q;
+
+        while (cap < b->len + n)
+            cap *= 2;
+        if ((q = folio_realloc(b->p, cap)) == NULL)
+            return FOLIO_ENOMEM;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+struct piece {
+    uint32_t iv;  /* elementary interval */
+    uint32_t row;
+    uint32_t w_lo;
+};
+
+static int
+u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int
+piece_cmp(const void *a, const void *b)
+{
+    const struct piece *x = a, *y = b;
+
+    if (x->iv != y->iv)
+        return x->iv < y->iv ? -1 : 1;
+    if (x->w_lo != y->w_lo)
+        return x->w_lo < y->w_lo ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static int
+carrier_cmp(const void *a, const void *b)
+{
+    const struct folio_freight_table *x = *(const struct folio_freight_table *const *)a;
+    const struct folio_freight_table *y = *(const struct folio_freight_table *const *)b;
+
+    return strcmp(x->ft_carrier, y->ft_carrier);
+}
+
+/* Index of the first point >= v (points sorted, unique). */
+static uint32_t
+lower_bound(const uint32_t *pts, uint32_t n, uint32_t v)
+{
+    uint32_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (pts[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+struct compiler {
+    struct bytes ivs, bands, strings;
+    uint32_t niv, nbands;
+};
+
+/* The offset of `name` in the string pool (appended). */
+static int
+add_string(struct compiler *cc, const char *name, uint32_t *off,
+           uint32_t *len)
+{
+    *off = (uint32_t)cc->strings.len;
+    *len = (uint32_t)strlen(name);
+    return bytes_add(&cc->strings, name, *len);
+}
+
+static void
+report_overlap(struct folio_freight_diag *d, const char *carrier,
+               const struct folio_freight_row *a,
+               const struct folio_freight_row *b)
+{
+    char file[FOLIO_FREIGHT_NAME_MAX + 8];
+
+    if (a->fr_line > b->fr_line) {
+        const struct folio_freight_row *t = a;
+
+        a = b;
+        b = t;
+    }
+    snprintf(file, sizeof(file), "%s.csv", carrier);
+    folio_freight_report(d, file, b->fr_line, 1,
+                         "overlaps line %u: CEP %08u-%08u, %u-%u g here, "
+                         "CEP %08u-%08u, %u-%u g there",
+                         a->fr_line, b->fr_cep_lo, b->fr_cep_hi, b->fr_w_lo,
+                         b->fr_w_hi, a->fr_cep_lo, a->fr_cep_hi, a->fr_w_lo,
+                         a->fr_w_hi);
+}
+
+static int
+compile_carrier(struct compiler *cc, const struct folio_freight_table *t,
+                struct folio_freight_diag *d, struct fb_carrier *out)
+{
+    const struct folio_freight_row *rows = t->ft_rows;
+    uint32_t *pts = NULL, *name_off = NULL, npts = 0, k;
+    struct piece *pc = NULL;
+    size_t npc = 0, total = 0, i, j, prev_i = 0, prev_j = 0;
+    uint32_t prev_hi = 0;
+    int rc = 0, have_prev = 0;
+    unsigned errors = d->fd_errors;
+
+    memset(out, 0, sizeof(*out));
+    out->c_iv_first = cc->niv;
+    out->c_nrows = (uint32_t)t->ft_nrows;
+    if ((rc = add_string(cc, t->ft_carrier, &out->c_name_off,
+                         &out->c_name_len)) != 0)
+        return rc;
+    if (t->ft_nrows == 0)
+        return 0;
+    if (t->ft_nrows > MAX_PIECES)
+        return FOLIO_ETOOBIG;
+    pts = folio_malloc(2 * t->ft_nrows * sizeof(*pts));
+    name_off = folio_malloc(t->ft_nrows * sizeof(*name_off));
+    if (pts == NULL || name_off == NULL) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    for (i = 0; i < t->ft_nrows; i++) {
+        pts[npts++] = rows[i].fr_cep_lo;
+        pts[npts++] = rows[i].fr_cep_hi + 1; /* <= 10^8: no overflow */
+    }
+    qsort(pts, npts, sizeof(*pts), u32_cmp);
+    for (i = j = 0; i < npts; i++)
+        if (j == 0 || pts[j - 1] != pts[i])
+            pts[j++] = pts[i];
+    npts = (uint32_t)j;
+    for (i = 0; i < t->ft_nrows; i++)
+        total += lower_bound(pts, npts, rows[i].fr_cep_hi + 1) -
+                 lower_bound(pts, npts, rows[i].fr_cep_lo);
+    if (total > MAX_PIECES) {
+        char file[FOLIO_FREIGHT_NAME_MAX + 8];
+
+        snprintf(file, sizeof(file), "%s.csv", t->ft_carrier);
+        folio_freight_report(d, file, 0, 0,
+                             "the CEP ranges cut each other into more than "
+                             "%u pieces", MAX_PIECES);
+        rc = FOLIO_ETOOBIG;
+        goto done;
+    }
+    if ((pc = folio_malloc(total * sizeof(*pc))) == NULL) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    for (i = 0; i < t->ft_nrows; i++) {
+        uint32_t a = lower_bound(pts, npts, rows[i].fr_cep_lo);
+        uint32_t b = lower_bound(pts, npts, rows[i].fr_cep_hi + 1);
+
+        for (k = a; k < b; k++) {
+            pc[npc].iv = k;
+            pc[npc].row = (uint32_t)i;
+            pc[npc].w_lo = rows[i].fr_w_lo;
+            npc++;
+        }
+        /* Band names: consecutive rows mostly share theirs. */
+        if (i > 0 && strcmp(rows[i].fr_band, rows[i - 1].fr_band) == 0) {
+            name_off[i] = name_off[i - 1];
+        } else {
+            uint32_t len;
+
+            if ((rc = add_string(cc, rows[i].fr_band, &name_off[i], &len)) !=
+                0)
+                goto done;
+        }
+    }
+    qsort(pc, npc, sizeof(*pc), piece_cmp);
+
+    for (i = 0; i < npc; i = j) {
+        uint32_t iv = pc[i].iv, hi_row = pc[i].row, hi;
+
+        for (j = i + 1; j < npc && pc[j].iv == iv; j++) {
+            const struct folio_freight_row *r = &rows[pc[j].row];
+
+            /* Sorted by start: r overlaps an earlier row of the piece
+             * iff it starts at or before the furthest end so far. */
+            if (r->fr_w_lo <= rows[hi_row].fr_w_hi) {
+                for (k = (uint32_t)i; k < j; k++) {
+                    const struct folio_freight_row *o = &rows[pc[k].row];
+                    uint32_t start = o->fr_cep_lo > r->fr_cep_lo
+                                         ? o->fr_cep_lo
+                                         : r->fr_cep_lo;
+
+                    /* Report a pair once: where both first meet. */
+                    if (o->fr_w_hi >= r->fr_w_lo && start == pts[iv])
+                        report_overlap(d, t->ft_carrier, o, r);
+                }
+            }
+            if (r->fr_w_hi > rows[hi_row].fr_w_hi)
+                hi_row = pc[j].row;
+        }
+        if (d->fd_errors != errors)
+            continue; /* keep checking; build nothing */
+        hi = pts[iv + 1] - 1; /* a row's end + 1 is a later point */
+
+        /* The same rows as the interval just before: extend it. */
+        if (have_prev && prev_hi + 1 == pts[iv] && prev_j - prev_i == j - i) {
+            for (k = 0; k < j - i; k++)
+                if (pc[prev_i + k].row != pc[i + k].row)
+                    break;
+            if (k == j - i) {
+                struct fb_iv v;
+                size_t at = (size_t)(cc->niv - 1) * sizeof(v);
+
+                memcpy(&v, cc->ivs.p + at, sizeof(v));
+                v.v_cep_hi = hi;
+                memcpy(cc->ivs.p + at, &v, sizeof(v));
+                prev_hi = hi;
+                continue;
+            }
+        }
+        {
+            struct fb_iv v = {pts[iv], hi, cc->nbands, (uint32_t)(j - i)};
+
+            if ((rc = bytes_add(&cc->ivs, &v, sizeof(v))) != 0)
+                goto done;
+            cc->niv++;
+        }
+        for (k = (uint32_t)i; k < j; k++) {
+            const struct folio_freight_row *r = &rows[pc[k].row];
+            struct fb_band b;
+
+            memset(&b, 0, sizeof(b));
+            b.b_w_lo = r->fr_w_lo;
+            b.b_w_hi = r->fr_w_hi;
+            b.b_days = (r->fr_time_s + 86399) / 86400;
+            b.b_pct = r->fr_pct;
+            b.b_name_off = name_off[pc[k].row];
+            b.b_name_len = (uint32_t)strlen(r->fr_band);
+            b.b_abs_cents = r->fr_abs_cents;
+            b.b_rate = r->fr_rate;
+            if ((rc = bytes_add(&cc->bands, &b, sizeof(b))) != 0)
+                goto done;
+            cc->nbands++;
+        }
+        have_prev = 1;
+        prev_i = i;
+        prev_j = j;
+        prev_hi = hi;
+    }
+    out->c_niv = cc->niv - out->c_iv_first;
+done:
+    folio_free(pc);
+    folio_free(pts);
+    folio_free(name_off);
+    if (rc == 0 && d->fd_errors != errors)
+        rc = FOLIO_EINVAL;
+    return rc;
+}
+
+static size_t
+align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+int
+folio_freight_compile(struct folio_freight_table *const *tables, size_t n,
+                      struct folio_freight_diag *d, void **blob, size_t *len)
+{
+    struct folio_freight_table **sorted = NULL;
+    struct fb_carrier carriers[FOLIO_FREIGHT_MAX_CARRIERS];
+    struct compiler cc;
+    struct fb_header h;
+    unsigned char *img = NULL;
+    size_t i, size, nrows = 0;
+    unsigned errors = d->fd_errors;
+    int rc = 0;
+
+    *blob = NULL;
+    *len = 0;
+    memset(&cc, 0, sizeof(cc));
+    if (n > FOLIO_FREIGHT_MAX_CARRIERS) {
+        folio_freight_report(d, "freight_dir", 0, 0,
+                             "%zu carriers: at most %d", n,
+                             FOLIO_FREIGHT_MAX_CARRIERS);
+        return FOLIO_ETOOBIG;
+    }
+    if (n > 0 && (sorted = folio_malloc(n * sizeof(*sorted))) == NULL)
+        return FOLIO_ENOMEM;
+    for (i = 0; i < n; i++)
+        sorted[i] = tables[i];
+    if (n > 1)
+        qsort(sorted, n, sizeof(*sorted), carrier_cmp);
+    for (i = 0; i < n; i++) {
+        if (i > 0 &&
+            strcmp(sorted[i - 1]->ft_carrier, sorted[i]->ft_carrier) == 0) {
+            folio_freight_report(d, sorted[i]->ft_carrier, 0, 0,
+                                 "two tables for carrier '%s'",
+                                 sorted[i]->ft_carrier);
+            continue;
+        }
+        nrows += sorted[i]->ft_nrows;
+        rc = compile_carrier(&cc, sorted[i], d, &carriers[i]);
+        if (rc != 0 && rc != FOLIO_EINVAL && rc != FOLIO_ETOOBIG)
+            goto done;
+        rc = 0;
+    }
+    if (d->fd_errors != errors) {
+        rc = FOLIO_EINVAL;
+        goto done;
+    }
+    memset(&h, 0, sizeof(h));
+    h.h_magic = FB_MAGIC;
+    h.h_format = FB_FORMAT;
+    h.h_ncarriers = (uint32_t)n;
+    h.h_nrows = (uint32_t)nrows;
+    h.h_niv = cc.niv;
+    h.h_nbands = cc.nbands;
+    h.h_carriers_off = (uint32_t)align8(sizeof(h));
+    size = h.h_carriers_off + n * sizeof(struct fb_carrier);
+    h.h_ivs_off = (uint32_t)align8(size);
+    size = h.h_ivs_off + cc.ivs.len;
+    h.h_bands_off = (uint32_t)align8(size);
+    size = h.h_bands_off + cc.bands.len;
+    h.h_strings_off = (uint32_t)align8(size);
+    h.h_strings_len = (uint32_t)cc.strings.len;
+    size = h.h_strings_off + cc.strings.len;
+    if (size > UINT32_MAX) {
+        folio_freight_report(d, "freight_dir", 0, 0,
+                             "the compiled tables would exceed 4 GiB");
+        rc = FOLIO_ETOOBIG;
+        goto done;
+    }
+    h.h_size = (uint32_t)size;
+    if ((img = folio_calloc(1, size)) == NULL) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    memcpy(img, &h, sizeof(h));
+    if (n > 0)
+        memcpy(img + h.h_carriers_off, carriers, n * sizeof(carriers[0]));
+    if (cc.ivs.len > 0)
+        memcpy(img + h.h_ivs_off, cc.ivs.p, cc.ivs.len);
+    if (cc.bands.len > 0)
+        memcpy(img + h.h_bands_off, cc.bands.p, cc.bands.len);
+    if (cc.strings.len > 0)
+        memcpy(img + h.h_strings_off, cc.strings.p, cc.strings.len);
+    *blob = img;
+    *len = size;
+done:
+    folio_free(sorted);
+    folio_free(cc.ivs.p);
+    folio_free(cc.bands.p);
+    folio_free(cc.strings.p);
+    return rc;
+}
+
+int
+folio_freight_catalog_compile(const struct folio_freight_catalog *c,
+                              void **blob, size_t *len)
+{
+    size_t n = c != NULL ? c->fc_nskus : 0, nslots = 8, strings = 0, i;
+    size_t size;
+    struct fc_header h;
+    unsigned char *img;
+    uint32_t *slots;
+
+    *blob = NULL;
+    *len = 0;
+    for (i = 0; i < n; i++)
+        strings += strlen(c->fc_skus[i].fs_sku);
+    while (nslots < 2 * n)
+        nslots *= 2;
+    memset(&h, 0, sizeof(h));
+    h.h_magic = FC_MAGIC;
+    h.h_format = FB_FORMAT;
+    h.h_nskus = (uint32_t)n;
+    h.h_nslots = (uint32_t)nslots;
+    h.h_slots_off = (uint32_t)align8(sizeof(h));
+    h.h_skus_off = (uint32_t)align8(h.h_slots_off + nslots * sizeof(uint32_t));
+    size = h.h_skus_off + n * sizeof(struct fc_sku);
+    if (size + strings > UINT32_MAX)
+        return FOLIO_ETOOBIG;
+    h.h_strings_off = (uint32_t)size;
+    h.h_strings_len = (uint32_t)strings;
+    size += strings;
+    h.h_size = (uint32_t)size;
+    if ((img = folio_calloc(1, size)) == NULL)
+        return FOLIO_ENOMEM;
+    memcpy(img, &h, sizeof(h));
+    slots = (uint32_t *)(void *)(img + h.h_slots_off);
+    for (i = 0, strings = 0; i < n; i++) {
+        const struct folio_freight_sku *s = &c->fc_skus[i];
+        struct fc_sku e;
+        size_t slot;
+
+        memset(&e, 0, sizeof(e));
+        e.s_key_len = (uint32_t)strlen(s->fs_sku);
+        e.s_key_off = (uint32_t)strings;
+        e.s_hash = fc_hash(s->fs_sku, e.s_key_len);
+        e.s_weight_g = (uint32_t)s->fs_item.fi_weight_g;
+        e.s_length_cm = (uint32_t)s->fs_item.fi_length_cm;
+        e.s_width_cm = (uint32_t)s->fs_item.fi_width_cm;
+        e.s_height_cm = (uint32_t)s->fs_item.fi_height_cm;
+        e.s_price_cents = s->fs_item.fi_price_cents;
+        memcpy(img + h.h_skus_off + i * sizeof(e), &e, sizeof(e));
+        memcpy(img + h.h_strings_off + strings, s->fs_sku, e.s_key_len);
+        strings += e.s_key_len;
+        for (slot = e.s_hash & (nslots - 1); slots[slot] != 0;
+             slot = (slot + 1) & (nslots - 1))
+            ;
+        slots[slot] = (uint32_t)i + 1;
+    }
+    *blob = img;
+    *len = size;
+    return 0;
+}
+
+/* ---- importing ---- */
+
+/* One input file, read whole. */
+struct input {
+    char name[FOLIO_FREIGHT_NAME_MAX + 8]; /* as in reports */
+    char *path;
+    char *buf;
+    size_t len;
+    uint64_t sum;
+};
+
+/* FNV-1a, 64 bits: enough to notice that a file changed. */
+static uint64_t
+checksum(const char *p, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int
+read_input(struct input *in, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t off = 0;
+    ssize_t r;
+    int fd, rc = 0;
+
+    if ((fd = open(in->path, O_RDONLY | O_CLOEXEC)) == -1) {
+        snprintf(err, errlen, "%s: %s", in->path, strerror(errno));
+        return FOLIO_ESYS;
+    }
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", in->path);
+        rc = FOLIO_ESYS;
+        goto done;
+    }
+    if ((uint64_t)st.st_size > MAX_FILE_BYTES) {
+        snprintf(err, errlen, "%s: larger than %u MiB", in->path,
+                 MAX_FILE_BYTES >> 20);
+        rc = FOLIO_ETOOBIG;
+        goto done;
+    }
+    if ((in->buf = folio_malloc((size_t)st.st_size + 1)) == NULL) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    while (off < (size_t)st.st_size) {
+        r = read(fd, in->buf + off, (size_t)st.st_size - off);
+        if (r == -1 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(err, errlen, "%s: read: %s", in->path,
+                     r == 0 ? "file shrank" : strerror(errno));
+            rc = FOLIO_ESYS;
+            goto done;
+        }
+        off += (size_t)r;
+    }
+    in->len = off;
+    in->buf[off] = '\0';
+    in->sum = checksum(in->buf, in->len);
+done:
+    close(fd);
+    return rc;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct input *)a)->name,
+                  ((const struct input *)b)->name);
+}
+
+static int
+has_csv_suffix(const char *name)
+{
+    size_t n = strlen(name);
+
+    return n > 4 && strcasecmp(name + n - 4, ".csv") == 0;
+}
+
+/*
+ * The tables of `dir`: every *.csv not starting with '.', sorted, but the
+ * catalog if it lies there too.  A missing default directory means no
+ * tables; a missing configured one is an error.
+ */
+static int
+list_tables(const char *dir, const char *catalog, struct input **out,
+            size_t *n, char *err, size_t errlen)
+{
+    struct input *in = NULL;
+    struct stat cst, st;
+    struct dirent *de;
+    size_t cap = 0;
+    DIR *dp;
+    int rc = 0, have_cat;
+
+    *out = NULL;
+    *n = 0;
+    have_cat = catalog != NULL && stat(catalog, &cst) == 0;
+    if ((dp = opendir(dir)) == NULL) {
+        if (errno == ENOENT && strcmp(dir, FOLIO_FREIGHT_DEFAULT_DIR) == 0)
+            return 0;
+        snprintf(err, errlen, "freight_dir %s: %s", dir, strerror(errno));
+        return FOLIO_ESYS;
+    }
+    while ((de = readdir(dp)) != NULL) {
+        size_t len = strlen(de->d_name);
+
+        if (de->d_name[0] == '.' || !has_csv_suffix(de->d_name))
+            continue;
+        if (*n == cap) {
+            struct input *p;
+
+            cap = cap == 0 ? 8 : cap * 2;
+            if ((p = folio_realloc(in, cap * sizeof(*in))) == NULL) {
+                rc = FOLIO_ENOMEM;
+                goto done;
+            }
+            in = p;
+        }
+        memset(&in[*n], 0, sizeof(in[*n]));
+        snprintf(in[*n].name, sizeof(in[*n].name), "%.*s",
+                 (int)(len < sizeof(in[*n].name) ? len
+                                                  : sizeof(in[*n].name) - 1),
+                 de->d_name);
+        if ((in[*n].path = folio_malloc(strlen(dir) + len + 2)) == NULL) {
+            rc = FOLIO_ENOMEM;
+            goto done;
+        }
+        sprintf(in[*n].path, "%s/%s", dir, de->d_name);
+        if (have_cat && stat(in[*n].path, &st) == 0 &&
+            st.st_dev == cst.st_dev && st.st_ino == cst.st_ino) {
+            folio_free(in[*n].path);
+            continue;
+        }
+        (*n)++;
+    }
+    if (*n > 1)
+        qsort(in, *n, sizeof(*in), name_cmp);
+done:
+    closedir(dp);
+    *out = in;
+    return rc;
+}
+
+static void
+free_inputs(struct input *in, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        folio_free(in[i].path);
+        folio_free(in[i].buf);
+    }
+    folio_free(in);
+}
+
+/*
+ * The manifest kept in the environment: the image format and, per file,
+ * its name, size and checksum.  Equal manifests: nothing to import.
+ */
+static int
+manifest(const struct input *tables, size_t n, const struct input *cat,
+         struct bytes *b)
+{
+    uint32_t v = FB_FORMAT;
+    size_t i;
+    int rc;
+
+    if ((rc = bytes_add(b, "folio-freight", 13)) != 0 ||
+        (rc = bytes_add(b, &v, sizeof(v))) != 0)
+        return rc;
+    for (i = 0; i < n + 1; i++) {
+        const struct input *in = i < n ? &tables[i] : cat;
+        uint64_t len;
+
+        if (in == NULL)
+            break;
+        len = in->len;
+        if ((rc = bytes_add(b, i < n ? "T" : "C", 1)) != 0 ||
+            (rc = bytes_add(b, in->name, strlen(in->name) + 1)) != 0 ||
+            (rc = bytes_add(b, &len, sizeof(len))) != 0 ||
+            (rc = bytes_add(b, &in->sum, sizeof(in->sum))) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* mkdir -p, mode 0750 for what it creates. */
+static int
+make_dirs(const char *path, char *err, size_t errlen)
+{
+    char buf[4096];
+    size_t i, n = strlen(path);
+
+    if (n == 0 || n >= sizeof(buf)) {
+        snprintf(err, errlen, "data_dir: bad path '%s'", path);
+        return FOLIO_ECONFIG;
+    }
+    memcpy(buf, path, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        buf[i] = '\0';
+        if (mkdir(buf, 0750) == -1 && errno != EEXIST) {
+            snprintf(err, errlen, "mkdir %s: %s", buf, strerror(errno));
+            return FOLIO_ESYS;
+        }
+        buf[i] = path[i];
+    }
+    return 0;
+}
+
+static int
+lmdb_fail(const char *what, int mrc, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "freight environment: %s: %s", what,
+             mdb_strerror(mrc));
+    return mrc == MDB_MAP_FULL ? FOLIO_EFULL : FOLIO_ESTORE;
+}
+
+/* What `envdir` holds: 1 and *sum if its manifest equals `m`. */
+static int
+unchanged(MDB_env *env, const struct bytes *m,
+          struct folio_freight_summary *sum)
+{
+    MDB_txn *txn = NULL;
+    MDB_dbi meta;
+    MDB_val k, v;
+    int same = 0;
+
+    if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) != 0)
+        return 0;
+    if (mdb_dbi_open(txn, "meta", 0, &meta) != 0)
+        goto done;
+    k.mv_data = (void *)(uintptr_t) "manifest";
+    k.mv_size = 8;
+    if (mdb_get(txn, meta, &k, &v) != 0 || v.mv_size != m->len ||
+        memcmp(v.mv_data, m->p, m->len) != 0)
+        goto done;
+    k.mv_data = (void *)(uintptr_t) "summary";
+    k.mv_size = 7;
+    if (mdb_get(txn, meta, &k, &v) != 0 || v.mv_size != sizeof(*sum))
+        goto done;
+    memcpy(sum, v.mv_data, sizeof(*sum));
+    same = 1;
+done:
+    mdb_txn_abort(txn);
+    return same;
+}
+
+static int
+put(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen,
+    const void *val, size_t vlen, unsigned flags)
+{
+    MDB_val k = {klen, (void *)(uintptr_t)key};
+    MDB_val v = {vlen, (void *)(uintptr_t)val};
+
+    return mdb_put(txn, dbi, &k, &v, flags);
+}
+
+/* Replace the environment's content in one write transaction. */
+static int
+write_env(MDB_env *env, const void *img, size_t imglen, const void *cat,
+          size_t catlen, const struct folio_freight_summary *sum,
+          const struct bytes *m, char *err, size_t errlen)
+{
+    MDB_txn *txn = NULL;
+    MDB_dbi meta;
+    int dead, mrc;
+
+    mdb_reader_check(env, &dead);
+    if ((mrc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
+        return lmdb_fail("mdb_txn_begin", mrc, err, errlen);
+    if ((mrc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta)) != 0) {
+        mdb_txn_abort(txn);
+        return lmdb_fail("mdb_dbi_open", mrc, err, errlen);
+    }
+    if ((mrc = put(txn, meta, "tables", 6, img, imglen, 0)) != 0 ||
+        (mrc = put(txn, meta, "catalog", 7, cat, catlen, 0)) != 0 ||
+        (mrc = put(txn, meta, "summary", 7, sum, sizeof(*sum), 0)) != 0 ||
+        (mrc = put(txn, meta, "manifest", 8, m->p, m->len, 0)) != 0) {
+        mdb_txn_abort(txn);
+        return lmdb_fail("mdb_put", mrc, err, errlen);
+    }
+    if ((mrc = mdb_txn_commit(txn)) != 0)
+        return lmdb_fail("mdb_txn_commit", mrc, err, errlen);
+    return 0;
+}
+
+/* Reports pass through; the first is kept for the one-line reason. */
+struct first_diag {
+    struct folio_freight_diag *user;
+    char first[512];
+};
+
+static void
+keep_first(void *arg, const char *file, unsigned line, unsigned col,
+           const char *msg)
+{
+    struct first_diag *fd = arg;
+
+    if (fd->first[0] == '\0')
+        snprintf(fd->first, sizeof(fd->first), "%s:%u:%u: %s", file, line,
+                 col, msg);
+    if (fd->user != NULL) {
+        fd->user->fd_errors++;
+        if (fd->user->fd_report != NULL)
+            fd->user->fd_report(fd->user->fd_arg, file, line, col, msg);
+    }
+}
+
+static uint64_t
+unix_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+folio_freight_import(const char *envdir, const char *freight_dir,
+                     const char *catalog, int check_only,
+                     struct folio_freight_diag *d,
+                     struct folio_freight_summary *sum, int *present,
+                     int *changed, char *err, size_t errlen)
+{
+    struct first_diag fd;
+    struct folio_freight_diag diag = {keep_first, &fd, 0};
+    struct input *tin = NULL, cin, *cat_in = NULL;
+    struct folio_freight_table **tables = NULL;
+    struct folio_freight_catalog *cat = NULL;
+    struct bytes m = {NULL, 0, 0};
+    MDB_env *env = NULL;
+    void *img = NULL, *catimg = NULL;
+    size_t nt = 0, imglen = 0, catlen = 0, i;
+    int rc = 0, mrc;
+
+    memset(sum, 0, sizeof(*sum));
+    memset(&fd, 0, sizeof(fd));
+    memset(&cin, 0, sizeof(cin));
+    fd.user = d;
+    *present = 0;
+    *changed = 0;
+    if (freight_dir != NULL &&
+        (rc = list_tables(freight_dir, catalog, &tin, &nt, err, errlen)) !=
+        0)
+        goto done;
+    if (nt == 0)
+        goto done; /* no tables: nothing to serve, nothing to write */
+    for (i = 0; i < nt; i++)
+        if ((rc = read_input(&tin[i], err, errlen)) != 0)
+            goto done;
+    if (catalog != NULL) {
+        const char *base = strrchr(catalog, '/');
+
+        snprintf(cin.name, sizeof(cin.name), "%s",
+                 base != NULL ? base + 1 : catalog);
+        cin.path = (char *)(uintptr_t)catalog;
+        if (access(catalog, F_OK) == -1 && errno == ENOENT &&
+            strcmp(catalog, FOLIO_FREIGHT_DEFAULT_CATALOG) == 0) {
+            /* The default catalog is not installed: no SKUs. */
+        } else if ((rc = read_input(&cin, err, errlen)) != 0) {
+            goto done;
+        } else {
+            cat_in = &cin;
+        }
+    }
+    if ((rc = manifest(tin, nt, cat_in, &m)) != 0)
+        goto done;
+
+    if (!check_only) {
+        if ((rc = make_dirs(envdir, err, errlen)) != 0)
+            goto done;
+        if ((mrc = mdb_env_create(&env)) != 0 ||
+            (mrc = mdb_env_set_mapsize(env, ENV_MAPSIZE)) != 0 ||
+            (mrc = mdb_env_set_maxdbs(env, 2)) != 0 ||
+            (mrc = mdb_env_set_maxreaders(env, 1024)) != 0 ||
+            (mrc = mdb_env_open(env, envdir, MDB_NOTLS, 0640)) != 0) {
+            rc = lmdb_fail(envdir, mrc, err, errlen);
+            goto done;
+        }
+        if (unchanged(env, &m, sum)) {
+            *present = 1;
+            goto done;
+        }
+    }
+
+    if ((tables = folio_calloc(nt, sizeof(*tables))) == NULL) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    for (i = 0; i < nt; i++) {
+        char carrier[FOLIO_FREIGHT_NAME_MAX + 8];
+
+        snprintf(carrier, sizeof(carrier), "%.*s",
+                 (int)(strlen(tin[i].name) - 4), tin[i].name);
+        rc = folio_freight_table_parse(tin[i].name, carrier, tin[i].buf,
+                                       tin[i].len, &diag, &tables[i]);
+        if (rc == FOLIO_ENOMEM)
+            goto done;
+    }
+    if (cat_in != NULL &&
+        folio_freight_catalog_parse(cat_in->name, cat_in->buf, cat_in->len,
+                                    &diag, &cat) == FOLIO_ENOMEM) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    if (diag.fd_errors == 0 &&
+        (rc = folio_freight_compile(tables, nt, &diag, &img, &imglen)) ==
+            FOLIO_ENOMEM)
+        goto done;
+    if (diag.fd_errors > 0) {
+        snprintf(err, errlen, "%u problem%s in the freight tables; first: %s",
+                 diag.fd_errors, diag.fd_errors == 1 ? "" : "s", fd.first);
+        rc = FOLIO_EINVAL;
+        goto done;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "freight tables: %s", folio_strerror(rc));
+        goto done;
+    }
+    sum->fm_carriers = (uint32_t)nt;
+    for (i = 0; i < nt; i++)
+        sum->fm_rows += (uint32_t)tables[i]->ft_nrows;
+    sum->fm_skus = cat != NULL ? (uint32_t)cat->fc_nskus : 0;
+    sum->fm_imported_ms = unix_ms();
+    *present = 1;
+    if (check_only)
+        goto done;
+    if ((rc = folio_freight_catalog_compile(cat, &catimg, &catlen)) != 0) {
+        snprintf(err, errlen, "catalog: %s", folio_strerror(rc));
+        goto done;
+    }
+    /* Room for the new images beside the old ones that readers may
+     * still use, with a margin: the map only reserves address space. */
+    {
+        MDB_envinfo info;
+        size_t need = (imglen + catlen) * 4 + ((size_t)64 << 20);
+
+        if (mdb_env_info(env, &info) == 0 && info.me_mapsize < need &&
+            (mrc = mdb_env_set_mapsize(env, need)) != 0) {
+            rc = lmdb_fail("mdb_env_set_mapsize", mrc, err, errlen);
+            goto done;
+        }
+    }
+    if ((rc = write_env(env, img, imglen, catimg, catlen, sum, &m, err,
+                        errlen)) != 0)
+        goto done;
+    *changed = 1;
+done:
+    if (env != NULL)
+        mdb_env_close(env);
+    for (i = 0; tables != NULL && i < nt; i++)
+        folio_freight_table_free(tables[i]);
+    folio_free(tables);
+    folio_freight_catalog_free(cat);
+    folio_free(img);
+    folio_free(catimg);
+    folio_free(m.p);
+    free_inputs(tin, nt);
+    folio_free(cin.buf);
+    return rc;
+}
