@@ -6,9 +6,11 @@
 # filter with `systemd-analyze syscall-filter' and lists any call outside
 # it.  Exit 0 if none.  No systemd needs to be running.
 # Usage: BUILDDIR=build sh dist/syscalls.sh [FOLIOD OPTIONS...]
-#   (run by `make lint-syscalls'; CORPUS_DIR, if set, is served)
+#   (run by `make lint-syscalls'; CORPUS_DIR, if set, is served, and the
+#   example freight tables of SRCDIR/data)
 set -eu
 : "${BUILDDIR:=.}"
+SRCDIR=${SRCDIR:-$(dirname "$0")/..}
 UNIT=${UNIT:-$BUILDDIR/dist/foliod.service}
 FOLIOD=${FOLIOD:-$BUILDDIR/foliod}
 FOLIO_BENCH=${FOLIO_BENCH:-$BUILDDIR/folio-bench}
@@ -39,11 +41,16 @@ wait_gen() {
 # Under the unit foliod is not root; here the tests may be.
 USER_ARG=""
 [ "$(id -u)" -eq 0 ] && USER_ARG="--user root"
-CORPUS_ARG=""
+CORPUS_ARG="--corpus off"
 [ -n "${CORPUS_DIR:-}" ] && CORPUS_ARG="--corpus $CORPUS_DIR"
+# The example freight tables: an LMDB import in the master, read-only
+# environments in the workers.
+FREIGHT_ARG="--freight-dir off --catalog off"
+[ -d "$SRCDIR/data/freight" ] &&
+    FREIGHT_ARG="--freight-dir $SRCDIR/data/freight --catalog $SRCDIR/data/catalog.csv"
 
 # shellcheck disable=SC2086
-strace -f -qq -o "$T/trace" "$FOLIOD" -f $USER_ARG $CORPUS_ARG \
+strace -f -qq -o "$T/trace" "$FOLIOD" -f $USER_ARG $CORPUS_ARG $FREIGHT_ARG \
     --listen 127.0.0.1:0 --admin-socket "$T/run/admin.sock" \
     --data-dir "$T/data" --metrics-listen 127.0.0.1:0 --workers auto \
     --max-requests-per-worker 2000 --ready-file "$T/ready" \

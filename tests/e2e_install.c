@@ -284,6 +284,13 @@ START_TEST(test_install_run_uninstall)
         ck_assert_int_eq(folio_mp_read_uint(&r.result, &v), 0);
         ck_assert_uint_eq(v, 349);
     }
+    if (is_dir(at(FOLIO_PKGDATADIR, "freight"))) {
+        /* The installed example tables and catalog. */
+        ck_assert_int_eq(folio_client_call0(c, "freight.info", &r), 1);
+        ck_assert_int_eq(r.code, 0);
+        ck_assert(e2e_stat_num(&r, "carriers", NULL) >= 2);
+        ck_assert(e2e_stat_num(&r, "skus", NULL) >= 100);
+    }
     a = e2e_connect_admin(&srv);
     ck_assert_ptr_nonnull(a);
     ck_assert_int_eq(e2e_stats(a, &r), 0);

@@ -1,7 +1,9 @@
 /*
  * e2e_load.c - the lifecycle under load: folio-bench keeps 50 connections
- * busy while foliod reloads ten times in a row (and once with a broken
- * configuration), or replaces its workers every few thousand requests
+ * busy while foliod reloads ten times in a row, each with a changed corpus
+ * and freight table that are served after it (then with a missing corpus,
+ * a broken table and a broken configuration, which keep the old state),
+ * or replaces its workers every few thousand requests
  * (max_requests_per_worker).  Not one request may fail: folio-bench
  * counts error replies and closed connections, and exits non-zero on
  * either.
@@ -25,6 +27,7 @@
 
 #include "src/client.h"
 #include "src/mp.h"
+#include "src/rpc.h"
 #include "tests/e2e_util.h"
 
 static struct e2e_server srv;
@@ -200,6 +203,51 @@ match_count(struct folio_client *c, const char *q)
 }
 
 static char corpus[64]; /* a corpus directory of the test's own */
+static char tables[64]; /* and a freight directory */
+
+/* One carrier covering the SP range up to 30 kg at `cents`, 2 days. */
+static void
+table_write(int cents, const char *extra_row)
+{
+    char path[400], text[1024];
+
+    snprintf(path, sizeof(path), "%s/cheap.csv", tables);
+    snprintf(text, sizeof(text),
+             "ZipCodeStart;ZipCodeEnd;PolygonName;WeightStart;WeightEnd;"
+             "AbsoluteMoneyCost;PricePercent;PriceByExtraWeight;MaxVolume;"
+             "TimeCost;Country;MinimumValueInsurance\n"
+             "01000000;09999999;SP;0;30000;%d,%02d;0;0;0;2.00:00:00;BRA;0\n"
+             "%s",
+             cents / 100, cents % 100, extra_row);
+    ck_assert_int_eq(e2e_write_file(path, text), 0);
+}
+
+/* freight.quote ["01310-100", [{weight_g: 500, qty: 1}]]: the price. */
+static int64_t
+quote_price(struct folio_client *c)
+{
+    struct folio_reply r;
+    msgpack_packer *pk;
+    uint32_t id;
+    double v;
+
+    pk = folio_client_request(c, 0, "freight.quote", 2, &id);
+    folio_pack_cstr(pk, "01310-100");
+    msgpack_pack_array(pk, 1);
+    msgpack_pack_map(pk, 2);
+    folio_pack_cstr(pk, "weight_g");
+    msgpack_pack_int(pk, 500);
+    folio_pack_cstr(pk, "qty");
+    msgpack_pack_int(pk, 1);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, id);
+    ck_assert_msg(r.code == 0, "freight.quote: %d %.*s", r.code,
+                  (int)r.message_len, r.message);
+    v = e2e_stat_num(&r, "options", "#0", "price_cents", NULL);
+    ck_assert(!isnan(v));
+    return (int64_t)v;
+}
 
 /* Add a file to the test's corpus. */
 static void
@@ -254,27 +302,35 @@ START_TEST(test_reload_ten_times_under_load)
     int round;
     FILE *f;
 
-    /* A corpus of our own, beside the server's directory; reloads change it. */
+    /* A corpus and tables of our own; every reload changes both. */
     snprintf(corpus, sizeof(corpus), "/tmp/folio-corpus.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(corpus));
     corpus_add(0);
-    snprintf(conf, sizeof(conf), "workers = 2\ncorpus = %s\n", corpus);
+    snprintf(tables, sizeof(tables), "/tmp/folio-tables.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tables));
+    table_write(1000, "");
+    snprintf(conf, sizeof(conf),
+             "workers = 2\ncorpus = %s\nfreight_dir = %s\ncatalog = off\n",
+             corpus, tables);
     ck_assert(e2e_start(&srv, conf, NULL) == 0);
     c = e2e_connect(&srv);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(match_count(c, "folio marker"), 1);
+    ck_assert_int_eq(quote_price(c), 1000);
     bench_start(&b, args);
     wait_requests(0, 2000);
     t0 = e2e_now_ms();
     for (round = 1; round <= 10; round++) {
         corpus_add(round);
+        table_write(1000 + 100 * round, "");
         before = stat_num("totals", "requests", NULL);
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
         ck_assert_msg(e2e_wait_ready(&srv, (uint64_t)round + 1, 10000) == 0,
                       "reload %d not done", round);
-        /* The same connection, now on a new worker, sees the new corpus. */
+        /* The same connection, now on a new worker, sees the new data. */
         wait_count(c, "folio marker", round + 1);
         ck_assert_int_eq(match_count(c, "folio marker"), round + 1);
+        ck_assert_int_eq(quote_price(c), 1000 + 100 * round);
         /* The new generation takes the load before the next reload. */
         wait_requests(before, 500);
         ck_assert_msg(bench_running(&b),
@@ -292,6 +348,14 @@ START_TEST(test_reload_ten_times_under_load)
     ck_assert_int_eq(e2e_wait_log(&srv, "reload failed", 5000), 0);
     ck_assert_int_eq(rename(moved, corpus), 0);
     ck_assert_int_eq(match_count(c, "folio marker"), 11);
+    /* ...as does a broken freight table, which is named with its line. */
+    table_write(9900, "30000000;39999999;MG;0;1000;1O,00;0;0;0;1;BRA;0\n");
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "cheap.csv:3:6: AbsoluteMoneyCost",
+                                  5000),
+                     0);
+    ck_assert_int_eq(quote_price(c), 2000);
+    table_write(2000, "");
     /* ...and so does a broken configuration, still under load. */
     ck_assert_ptr_nonnull(f = fopen(srv.conf, "a"));
     fputs("max_depth = 1000\n", f);
@@ -308,11 +372,11 @@ START_TEST(test_reload_ten_times_under_load)
     ck_assert(b.requests > 0);
     ck_assert(e2e_log_has(&srv, "reloaded: generation 11"));
     ck_assert(stat_num("server", "reloads", NULL) == 10);
-    ck_assert(stat_num("server", "reload_failures", NULL) == 2);
+    ck_assert(stat_num("server", "reload_failures", NULL) == 3);
     ck_assert(stat_num("server", "generation", NULL) == 11);
     ck_assert(stat_num("server", "restarts", NULL) == 0);
     ck_assert_int_eq(e2e_stop(&srv), 0);
-    snprintf(conf, sizeof(conf), "rm -rf '%s'", corpus);
+    snprintf(conf, sizeof(conf), "rm -rf '%s' '%s'", corpus, tables);
     ck_assert_int_eq(system(conf), 0);
 }
 END_TEST
