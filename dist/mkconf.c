@@ -14,6 +14,5 @@ int
 main(void)
 {
     folio_config_write_defaults(stdout, PACKAGE_VERSION);
-    return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_SUCCESS
-                                                  : EXIT_FAILURE;
+    return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -74,10 +74,10 @@ folio_activate_init(char *err, size_t errlen)
             return -1;
         }
         inh[ninh].sl = sizeof(inh[ninh].ss);
-        if (getsockname(fd, (struct sockaddr *)&inh[ninh].ss,
-                        &inh[ninh].sl) == -1) {
-            snprintf(err, errlen, "socket activation: getsockname(%d): %s",
-                     fd, strerror(errno));
+        if (getsockname(fd, (struct sockaddr *)&inh[ninh].ss, &inh[ninh].sl) ==
+            -1) {
+            snprintf(err, errlen, "socket activation: getsockname(%d): %s", fd,
+                     strerror(errno));
             return -1;
         }
         /* Workers race to accept: never block in accept(2). */
@@ -103,7 +103,8 @@ same_addr(const struct sockaddr_storage *s, socklen_t sl,
         return 0;
     switch (a->family) {
     case AF_INET: {
-        const struct sockaddr_in *x = (const void *)s, *y = (const void *)&a->sa;
+        const struct sockaddr_in *x = (const void *)s,
+                                 *y = (const void *)&a->sa;
 
         return y->sin_port != 0 && x->sin_port == y->sin_port &&
                x->sin_addr.s_addr == y->sin_addr.s_addr;
@@ -113,11 +114,11 @@ same_addr(const struct sockaddr_storage *s, socklen_t sl,
                                   *y = (const void *)&a->sa;
 
         return y->sin6_port != 0 && x->sin6_port == y->sin6_port &&
-               memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) ==
-                   0;
+               memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
     }
     case AF_UNIX: {
-        const struct sockaddr_un *x = (const void *)s, *y = (const void *)&a->sa;
+        const struct sockaddr_un *x = (const void *)s,
+                                 *y = (const void *)&a->sa;
 
         return sl > offsetof(struct sockaddr_un, sun_path) &&
                strncmp(x->sun_path, y->sun_path, sizeof(x->sun_path)) == 0;

@@ -103,8 +103,7 @@ folio_priv_own(const struct folio_priv *p, const char *path, int group_only)
     if (!p->active || p->dropped)
         return;
     if (chown(path, group_only ? (uid_t)-1 : p->uid, p->gid) == -1)
-        folio_log_warn("chown(%s, %s%s)", path, group_only ? ":" : "",
-                       p->name);
+        folio_log_warn("chown(%s, %s%s)", path, group_only ? ":" : "", p->name);
 }
 
 void
@@ -125,8 +124,8 @@ folio_priv_drop(struct folio_priv *p, char *err, size_t errlen)
     if (!p->active || p->dropped)
         return 0;
     if (initgroups(p->name, p->gid) == -1) {
-        snprintf(err, errlen, "initgroups(%s, %ld): %s", p->name,
-                 (long)p->gid, strerror(errno));
+        snprintf(err, errlen, "initgroups(%s, %ld): %s", p->name, (long)p->gid,
+                 strerror(errno));
         return FOLIO_ESYS;
     }
     if (setresgid(p->gid, p->gid, p->gid) == -1) {
@@ -143,8 +142,7 @@ folio_priv_drop(struct folio_priv *p, char *err, size_t errlen)
     if (getresuid(&ru, &eu, &su) == -1 || ru != p->uid || eu != p->uid ||
         su != p->uid || getresgid(&rg, &eg, &sg) == -1 || rg != p->gid ||
         eg != p->gid || sg != p->gid) {
-        snprintf(err, errlen, "user %s: the ids did not all change",
-                 p->name);
+        snprintf(err, errlen, "user %s: the ids did not all change", p->name);
         return FOLIO_ESYS;
     }
     if (setuid(0) != -1 || seteuid(0) != -1) {

@@ -27,7 +27,7 @@
 #include "src/mp.h"
 #include "tests/e2e_util.h"
 
-static char dest[128];   /* the DESTDIR */
+static char dest[128]; /* the DESTDIR */
 static char makelog[160];
 
 /* DESTDIR + an installation path. */
@@ -39,8 +39,7 @@ at(const char *dir, const char *file)
     char *b = buf[k++ % 4];
 
     snprintf(b, sizeof(buf[0]), "%s%.600s%s%.256s", dest, dir,
-             file != NULL ? "/" : "",
-             file != NULL ? file : "");
+             file != NULL ? "/" : "", file != NULL ? file : "");
     return b;
 }
 
@@ -226,9 +225,9 @@ START_TEST(test_install_run_uninstall)
         n += (size_t)snprintf(extra + n, sizeof(extra) - n, "corpus = %s\n",
                               at(FOLIO_PKGDATADIR, "shakespeare"));
     if (is_dir(at(FOLIO_PKGDATADIR, "freight")))
-        n += (size_t)snprintf(extra + n, sizeof(extra) - n,
-                              "freight_dir = %s\n",
-                              at(FOLIO_PKGDATADIR, "freight"));
+        n +=
+            (size_t)snprintf(extra + n, sizeof(extra) - n, "freight_dir = %s\n",
+                             at(FOLIO_PKGDATADIR, "freight"));
     if (is_file(at(FOLIO_PKGDATADIR, "catalog.csv"), 0))
         snprintf(extra + n, sizeof(extra) - n, "catalog = %s\n",
                  at(FOLIO_PKGDATADIR, "catalog.csv"));

@@ -351,9 +351,8 @@ START_TEST(test_reload_ten_times_under_load)
     /* ...as does a broken freight table, which is named with its line. */
     table_write(9900, "30000000;39999999;MG;0;1000;1O,00;0;0;0;1;BRA;0\n");
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_log(&srv, "cheap.csv:3:6: AbsoluteMoneyCost",
-                                  5000),
-                     0);
+    ck_assert_int_eq(
+        e2e_wait_log(&srv, "cheap.csv:3:6: AbsoluteMoneyCost", 5000), 0);
     ck_assert_int_eq(quote_price(c), 2000);
     table_write(2000, "");
     /* ...and so does a broken configuration, still under load. */

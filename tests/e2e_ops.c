@@ -151,8 +151,10 @@ expect_notify(struct notify *n, const char *line, char *msg, size_t len)
     ck_assert_msg(notify_next(n, msg, len, &from, 15000) == 0,
                   "no notification (waiting for %s)", line);
     ck_assert_msg(has_line(msg, line), "expected %s, got '%s'", line, msg);
-    ck_assert_msg(from == srv.pid, "notification from pid %ld, not the "
-                  "master %ld", (long)from, (long)srv.pid);
+    ck_assert_msg(from == srv.pid,
+                  "notification from pid %ld, not the "
+                  "master %ld",
+                  (long)from, (long)srv.pid);
 }
 
 /* Start, reload, fail a reload, stop: the messages systemd would get. */
@@ -324,13 +326,28 @@ run_foliod(const char *const *args, char *out, size_t len)
 
 START_TEST(test_root_needs_user)
 {
-    const char *refuse[] = {"-f", "-c", "/dev/null", "--listen",
-                            "127.0.0.1:0", "--admin-socket", "off",
-                            "--metrics-listen", "off", "--data-dir",
-                            "/tmp/folio-e2e-never", NULL};
-    const char *nosuch[] = {"-f", "-c", "/dev/null", "--user",
-                            "no-such-user-folio", "--listen", "127.0.0.1:0",
-                            "--metrics-listen", "off", NULL};
+    const char *refuse[] = {"-f",
+                            "-c",
+                            "/dev/null",
+                            "--listen",
+                            "127.0.0.1:0",
+                            "--admin-socket",
+                            "off",
+                            "--metrics-listen",
+                            "off",
+                            "--data-dir",
+                            "/tmp/folio-e2e-never",
+                            NULL};
+    const char *nosuch[] = {"-f",
+                            "-c",
+                            "/dev/null",
+                            "--user",
+                            "no-such-user-folio",
+                            "--listen",
+                            "127.0.0.1:0",
+                            "--metrics-listen",
+                            "off",
+                            NULL};
     char out[2048];
 
     /* An unknown user is a configuration error (--check-config: e2e_server). */
@@ -343,8 +360,7 @@ START_TEST(test_root_needs_user)
     }
     /* Root without --user: refused before anything is created. */
     ck_assert_int_eq(run_foliod(refuse, out, sizeof(out)), 1);
-    ck_assert_msg(strstr(out, "refusing to serve as root") != NULL, "%s",
-                  out);
+    ck_assert_msg(strstr(out, "refusing to serve as root") != NULL, "%s", out);
     ck_assert_int_eq(access("/tmp/folio-e2e-never", F_OK), -1);
 }
 END_TEST
@@ -620,8 +636,7 @@ START_TEST(test_socket_activation)
      * Between two foliods the socket stays open (the test holds it, as
      * systemd does): a client that connects then is answered by the next.
      */
-    ck_assert_int_eq(folio_client_open(addr, 5000, &q, addr, sizeof(addr)),
-                     0);
+    ck_assert_int_eq(folio_client_open(addr, 5000, &q, addr, sizeof(addr)), 0);
     folio_client_request(q, 0, "server.ping", 0, &id);
     ck_assert_int_eq(folio_client_flush(q), 0);
     start_activated(&srv, fds, 1, port);
