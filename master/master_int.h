@@ -56,6 +56,7 @@ struct folio_proc {
     struct event *ev_chan;
     uint64_t spawned_ms;
     int replaces;        /* slot of the worker this one replaces, or -1 */
+    int reaped;          /* exited: only its hand-overs are still read */
 };
 
 /* Per logical worker: respawn throttling. */

@@ -266,7 +266,7 @@ on_recycle(struct folio_master *m, struct folio_proc *p)
 }
 
 /*
- * Take up to `max` messages from a worker's channel.  Returns 1 if more
+ * Read up to `max` messages from a worker's channel.  Returns 1 if more
  * may be waiting, 0 when the channel is empty or closed.
  */
 static int
@@ -275,10 +275,10 @@ chan_read(struct folio_proc *p, int max)
     static char data[FOLIO_CHAN_MAX_DATA];
     struct folio_master *m = folio_master;
     struct folio_chan_hdr h;
-    int r, passfd, n;
+    int r, passfd, n, fd = p->chan;
 
     for (n = 0; n < max; n++) {
-        r = folio_chan_recv(p->chan, &h, data, sizeof(data), &passfd);
+        r = folio_chan_recv(fd, &h, data, sizeof(data), &passfd);
         if (r == FOLIO_EAGAIN)
             return 0;
         if (r == 0 || r == FOLIO_ESYS) {
@@ -292,7 +292,8 @@ chan_read(struct folio_proc *p, int max)
         }
         switch (h.ch_type) {
         case FOLIO_CHAN_READY:
-            on_ready(m, p);
+            if (!p->reaped)
+                on_ready(m, p);
             break;
         case FOLIO_CHAN_HANDOFF:
             if (passfd >= 0) {
@@ -301,7 +302,8 @@ chan_read(struct folio_proc *p, int max)
             }
             break;
         case FOLIO_CHAN_RECYCLE:
-            on_recycle(m, p);
+            if (!p->reaped)
+                on_recycle(m, p);
             break;
         default:
             folio_log_warnx("unexpected message %u from worker %d", h.ch_type,
@@ -420,15 +422,6 @@ folio_proc_reap(struct folio_master *m)
                 break;
         if (i == FOLIO_MAX_SLOTS)
             continue;
-        /*
-         * What it sent before it exited comes first: SIGCHLD may be seen
-         * before its channel, and a retiring worker's last messages carry
-         * the connections it handed over.  Closing the channel unread
-         * would reset them.
-         */
-        if (m->procs[i].chan != -1)
-            while (chan_read(&m->procs[i], 256))
-                ;
         dead = m->procs[i];
         lived = folio_master_now_ms() - dead.spawned_ms;
         describe(st, how, sizeof(how));
@@ -458,8 +451,10 @@ folio_proc_reap(struct folio_master *m)
 
         /* What it sent before exiting (connections handed over at a
          * reload) may still wait in the channel: take it first. */
+        m->procs[i].reaped = 1;
         if (m->procs[i].ev_chan != NULL && m->procs[i].chan != -1)
-            on_chan(m->procs[i].chan, EV_READ, &m->procs[i]);
+            while (chan_read(&m->procs[i], 4096))
+                ;
         if (m->procs[i].ev_chan != NULL)
             event_free(m->procs[i].ev_chan);
         if (m->procs[i].chan != -1)

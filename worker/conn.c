@@ -30,6 +30,7 @@
 #define READ_MIN 4096       /* read at least this much room */
 #define FREE_CONNS_KEPT 256 /* closed connections kept for reuse */
 #define ACCEPTS_PER_EVENT 16
+#define SHRINK_IDLE_MS 10000 /* quiet this long before buffers shrink */
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
@@ -467,8 +468,13 @@ folio_conn_sweep(struct folio_worker *w)
             folio_stat_add(&w->slot->ws_timeouts, 1);
             folio_conn_close(c);
         } else if (folio_buf_pending(&c->in) == 0 &&
-                   folio_buf_pending(&c->out) == 0) {
-            /* Give back what a large message or reply made us take. */
+                   folio_buf_pending(&c->out) == 0 &&
+                   now - c->last_ms >= SHRINK_IDLE_MS) {
+            /*
+             * Give back what a large message or reply made us take, once
+             * the connection has been quiet a while: a client that sends
+             * bursts keeps its buffers instead of reallocating each time.
+             */
             folio_buf_shrink(&c->in);
             folio_buf_shrink(&c->out);
         }
