@@ -507,6 +507,54 @@ folio_mp_read_bin(struct folio_mp_cur *c, const char **s, uint32_t *len)
     return read_span(c, 1, s, len);
 }
 
+int
+folio_mp_read_ext(struct folio_mp_cur *c, int8_t *type, const char **s,
+                  uint32_t *len)
+{
+    const unsigned char *p = c->p;
+    uint32_t n, hs;
+
+    if (!avail(c, 1))
+        return -1;
+    switch (*p) {
+    case 0xd4: /* fixext 1, 2, 4, 8, 16 */
+    case 0xd5:
+    case 0xd6:
+    case 0xd7:
+    case 0xd8:
+        n = 1u << (*p - 0xd4);
+        hs = 2;
+        break;
+    case 0xc7: /* ext 8, 16, 32: length, then type */
+        if (!avail(c, 3))
+            return -1;
+        n = p[1];
+        hs = 3;
+        break;
+    case 0xc8:
+        if (!avail(c, 4))
+            return -1;
+        n = be16(p + 1);
+        hs = 4;
+        break;
+    case 0xc9:
+        if (!avail(c, 6))
+            return -1;
+        n = be32(p + 1);
+        hs = 6;
+        break;
+    default:
+        return -1;
+    }
+    if (!avail(c, hs) || (size_t)(c->end - p) - hs < n)
+        return -1;
+    *type = (int8_t)p[hs - 1];
+    *s = (const char *)p + hs;
+    *len = n;
+    c->p = p + hs + n;
+    return 0;
+}
+
 static int
 read_container(struct folio_mp_cur *c, int map, uint32_t *n)
 {

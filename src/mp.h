@@ -116,6 +116,9 @@ int folio_mp_read_float(struct folio_mp_cur *c, double *v);
 /* A str: *s points into the buffer, not NUL-terminated. */
 int folio_mp_read_str(struct folio_mp_cur *c, const char **s, uint32_t *len);
 int folio_mp_read_bin(struct folio_mp_cur *c, const char **s, uint32_t *len);
+/* An ext (fixext or ext 8/16/32): its type and a span of its data. */
+int folio_mp_read_ext(struct folio_mp_cur *c, int8_t *type, const char **s,
+                      uint32_t *len);
 int folio_mp_read_array(struct folio_mp_cur *c, uint32_t *n);
 int folio_mp_read_map(struct folio_mp_cur *c, uint32_t *n);
 /* Skip one value, nested or not. */

@@ -386,6 +386,49 @@ START_TEST(test_cursor_truncated)
 }
 END_TEST
 
+START_TEST(test_cursor_ext)
+{
+    static const unsigned char fix[] = {0xd5, 0x07, 'h', 'i'};
+    static const unsigned char e8[] = {0xc7, 0x03, 0xff, 'a', 'b', 'c'};
+    static const unsigned char e16[] = {0xc8, 0x00, 0x01, 0x05, 'z'};
+    static const unsigned char e32[] = {0xc9, 0, 0, 0, 0, 0x02};
+    static const unsigned char e8short[] = {0xc7, 0x04, 0x01, 'a'};
+    struct folio_mp_cur c;
+    const char *s;
+    uint32_t len;
+    int8_t type;
+
+    folio_mp_cur_init(&c, fix, sizeof(fix));
+    ck_assert_int_eq(folio_mp_type(&c), FOLIO_MP_EXT);
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), 0);
+    ck_assert_int_eq(type, 7);
+    ck_assert_uint_eq(len, 2);
+    ck_assert(memcmp(s, "hi", 2) == 0);
+    ck_assert(c.p == c.end);
+    folio_mp_cur_init(&c, e8, sizeof(e8));
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), 0);
+    ck_assert_int_eq(type, -1);
+    ck_assert_uint_eq(len, 3);
+    ck_assert(memcmp(s, "abc", 3) == 0);
+    folio_mp_cur_init(&c, e16, sizeof(e16));
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), 0);
+    ck_assert_int_eq(type, 5);
+    ck_assert_uint_eq(len, 1);
+    folio_mp_cur_init(&c, e32, sizeof(e32));
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), 0);
+    ck_assert_int_eq(type, 2);
+    ck_assert_uint_eq(len, 0);
+    /* Truncated, or not an ext: the cursor stays. */
+    folio_mp_cur_init(&c, e8short, sizeof(e8short));
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), -1);
+    ck_assert(c.p == e8short);
+    folio_mp_cur_init(&c, fix, 3);
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), -1);
+    folio_mp_cur_init(&c, e8 + 1, sizeof(e8) - 1);
+    ck_assert_int_eq(folio_mp_read_ext(&c, &type, &s, &len), -1);
+}
+END_TEST
+
 static Suite *
 mp_suite(void)
 {
@@ -406,6 +449,7 @@ mp_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_cursor_reads);
     tcase_add_test(tc, test_cursor_truncated);
+    tcase_add_test(tc, test_cursor_ext);
     suite_add_tcase(s, tc);
     return s;
 }
