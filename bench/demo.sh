@@ -41,7 +41,8 @@ else
 fi
 echo
 echo "== folio-bench: server.ping, 50 connections, 3 seconds =="
-"$FOLIO_BENCH" -H "$ADDR" -c 50 -d 3 --warmup 0.5
+"$FOLIO_BENCH" -H "$ADDR" -c 50 -d 3 --warmup 0.5 \
+    --admin "$FOLIO_ADMIN" --server-pid "$FOLIOD_PID"
 echo
 echo "== stopping foliod (SIGTERM: drain, then exit) =="
 stop_foliod

@@ -1,6 +1,10 @@
 # bench/lib.sh - helpers shared by the benchmark scripts (sourced, not run).
 # Starts foliod and redis-server on free loopback ports, reads their CPU time
 # from /proc, and stops them, whatever happens.
+#
+# The convention of bench/*.sh (bench/all.sh runs them all): arguments
+# [SECONDS] [RUNS] (also $BENCH_SECS and $BENCH_RUNS), a markdown table on
+# stdout, notes on stderr, exit 0 when the table is complete.
 
 : "${BUILDDIR:=.}"
 : "${FOLIOD:=$BUILDDIR/foliod}"
@@ -91,9 +95,36 @@ foliod_workers() {
     cat /proc/"$FOLIOD_PID"/task/*/children 2>/dev/null
 }
 
-# json_field JSON KEY: a number from folio-bench --json output.
+# json_field JSON KEY: a value from folio-bench --json output; KEY may be a
+# dotted path ("server.cpu_us_per_req").  Prints nothing if it is missing.
 json_field() {
-    printf '%s\n' "$1" | sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p"
+    printf '%s\n' "$1" | python3 -c '
+import json, sys
+v = None
+for line in sys.stdin:
+    line = line.strip()
+    if line.startswith("{"):
+        v = json.loads(line)
+for k in sys.argv[1].split("."):
+    v = v.get(k) if isinstance(v, dict) else None
+if v is not None:
+    print(v)' "$2"
+}
+
+# cpu_of OUT CMD...: run CMD with its standard output in the file OUT and
+# print the CPU seconds (user + system) it used.  POSIX `times` in a
+# subshell reports exactly the children of that subshell.
+cpu_of() {
+    _out=$1
+    shift
+    ( "$@" >"$_out"; times ) | tail -n 1 | awk '
+        function secs(s) { split(s, a, "m"); sub("s", "", a[2]); return a[1] * 60 + a[2] }
+        { printf "%.3f\n", secs($1) + secs($2) }'
+}
+
+# per_req SECONDS REQUESTS: microseconds per request.
+per_req() {
+    echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 * 1e6 / $2; else print "-" }'
 }
 
 # median of the numbers on stdin.

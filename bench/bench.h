@@ -1,0 +1,331 @@
+/*
+ * bench.h - folio-bench's modules: the options (main.c), the request pool
+ * the workloads fill (workload.c), the engine that puts it on the wire
+ * (engine.c), the server's counters (server.c) and the reports
+ * (report.c).  Private to the program: nothing outside bench/ includes it.
+ *
+ * The hot path allocates nothing and encodes nothing: every request is
+ * encoded once, at start-up, into the pool; sending one is a memcpy and
+ * four bytes of msgid.
+ */
+#ifndef FOLIO_BENCH_H
+#define FOLIO_BENCH_H
+
+#include <sys/types.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "src/addr.h"
+#include "src/buf.h"
+#include "src/err.h"
+#include "src/hist.h"
+
+#define BENCH_MAX_DEPTH 4096   /* -P */
+#define BENCH_MAX_CONNS 100000 /* -c, and virtual users */
+#define BENCH_POOL_SIZE 8192   /* requests drawn for a random workload */
+#define BENCH_MSGID_OFF 3      /* 0x94 0x00 0xce [msgid: 4 bytes] ... */
+#define BENCH_MAX_STAGES 64
+
+/* Exit status (folio-bench(1), EXIT STATUS). */
+#define BENCH_EXIT_OK 0
+#define BENCH_EXIT_THRESHOLD 1 /* --max-p99 or --max-errors missed */
+#define BENCH_EXIT_USAGE 2
+#define BENCH_EXIT_CONNECT 3 /* cannot connect, or a connection failed */
+#define BENCH_EXIT_WRONG 4   /* an answer contradicted the expected one */
+
+enum bench_mode {
+    BENCH_CLOSED = 0, /* -c connections, -P each, send on every answer */
+    BENCH_OPEN,       /* -R requests/s on a schedule (wrk2) */
+    BENCH_RAMP,       /* --stages: virtual users ramped (k6, JMeter) */
+    BENCH_ROUNDS      /* shakesapp's client: rounds of -n requests */
+};
+
+/* What a request asks; a row of the per-method report. */
+enum bench_kind {
+    BENCH_K_PING = 0,
+    BENCH_K_MATCH_COUNT,
+    BENCH_K_QUOTE,
+    BENCH_K_LIST,
+    BENCH_K_POST,
+    BENCH_NKINDS
+};
+
+/* The method each kind calls. */
+extern const char *const folio_bench_kind_method[BENCH_NKINDS];
+
+struct bench_stage {
+    uint64_t dur_ns;
+    uint32_t target; /* virtual users at the end of the stage */
+};
+
+struct bench_opts {
+    enum bench_mode mode;
+    char addr[FOLIO_ADDR_TEXT + 8]; /* HOST:PORT or unix:PATH */
+    int conns;                      /* -c */
+    int threads;                    /* -t (0: the CPUs) */
+    int pipeline;                   /* -P */
+    uint64_t duration_ns;           /* -d (0: use -n, or forever in rounds) */
+    uint64_t warmup_ns;
+    uint64_t timeout_ns; /* an answer later than this fails its connection */
+    uint64_t total;      /* -n: requests (rounds: per round) */
+    uint64_t rounds;     /* --rounds (0: forever) */
+    double rate;         /* -R: requests/s over all connections */
+    struct bench_stage stages[BENCH_MAX_STAGES];
+    int nstages;
+    const char *workload; /* -w */
+    const char *queries;  /* --queries FILE */
+    const char *corpus;   /* --corpus DIR */
+    const char *catalog;  /* --catalog FILE */
+    double uncovered;     /* percent of CEPs outside every band */
+    double write_ratio;   /* share of comments.post among comments calls */
+    uint32_t pages;       /* distinct comment pages */
+    double zipf;          /* popularity exponent of the pages */
+    const char *mix;      /* --mix: workload:weight,... */
+    const char *admin;    /* --admin SOCKET: server.stats */
+    pid_t server_pid;     /* --server-pid: /proc fallback */
+    int json;
+    int quiet;
+    const char *hgrm;      /* --hgrm FILE */
+    uint64_t max_p99_ns;   /* 0: no threshold */
+    uint64_t max_errors;   /* unexpected errors allowed */
+    double max_errors_pct; /* >= 0: a percentage of the sent requests */
+    uint64_t seed;
+};
+
+/* ------------------------------------------------------------------ */
+/* The request pool (workload.c).                                      */
+
+enum bench_expect {
+    BENCH_X_NONE = 0, /* any answer is right */
+    BENCH_X_INT,      /* an int equal to x_int */
+    BENCH_X_STR       /* a str equal to x_str */
+};
+
+struct bench_req {
+    uint32_t off; /* into pool bytes: [0, msgid, method, params] */
+    uint32_t len;
+    uint8_t kind;    /* enum bench_kind */
+    uint8_t expect;  /* enum bench_expect */
+    uint8_t ok_code; /* an error with this code is expected (0: none) */
+    int64_t x_int;
+    const char *x_str; /* static */
+};
+
+struct bench_pool {
+    struct folio_buf bytes;
+    struct bench_req *reqs;
+    uint32_t n;
+    uint32_t cap;
+    uint32_t maxlen; /* the longest request */
+    char desc[160];  /* what the workload is, for the report */
+};
+
+/*
+ * folio_bench_pool_build - encode the requests of o->workload into p
+ * (zeroed by the caller).  Reads --queries, --corpus, --catalog.  Returns
+ * 0, or FOLIO_EINVAL / FOLIO_ESYS / FOLIO_ENOMEM with a message in err.
+ */
+int folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
+                           char *err, size_t errlen);
+
+/* folio_bench_pool_free - release p; accepts a zeroed pool. */
+void folio_bench_pool_free(struct bench_pool *p);
+
+/*
+ * folio_bench_req_label - a short description of request r for messages:
+ * its method and first param ("corpus.match_count \"hello\"").
+ */
+void folio_bench_req_label(const struct bench_pool *p,
+                           const struct bench_req *r, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Counters.  Each thread writes its own block (one writer: plain load  */
+/* and store, relaxed); the main thread reads them for the progress    */
+/* line and sums them at the end.                                      */
+
+#define BENCH_CODES (FOLIO_ST_MAX + 1) /* [FOLIO_ST_MAX]: any other code */
+
+struct bench_counts {
+    _Atomic uint64_t sent;        /* measured requests written */
+    _Atomic uint64_t ok;          /* answered without error */
+    _Atomic uint64_t err_replies; /* answered with an error */
+    _Atomic uint64_t expected;    /* ... whose code the workload expected */
+    _Atomic uint64_t lost;        /* never answered: connection failed */
+    _Atomic uint64_t wrong;       /* answered, but not what was expected */
+    _Atomic uint64_t behind;      /* open loop: due but never sent */
+    _Atomic uint64_t codes[BENCH_CODES];
+    _Atomic uint64_t kind_sent[BENCH_NKINDS];
+    _Atomic uint64_t kind_err[BENCH_NKINDS];
+    _Atomic uint64_t hist[FOLIO_LAT_BUCKETS];
+    _Atomic uint64_t max_ns;
+    _Atomic uint64_t sum_ns;
+    _Atomic uint64_t first_ns; /* time of the first measured send */
+    _Atomic uint64_t last_ns;  /* time of the last measured answer */
+    _Atomic uint64_t conn_failures;
+    _Atomic uint64_t vus;   /* ramp: virtual users running */
+    _Atomic uint64_t paced; /* open loop: schedule slots sent so far */
+};
+
+static inline void
+bench_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+static inline void
+bench_set(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, v, memory_order_relaxed);
+}
+
+static inline uint64_t
+bench_get(const _Atomic uint64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* A plain copy of the counters, summed over threads. */
+struct bench_totals {
+    uint64_t sent, ok, err_replies, expected, lost, wrong, behind;
+    uint64_t codes[BENCH_CODES];
+    uint64_t kind_sent[BENCH_NKINDS];
+    uint64_t kind_err[BENCH_NKINDS];
+    uint64_t hist[FOLIO_LAT_BUCKETS];
+    uint64_t max_ns, sum_ns, first_ns, last_ns;
+    uint64_t conn_failures, vus, paced;
+};
+
+/* folio_bench_counts_sum - add c into t (t zeroed by the caller). */
+void folio_bench_counts_sum(struct bench_totals *t,
+                            const struct bench_counts *c);
+
+/* ------------------------------------------------------------------ */
+/* The engine (engine.c).                                              */
+
+struct bench_thread;
+
+struct bench_run {
+    const struct bench_opts *o;
+    const struct bench_pool *pool;
+    struct folio_addr target;
+    int nthreads;
+    struct bench_thread *th;
+    _Atomic uint64_t budget; /* -n: measured requests left to take */
+    _Atomic int stop;        /* stop sending, drain, finish */
+    uint64_t t0;             /* when the threads were told to go */
+    uint64_t measure_ns;     /* t0 + warmup: measured from here */
+    uint64_t stop_ns;        /* -d: stop sending at (0: never) */
+    uint64_t round_n;        /* rounds: requests in this round */
+    uint64_t round_max_ns;   /* rounds: the slowest answer of the round */
+    pthread_barrier_t go;    /* threads connected / told to go */
+    pthread_barrier_t round; /* rounds: start and end of each round */
+    pthread_mutex_t lock;    /* guards the fields below */
+    pthread_cond_t done_cv;
+    int done; /* threads finished */
+    int connect_failed;
+    int wrong_seen;
+    char first_error[512]; /* the first connection failure */
+    char first_wrong[512]; /* the first wrong answer */
+};
+
+/*
+ * folio_bench_run_start - connect every thread's connections (the ramp
+ * connects its virtual users later) and start the threads, waiting at
+ * r->go.  Returns 0, or -1 with the reason in r->first_error (nothing to
+ * join then).
+ */
+int folio_bench_run_start(struct bench_run *r);
+
+/* folio_bench_run_join - wait for every thread and free the engine. */
+void folio_bench_run_join(struct bench_run *r);
+
+/* folio_bench_run_counts - thread i's counters (live: read them relaxed). */
+const struct bench_counts *folio_bench_run_counts(const struct bench_run *r,
+                                                  int i);
+
+/* folio_bench_now_ns - the monotonic clock in ns. */
+uint64_t folio_bench_now_ns(void);
+
+/* ------------------------------------------------------------------ */
+/* The server's own counters (server.c).                               */
+
+/* The server's workers sample their CPU time this often (foliod). */
+#define BENCH_STATS_SETTLE_MS 120
+
+struct bench_server_snap {
+    int ok;             /* a snapshot was taken */
+    int from_stats;     /* server.stats answered */
+    int cpu_from_proc;  /* cpu_s comes from /proc, not server.stats */
+    double requests;    /* < 0: unknown */
+    double cpu_s;       /* user + system; < 0: unknown */
+    double alloc_calls; /* < 0: unknown */
+    char why[400];      /* what could not be read */
+};
+
+/*
+ * folio_bench_server_snap - read the server's counters: server.stats over
+ * o->admin if given (requests, allocations, CPU), and the CPU time of
+ * o->server_pid and its descendants from /proc if given, which then
+ * stands for the CPU.  s->ok = 0 when neither could be read, with the
+ * reason in s->why.  Blocking: main thread only.
+ */
+void folio_bench_server_snap(const struct bench_opts *o,
+                             struct bench_server_snap *s);
+
+/* ------------------------------------------------------------------ */
+/* Reports (report.c).                                                 */
+
+/* folio_bench_mode_name - "closed", "open", "ramp", "rounds". */
+const char *folio_bench_mode_name(enum bench_mode m);
+
+/*
+ * folio_bench_progress - one progress line on stderr: requests/s since
+ * the previous line, errors, p99 so far.
+ */
+void folio_bench_progress(const struct bench_run *r,
+                          const struct bench_totals *now,
+                          const struct bench_totals *prev, double elapsed_s,
+                          double interval_s);
+
+/* The outcome of a run, for the summary and the exit status. */
+struct bench_result {
+    struct bench_totals t;
+    double secs; /* measured window */
+    struct bench_server_snap before, after;
+    uint64_t rounds_done;
+    int status;    /* BENCH_EXIT_* */
+    char why[600]; /* why the status is not 0 */
+};
+
+/*
+ * folio_bench_pct - the q-quantile of the latencies (ns): the upper bound
+ * of its histogram bucket, at most the largest latency seen.
+ */
+uint64_t folio_bench_pct(const struct bench_totals *t, double q);
+
+/* folio_bench_unexpected - errors counted against --max-errors. */
+uint64_t folio_bench_unexpected(const struct bench_totals *t);
+
+/* folio_bench_summary - the human summary on f. */
+void folio_bench_summary(FILE *f, const struct bench_run *r,
+                         const struct bench_result *res);
+
+/* folio_bench_json - the summary as one JSON object on one line. */
+void folio_bench_json(FILE *f, const struct bench_run *r,
+                      const struct bench_result *res);
+
+/*
+ * folio_bench_hgrm - the latency distribution in HdrHistogram's
+ * percentile text format (values in milliseconds).  0 or -1 (errno).
+ */
+int folio_bench_hgrm(const char *path, const struct bench_totals *t);
+
+/* folio_bench_fmt_ns - "812us", "1.2ms", "3.40s" into buf. */
+const char *folio_bench_fmt_ns(double ns, char *buf, size_t len);
+
+#endif

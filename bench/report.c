@@ -1,0 +1,418 @@
+/*
+ * report.c - what folio-bench prints: the progress line each second on
+ * stderr, the summary (text or one JSON object) on stdout, and the
+ * latency distribution in HdrHistogram's percentile text format (.hgrm)
+ * for plotting.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/bench.h"
+
+const char *
+folio_bench_mode_name(enum bench_mode m)
+{
+    switch (m) {
+    case BENCH_OPEN:
+        return "open";
+    case BENCH_RAMP:
+        return "ramp";
+    case BENCH_ROUNDS:
+        return "rounds";
+    default:
+        return "closed";
+    }
+}
+
+const char *
+folio_bench_fmt_ns(double ns, char *buf, size_t len)
+{
+    if (ns < 1e3)
+        snprintf(buf, len, "%.0fns", ns);
+    else if (ns < 1e5)
+        snprintf(buf, len, "%.1fus", ns / 1e3);
+    else if (ns < 1e6)
+        snprintf(buf, len, "%.0fus", ns / 1e3);
+    else if (ns < 1e8)
+        snprintf(buf, len, "%.2fms", ns / 1e6);
+    else if (ns < 1e9)
+        snprintf(buf, len, "%.1fms", ns / 1e6);
+    else
+        snprintf(buf, len, "%.2fs", ns / 1e9);
+    return buf;
+}
+
+uint64_t
+folio_bench_unexpected(const struct bench_totals *t)
+{
+    return t->err_replies - t->expected + t->lost;
+}
+
+uint64_t
+folio_bench_pct(const struct bench_totals *t, double q)
+{
+    uint64_t v = folio_lat_percentile(t->hist, q);
+
+    /* A bucket's bound may pass the largest latency seen: clamp it. */
+    return v < t->max_ns ? v : t->max_ns;
+}
+
+static double
+pct(const struct bench_totals *t, double q)
+{
+    return (double)folio_bench_pct(t, q);
+}
+
+/* The largest latency recorded: exact, not a bucket's bound. */
+static double
+max_ns(const struct bench_totals *t)
+{
+    return (double)t->max_ns;
+}
+
+void
+folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
+                     const struct bench_totals *prev, double elapsed_s,
+                     double interval_s)
+{
+    uint64_t done = now->ok + now->err_replies,
+             was = prev->ok + prev->err_replies;
+    char p99[32], extra[64] = "";
+
+    if (r->o->mode == BENCH_RAMP) {
+        snprintf(extra, sizeof(extra), ", %llu users",
+                 (unsigned long long)now->vus);
+    } else if (r->o->mode == BENCH_OPEN) {
+        /* Due by now on the schedule, but not sent: no room on any
+         * connection because the server is slow to answer. */
+        double due = r->o->rate * elapsed_s, behind = due - (double)now->paced;
+
+        if (behind > r->nthreads + 1)
+            snprintf(extra, sizeof(extra), ", %.0f behind schedule", behind);
+    }
+    fprintf(stderr, "[%6.1fs] %8.0f req/s, %llu errors, p99 %s%s\n", elapsed_s,
+            interval_s > 0 ? (double)(done - was) / interval_s : 0,
+            (unsigned long long)(now->err_replies + now->lost),
+            folio_bench_fmt_ns(pct(now, 0.99), p99, sizeof(p99)), extra);
+}
+
+/* The server's spend over the run: -1 where unknown. */
+struct spend {
+    double reqs, cpu, allocs;
+};
+
+static int
+server_spend(const struct bench_result *res, struct spend *sp)
+{
+    const struct bench_server_snap *a = &res->before, *b = &res->after;
+
+    if (!a->ok || !b->ok)
+        return 0;
+    sp->reqs = a->requests >= 0 && b->requests >= 0
+                   ? b->requests - a->requests
+                   : (double)(res->t.ok + res->t.err_replies);
+    sp->cpu =
+        a->cpu_s >= 0 && b->cpu_s >= 0 && a->cpu_from_proc == b->cpu_from_proc
+            ? b->cpu_s - a->cpu_s
+            : -1;
+    sp->allocs = a->alloc_calls >= 0 && b->alloc_calls >= 0
+                     ? b->alloc_calls - a->alloc_calls
+                     : -1;
+    return 1;
+}
+
+static int
+used_kinds(const struct bench_totals *t)
+{
+    int k, n = 0;
+
+    for (k = 0; k < BENCH_NKINDS; k++)
+        n += t->kind_sent[k] > 0;
+    return n;
+}
+
+void
+folio_bench_summary(FILE *f, const struct bench_run *r,
+                    const struct bench_result *res)
+{
+    const struct bench_opts *o = r->o;
+    const struct bench_totals *t = &res->t;
+    const struct bench_server_snap *b = &res->after;
+    struct spend sp;
+    char p[6][32];
+    int k, first;
+
+    fprintf(f, "folio-bench %s", folio_bench_mode_name(o->mode));
+    switch (o->mode) {
+    case BENCH_OPEN:
+        fprintf(f, " loop at %.0f req/s", o->rate);
+        break;
+    case BENCH_CLOSED:
+        fprintf(f, " loop");
+        break;
+    case BENCH_RAMP:
+        fprintf(f, " of %d stages", o->nstages);
+        break;
+    case BENCH_ROUNDS:
+        fprintf(f, ": %llu rounds of %llu",
+                (unsigned long long)res->rounds_done,
+                (unsigned long long)o->total);
+        break;
+    }
+    fprintf(f, ", %d %s, %d threads, pipeline %d, %.2f s\n", o->conns,
+            o->mode == BENCH_RAMP ? "users at most" : "connections",
+            r->nthreads, o->pipeline, res->secs);
+    fprintf(f, "  workload: %s\n", r->pool->desc);
+    fprintf(f, "  sent %llu: %llu ok, %llu errors", (unsigned long long)t->sent,
+            (unsigned long long)t->ok,
+            (unsigned long long)(t->err_replies + t->lost));
+    if (t->expected > 0)
+        fprintf(f, " (%llu expected)", (unsigned long long)t->expected);
+    fprintf(f, "\n");
+    if (t->err_replies + t->lost > 0) {
+        fprintf(f, "  errors by code:");
+        for (k = 0, first = 1; k < BENCH_CODES; k++) {
+            if (t->codes[k] == 0)
+                continue;
+            fprintf(f, "%s %s%d %s %llu", first ? "" : ",",
+                    k == FOLIO_ST_MAX ? ">" : "",
+                    k == FOLIO_ST_MAX ? FOLIO_ST_MAX - 1 : k,
+                    k == FOLIO_ST_MAX ? "OTHER" : folio_status_name(k),
+                    (unsigned long long)t->codes[k]);
+            first = 0;
+        }
+        if (t->lost > 0)
+            fprintf(f, "%s lost (no answer) %llu", first ? "" : ",",
+                    (unsigned long long)t->lost);
+        fprintf(f, "\n");
+    }
+    if (t->wrong > 0)
+        fprintf(f, "  WRONG answers %llu; the first: %s\n",
+                (unsigned long long)t->wrong, r->first_wrong);
+    if (used_kinds(t) > 1) {
+        fprintf(f, "  by method:");
+        for (k = 0, first = 1; k < BENCH_NKINDS; k++) {
+            if (t->kind_sent[k] == 0)
+                continue;
+            fprintf(f, "%s %s %llu (%llu errors)", first ? "" : ",",
+                    folio_bench_kind_method[k],
+                    (unsigned long long)t->kind_sent[k],
+                    (unsigned long long)t->kind_err[k]);
+            first = 0;
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "  throughput %.0f req/s",
+            res->secs > 0 ? (double)(t->ok + t->err_replies) / res->secs : 0);
+    if (o->mode == BENCH_OPEN && t->behind > 0)
+        fprintf(f,
+                "; %llu requests due were never sent: the server did not "
+                "keep up",
+                (unsigned long long)t->behind);
+    fprintf(f, "\n");
+    fprintf(f,
+            "  latency p50 %s, p90 %s, p99 %s, p99.9 %s, max %s, mean %s%s\n",
+            folio_bench_fmt_ns(pct(t, 0.5), p[0], sizeof(p[0])),
+            folio_bench_fmt_ns(pct(t, 0.9), p[1], sizeof(p[1])),
+            folio_bench_fmt_ns(pct(t, 0.99), p[2], sizeof(p[2])),
+            folio_bench_fmt_ns(pct(t, 0.999), p[3], sizeof(p[3])),
+            folio_bench_fmt_ns(max_ns(t), p[4], sizeof(p[4])),
+            folio_bench_fmt_ns(t->ok + t->err_replies > 0
+                                   ? (double)t->sum_ns /
+                                         (double)(t->ok + t->err_replies)
+                                   : 0,
+                               p[5], sizeof(p[5])),
+            o->mode == BENCH_OPEN ? " (from the intended send times)" : "");
+    if (server_spend(res, &sp)) {
+        fprintf(f, "  server (%s%s): %.0f requests",
+                b->from_stats ? "server.stats" : "/proc",
+                b->from_stats && b->cpu_from_proc ? ", CPU from /proc" : "",
+                sp.reqs);
+        if (sp.cpu >= 0)
+            fprintf(f, ", %.3f CPU s, %.2f us CPU/request", sp.cpu,
+                    sp.reqs > 0 ? sp.cpu * 1e6 / sp.reqs : 0);
+        if (sp.allocs >= 0)
+            fprintf(f, ", %.0f allocations, %.3f/request", sp.allocs,
+                    sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
+        fprintf(f, "\n");
+    }
+    if ((o->admin != NULL || o->server_pid > 0) && b->why[0] != '\0')
+        fprintf(f, "  server: %s\n", b->why);
+}
+
+/* A JSON string. */
+static void
+json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        unsigned char ch = (unsigned char)*s;
+
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+void
+folio_bench_json(FILE *f, const struct bench_run *r,
+                 const struct bench_result *res)
+{
+    const struct bench_opts *o = r->o;
+    const struct bench_totals *t = &res->t;
+    const struct bench_server_snap *b = &res->after;
+    uint64_t answered = t->ok + t->err_replies;
+    struct spend sp;
+    int k, first;
+
+    fprintf(f,
+            "{\"mode\":\"%s\",\"workload\":", folio_bench_mode_name(o->mode));
+    json_str(f, o->workload);
+    fprintf(f, ",\"description\":");
+    json_str(f, r->pool->desc);
+    fprintf(f,
+            ",\"connections\":%d,\"threads\":%d,\"pipeline\":%d,"
+            "\"seconds\":%.3f,\"sent\":%llu,\"ok\":%llu,\"errors\":%llu,"
+            "\"error_replies\":%llu,\"lost\":%llu,\"expected_errors\":%llu,"
+            "\"unexpected_errors\":%llu,\"wrong\":%llu,\"requests\":%llu,"
+            "\"rps\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
+            "\"p999_us\":%.1f,\"max_us\":%.1f,\"mean_us\":%.1f",
+            o->conns, r->nthreads, o->pipeline, res->secs,
+            (unsigned long long)t->sent, (unsigned long long)t->ok,
+            (unsigned long long)(t->err_replies + t->lost),
+            (unsigned long long)t->err_replies, (unsigned long long)t->lost,
+            (unsigned long long)t->expected,
+            (unsigned long long)folio_bench_unexpected(t),
+            (unsigned long long)t->wrong, (unsigned long long)answered,
+            res->secs > 0 ? (double)answered / res->secs : 0, pct(t, 0.5) / 1e3,
+            pct(t, 0.9) / 1e3, pct(t, 0.99) / 1e3, pct(t, 0.999) / 1e3,
+            max_ns(t) / 1e3,
+            answered > 0 ? (double)t->sum_ns / (double)answered / 1e3 : 0);
+    fprintf(f, ",\"errors_by_code\":{");
+    for (k = 0, first = 1; k < BENCH_CODES; k++) {
+        if (t->codes[k] == 0)
+            continue;
+        if (k == FOLIO_ST_MAX)
+            fprintf(f, "%s\"other\":%llu", first ? "" : ",",
+                    (unsigned long long)t->codes[k]);
+        else
+            fprintf(f, "%s\"%d\":%llu", first ? "" : ",", k,
+                    (unsigned long long)t->codes[k]);
+        first = 0;
+    }
+    fprintf(f, "},\"methods\":{");
+    for (k = 0, first = 1; k < BENCH_NKINDS; k++) {
+        if (t->kind_sent[k] == 0)
+            continue;
+        fprintf(f, "%s\"%s\":{\"sent\":%llu,\"errors\":%llu}", first ? "" : ",",
+                folio_bench_kind_method[k], (unsigned long long)t->kind_sent[k],
+                (unsigned long long)t->kind_err[k]);
+        first = 0;
+    }
+    fprintf(f, "}");
+    if (o->mode == BENCH_OPEN)
+        fprintf(f, ",\"rate\":%.1f,\"behind\":%llu", o->rate,
+                (unsigned long long)t->behind);
+    if (o->mode == BENCH_ROUNDS)
+        fprintf(f, ",\"rounds\":%llu", (unsigned long long)res->rounds_done);
+    if (server_spend(res, &sp)) {
+        fprintf(f,
+                ",\"server\":{\"source\":\"%s\",\"cpu_source\":\"%s\","
+                "\"requests\":%.0f",
+                b->from_stats ? "server.stats" : "proc",
+                b->cpu_from_proc ? "proc" : "server.stats", sp.reqs);
+        if (sp.cpu >= 0)
+            fprintf(f, ",\"cpu_s\":%.6f,\"cpu_us_per_req\":%.3f", sp.cpu,
+                    sp.reqs > 0 ? sp.cpu * 1e6 / sp.reqs : 0);
+        if (sp.allocs >= 0)
+            fprintf(f, ",\"allocs\":%.0f,\"allocs_per_req\":%.4f", sp.allocs,
+                    sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
+        fprintf(f, "}");
+    }
+    fprintf(f, ",\"status\":%d", res->status);
+    if (res->why[0] != '\0') {
+        fprintf(f, ",\"why\":");
+        json_str(f, res->why);
+    }
+    fprintf(f, "}\n");
+}
+
+int
+folio_bench_hgrm(const char *path, const struct bench_totals *t)
+{
+    const double scale = 1e6; /* ns -> ms */
+    uint64_t total = 0, cum = 0;
+    double level = 0, cur, mean = 0, var = 0, mid, lo, half;
+    unsigned b, last = 0;
+    int ticks = 5, e;
+    FILE *f;
+
+    if ((f = fopen(path, "w")) == NULL)
+        return -1;
+    for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
+        total += t->hist[b];
+        if (t->hist[b] > 0)
+            last = b;
+    }
+    fprintf(f, "%12s %12s %12s %12s\n\n", "Value", "Percentile", "TotalCount",
+            "1/(1-Percentile)");
+    /*
+     * HdrHistogram's percentile iterator: report levels 0%, 10%, ... 50%,
+     * then `ticks` levels in each halving of the distance to 100%.  Each
+     * line gives the highest value of the bucket where the level is
+     * reached.
+     */
+    for (b = 0; b < FOLIO_LAT_BUCKETS && total > 0; b++) {
+        if (t->hist[b] == 0)
+            continue;
+        cum += t->hist[b];
+        cur = 100.0 * (double)cum / (double)total;
+        while (level <= cur) {
+            fprintf(f, "%12.3f %12f %12llu %12.2f\n",
+                    (double)folio_lat_bucket_upper(b) / scale, level / 100.0,
+                    (unsigned long long)cum, 1.0 / (1.0 - level / 100.0));
+            half = pow(2, floor(log(100.0 / (100.0 - level)) / log(2)) + 1);
+            level += 100.0 / (ticks * half);
+            if (b == last)
+                break;
+        }
+        if (b == last) {
+            fprintf(f, "%12.3f %12f %12llu %12.2f\n",
+                    (double)folio_lat_bucket_upper(b) / scale, 1.0,
+                    (unsigned long long)cum, INFINITY);
+            break;
+        }
+    }
+    if (total > 0) {
+        mean = (double)t->sum_ns / (double)total;
+        for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
+            if (t->hist[b] == 0)
+                continue;
+            lo = b == 0 ? 0 : (double)folio_lat_bucket_upper(b - 1) + 1;
+            mid = (lo + (double)folio_lat_bucket_upper(b)) / 2;
+            var += (double)t->hist[b] * (mid - mean) * (mid - mean);
+        }
+        var /= (double)total;
+    }
+    fprintf(f,
+            "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n"
+            "#[Max     = %12.3f, Total count    = %12llu]\n"
+            "#[Buckets = %12d, SubBuckets     = %12d]\n",
+            mean / scale, sqrt(var) / scale, (double)t->max_ns / scale,
+            (unsigned long long)total, FOLIO_LAT_BUCKETS >> FOLIO_LAT_SUB_BITS,
+            1 << FOLIO_LAT_SUB_BITS);
+    e = ferror(f);
+    if (fclose(f) != 0 || e) {
+        errno = errno ? errno : EIO;
+        return -1;
+    }
+    return 0;
+}

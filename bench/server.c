@@ -1,0 +1,209 @@
+/*
+ * server.c - what the server spent: its CPU time, requests and heap
+ * allocations, read before and after a run.  server.stats over the admin
+ * socket gives all three (its "totals" map); the CPU time of the server's
+ * processes also comes from /proc (--server-pid: the master and every
+ * descendant), which is more current.  The reader takes what is there and
+ * leaves the rest unknown: server.stats may lack a field, or the method.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "src/client.h"
+#include "src/mp.h"
+
+/* A number of any msgpack type (int, uint, float); -1 if not one. */
+static double
+read_number(struct folio_mp_cur *c)
+{
+    uint64_t u;
+    int64_t i;
+    double d;
+
+    if (folio_mp_read_uint(c, &u) == 0)
+        return (double)u;
+    if (folio_mp_read_int(c, &i) == 0)
+        return (double)i;
+    if (folio_mp_read_float(c, &d) == 0)
+        return d;
+    folio_mp_skip(c);
+    return -1;
+}
+
+struct fields {
+    double requests, cpu_user_s, cpu_sys_s, cpu_user_us, cpu_sys_us,
+        alloc_calls;
+    int found;
+};
+
+/* Read the numbers we know from map `c` (n entries); descend "totals". */
+static int
+read_map(struct folio_mp_cur *c, uint32_t n, struct fields *f, int depth)
+{
+    const char *k;
+    uint32_t klen, sub;
+    double *slot;
+
+    while (n-- > 0) {
+        if (folio_mp_read_str(c, &k, &klen) != 0) {
+            if (folio_mp_skip(c) != 0 || folio_mp_skip(c) != 0)
+                return -1;
+            continue;
+        }
+        if (depth == 0 && folio_mp_str_eq(k, klen, "totals") &&
+            folio_mp_read_map(c, &sub) == 0) {
+            if (read_map(c, sub, f, 1) != 0)
+                return -1;
+            continue;
+        }
+        slot = folio_mp_str_eq(k, klen, "requests")      ? &f->requests
+               : folio_mp_str_eq(k, klen, "cpu_user_s")  ? &f->cpu_user_s
+               : folio_mp_str_eq(k, klen, "cpu_sys_s")   ? &f->cpu_sys_s
+               : folio_mp_str_eq(k, klen, "cpu_user_us") ? &f->cpu_user_us
+               : folio_mp_str_eq(k, klen, "cpu_sys_us")  ? &f->cpu_sys_us
+               : folio_mp_str_eq(k, klen, "alloc_calls") ? &f->alloc_calls
+                                                         : NULL;
+        /* "totals" wins over a top-level field of the same name. */
+        if (slot != NULL && (depth == 1 || *slot < 0)) {
+            *slot = read_number(c);
+            f->found = 1;
+        } else if (folio_mp_skip(c) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+from_stats(const char *admin, struct bench_server_snap *s)
+{
+    struct folio_client *c = NULL;
+    struct folio_reply rep;
+    struct fields f = {-1, -1, -1, -1, -1, -1, 0};
+    char addr[FOLIO_ADDR_TEXT + 8], err[256];
+    uint32_t n;
+    int rc;
+
+    /* The admin socket is a Unix socket: "PATH" or "unix:PATH". */
+    snprintf(addr, sizeof(addr), "%s%s",
+             strncmp(admin, "unix:", 5) == 0 ? "" : "unix:", admin);
+    if (folio_client_open(addr, 5000, &c, err, sizeof(err)) != 0) {
+        snprintf(s->why, sizeof(s->why), "%s", err);
+        return -1;
+    }
+    rc = folio_client_call0(c, "server.stats", &rep);
+    if (rc != 1) {
+        snprintf(s->why, sizeof(s->why), "server.stats: %s",
+                 rc == 0 ? "connection closed" : folio_strerror(rc));
+        goto fail;
+    }
+    if (rep.code != 0) {
+        snprintf(s->why, sizeof(s->why), "server.stats: error %d: %.*s",
+                 rep.code, (int)rep.message_len,
+                 rep.message != NULL ? rep.message : "");
+        goto fail;
+    }
+    if (folio_mp_read_map(&rep.result, &n) != 0 ||
+        read_map(&rep.result, n, &f, 0) != 0 || !f.found) {
+        snprintf(s->why, sizeof(s->why),
+                 "server.stats: no totals in the reply");
+        goto fail;
+    }
+    folio_client_close(c);
+    s->ok = 1;
+    s->from_stats = 1;
+    s->requests = f.requests;
+    if (f.cpu_user_s < 0 && f.cpu_user_us >= 0)
+        f.cpu_user_s = f.cpu_user_us / 1e6;
+    if (f.cpu_sys_s < 0 && f.cpu_sys_us >= 0)
+        f.cpu_sys_s = f.cpu_sys_us / 1e6;
+    s->cpu_s =
+        f.cpu_user_s >= 0 && f.cpu_sys_s >= 0 ? f.cpu_user_s + f.cpu_sys_s : -1;
+    s->alloc_calls = f.alloc_calls;
+    return 0;
+fail:
+    folio_client_close(c);
+    return -1;
+}
+
+/* CPU ticks (utime + stime) of pid and, recursively, its children. */
+static long long
+proc_ticks(pid_t pid, int depth)
+{
+    char path[96], buf[1024], *p;
+    unsigned long ut, st;
+    long long total = 0;
+    long child;
+    FILE *f;
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    if (fgets(buf, sizeof(buf), f) == NULL) {
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    /* Fields after the command name, which may hold spaces: state is 3rd. */
+    if ((p = strrchr(buf, ')')) == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
+        return -1;
+    total = (long long)(ut + st);
+    if (depth > 8)
+        return total;
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if ((d = opendir(path)) == NULL)
+        return total;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid,
+                 de->d_name);
+        if ((f = fopen(path, "r")) == NULL)
+            continue;
+        while (fscanf(f, "%ld", &child) == 1) {
+            long long t = proc_ticks((pid_t)child, depth + 1);
+
+            if (t > 0)
+                total += t;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return total;
+}
+
+void
+folio_bench_server_snap(const struct bench_opts *o, struct bench_server_snap *s)
+{
+    long long ticks = -1;
+    long hz;
+
+    memset(s, 0, sizeof(*s));
+    s->requests = s->cpu_s = s->alloc_calls = -1;
+    if (o->admin != NULL)
+        from_stats(o->admin, s);
+    /*
+     * /proc's CPU time is current to a clock tick; server.stats' is what
+     * each worker last sampled (every 100 ms): prefer /proc when we may.
+     */
+    if (o->server_pid > 0 && (ticks = proc_ticks(o->server_pid, 0)) < 0)
+        snprintf(s->why + strlen(s->why), sizeof(s->why) - strlen(s->why),
+                 "%s/proc/%d: no such process", s->why[0] ? "; " : "",
+                 (int)o->server_pid);
+    if (ticks >= 0) {
+        hz = sysconf(_SC_CLK_TCK);
+        s->cpu_s = (double)ticks / (double)(hz > 0 ? hz : 100);
+        s->cpu_from_proc = 1;
+        s->ok = 1;
+    }
+}

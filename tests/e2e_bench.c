@@ -1,0 +1,593 @@
+/*
+ * e2e_bench.c - folio-bench end to end, its engine: the built folio-bench
+ * runs as a subprocess against the real foliod on server.ping (and, for
+ * the failures foliod never makes, against a small fake server in this
+ * process).  Every mode runs; the counts add up (sent = ok + errors);
+ * thresholds and wrong answers set the exit status; the open loop reports
+ * a stall of the server's workers (SIGSTOP for a second) that the closed
+ * loop hides.  The services' workloads: e2e_bench_services.c.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "src/buf.h"
+#include "src/mp.h"
+#include "src/rpc.h"
+#include "tests/e2e_bench_util.h"
+#include "tests/e2e_util.h"
+
+static struct e2e_server srv;
+
+static void
+start(const char *conf)
+{
+    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+}
+
+static void
+stop_clean(void)
+{
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* A fake server for what foliod never does: errors on ping, wrong     */
+/* answers, connections closed under load.                             */
+
+enum fake_mode { FAKE_ERRORS, FAKE_WRONG, FAKE_CLOSE };
+
+struct fake {
+    int lfd;
+    enum fake_mode mode;
+    int close_after;
+    char addr[64];
+    pthread_t th;
+};
+
+struct fake_conn {
+    struct fake *f;
+    int fd;
+};
+
+static void *
+fake_serve(void *arg)
+{
+    struct fake_conn *fc = arg;
+    struct folio_buf in;
+    struct folio_mp_scan scan;
+    struct folio_rpc_msg m;
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    const char *why;
+    ssize_t n;
+    int answered = 0, r;
+
+    folio_buf_init(&in, 65536, 0);
+    folio_mp_scan_init(&scan, 1 << 20, 32);
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    for (;;) {
+        folio_buf_reserve(&in, 4096);
+        n = read(fc->fd, in.b_data + in.b_len, folio_buf_space(&in));
+        if (n <= 0)
+            break;
+        in.b_len += (size_t)n;
+        msgpack_sbuffer_clear(&sb);
+        while (folio_buf_pending(&in) > 0) {
+            r = folio_mp_scan(&scan, in.b_data + in.b_off,
+                              folio_buf_pending(&in));
+            if (r != FOLIO_MP_DONE)
+                break;
+            if (folio_rpc_parse(in.b_data + in.b_off, (size_t)scan.pos, &m,
+                                &why) != 0)
+                goto out;
+            folio_buf_consume(&in, (size_t)scan.pos);
+            folio_mp_scan_reset(&scan);
+            if (fc->f->mode == FAKE_CLOSE && answered == fc->f->close_after) {
+                /* FIN after the answers (a close with unread input would
+                 * reset the connection), then wait for the client. */
+                if (sb.size > 0)
+                    send(fc->fd, sb.data, sb.size, MSG_NOSIGNAL);
+                shutdown(fc->fd, SHUT_WR);
+                while (read(fc->fd, in.b_data, in.b_cap) > 0)
+                    ;
+                goto out;
+            }
+            if (fc->f->mode == FAKE_ERRORS && m.msgid % 2 == 1) {
+                folio_rpc_pack_error(&pk, m.msgid, 8, "busy", 4);
+            } else {
+                folio_rpc_pack_result_head(&pk, m.msgid);
+                folio_pack_cstr(&pk,
+                                fc->f->mode == FAKE_WRONG ? "pung" : "pong");
+            }
+            answered++;
+        }
+        if (sb.size > 0 &&
+            send(fc->fd, sb.data, sb.size, MSG_NOSIGNAL) != (ssize_t)sb.size)
+            break;
+    }
+out:
+    msgpack_sbuffer_destroy(&sb);
+    folio_buf_free(&in);
+    close(fc->fd);
+    free(fc);
+    return NULL;
+}
+
+static void *
+fake_accept(void *arg)
+{
+    struct fake *f = arg;
+    struct fake_conn *fc;
+    pthread_t th;
+    int fd;
+
+    while ((fd = accept(f->lfd, NULL, NULL)) != -1) {
+        fc = malloc(sizeof(*fc));
+        fc->f = f;
+        fc->fd = fd;
+        pthread_create(&th, NULL, fake_serve, fc);
+        pthread_detach(th);
+    }
+    return NULL;
+}
+
+/* Listen on a free loopback port; runs until the test process exits. */
+static void
+fake_start(struct fake *f, enum fake_mode mode, int close_after)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+
+    memset(f, 0, sizeof(*f));
+    f->mode = mode;
+    f->close_after = close_after;
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(f->lfd, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(f->lfd, 64), 0);
+    ck_assert_int_eq(getsockname(f->lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(f->addr, sizeof(f->addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+    ck_assert_int_eq(pthread_create(&f->th, NULL, fake_accept, f), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine: every mode on server.ping.                                  */
+
+START_TEST(test_closed_n)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    const char *j;
+
+    start(NULL);
+    expect_status(b, 0, "-H", srv.addr, "-c", "4", "-P", "4", "-n", "3000",
+                  "--json", "-q");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_double_eq(jnum(j, "sent"), 3000);
+    ck_assert_double_eq(jnum(j, "ok"), 3000);
+    ck_assert_double_eq(jnum(j, "wrong"), 0);
+    ck_assert_double_eq(jnum_in(j, "server.ping", "sent"), 3000);
+    ck_assert(jnum(j, "p50_us") > 0 && jnum(j, "p99_us") >= jnum(j, "p50_us"));
+    ck_assert(jnum(j, "max_us") >= jnum(j, "p99_us"));
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_closed_duration_warmup_text)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    unsigned long long sent, ok, err;
+    const char *p;
+
+    start(NULL);
+    /* The human summary; progress lines on stderr each second. */
+    expect_status(b, 0, "closed", "-H", srv.addr, "-c", "3", "-t", "2", "-d",
+                  "1.1", "--warmup", "0.2");
+    ck_assert_msg(strstr(b->out, "folio-bench closed loop, 3 connections, 2 "
+                                 "threads") != NULL,
+                  "%s", b->out);
+    p = strstr(b->out, "  sent ");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(
+        sscanf(p, "  sent %llu: %llu ok, %llu errors", &sent, &ok, &err), 3);
+    ck_assert(sent > 0);
+    ck_assert_uint_eq(sent, ok + err);
+    ck_assert_uint_eq(err, 0);
+    ck_assert_ptr_nonnull(strstr(b->out, "latency p50 "));
+    ck_assert_ptr_nonnull(strstr(b->err, "req/s, 0 errors, p99 "));
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_unix_socket)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char path[400];
+
+    start("listen = unix:${DIR}/bench.sock\n");
+    snprintf(path, sizeof(path), "%s/bench.sock", srv.dir);
+    expect_status(b, 0, "-U", path, "-c", "2", "-n", "500", "--json", "-q");
+    ck_assert_double_eq(jnum(json_of(b), "ok"), 500);
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_open_loop_rate)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    const char *j;
+    double sent;
+
+    start(NULL);
+    expect_status(b, 0, "-H", srv.addr, "-R", "2000", "-c", "4", "-d", "0.6",
+                  "--json", "-q");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_ptr_nonnull(strstr(j, "\"mode\":\"open\""));
+    ck_assert_double_eq(jnum(j, "rate"), 2000);
+    /* On schedule: 1200 due in 0.6 s, give or take a slot per thread. */
+    sent = jnum(j, "sent") + jnum(j, "behind");
+    ck_assert_msg(sent >= 1195 && sent <= 1205, "sent+behind %.0f", sent);
+    /* -n bounds the open loop too. */
+    expect_status(b, 0, "open", "-H", srv.addr, "-R", "5000", "-n", "700",
+                  "--json", "-q");
+    ck_assert_double_eq(jnum(json_of(b), "sent"), 700);
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_ramp)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    const char *j;
+    uint64_t t0;
+
+    start(NULL);
+    t0 = e2e_now_ms();
+    expect_status(b, 0, "-H", srv.addr, "--stages", "300ms:6,500ms:12,300ms:0",
+                  "--json");
+    ck_assert_msg(e2e_now_ms() - t0 >= 1100, "the stages last 1.1 s");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_ptr_nonnull(strstr(j, "\"mode\":\"ramp\""));
+    ck_assert_double_eq(jnum(j, "connections"), 12);
+    ck_assert(jnum(j, "sent") > 0);
+    ck_assert_double_eq(jnum(j, "errors"), 0);
+    /* The progress line shows the users running. */
+    ck_assert_msg(strstr(b->err, " users") != NULL, "%s", b->err);
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_rounds_ping)
+{
+    struct bproc *b = malloc(sizeof(*b));
+
+    start(NULL);
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", srv.addr, "-n", "10",
+                  "--rounds", "3");
+    ck_assert_int_eq(count_lines_with(b->out, "Simulated 10 requests in "), 3);
+    ck_assert_int_eq(count_lines_with(b->out, " reqs / sec\n"), 3);
+    ck_assert_ptr_nonnull(strstr(b->out, ", rate of "));
+    ck_assert_ptr_nonnull(strstr(b->out, "rounds: 3 rounds of 10"));
+    /* With --json the rounds go to stderr and the summary stays JSON. */
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", srv.addr, "--rounds", "2",
+                  "--json");
+    ck_assert_int_eq(count_lines_with(b->err, "Simulated 20 requests in "), 2);
+    ck_assert_double_eq(jnum(json_of(b), "rounds"), 2);
+    ck_assert_double_eq(jnum(json_of(b), "sent"), 40);
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_thresholds)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    struct fake f;
+    const char *j;
+
+    start(NULL);
+    expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "300", "--max-p99",
+                  "10s", "-q");
+    expect_status(b, 1, "-H", srv.addr, "-c", "2", "-n", "300", "--max-p99",
+                  "1ns", "-q");
+    ck_assert_ptr_nonnull(strstr(b->err, "is over --max-p99"));
+    stop_clean();
+
+    /* Every other answer is an error 8. */
+    fake_start(&f, FAKE_ERRORS, 0);
+    /* One connection: msgids 1..400, every odd one an error. */
+    expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--json", "-q");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_double_eq(jnum(j, "sent"), 400);
+    ck_assert_double_eq(jnum(j, "errors"), 200);
+    ck_assert_double_eq(jnum_in(j, "errors_by_code", "8"), 200);
+    ck_assert_double_eq(jnum(j, "unexpected_errors"), 200);
+    ck_assert_double_eq(jnum(j, "status"), 1);
+    expect_status(b, 0, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--max-errors", "200", "-q");
+    ck_assert_ptr_nonnull(strstr(b->out, "8 RESOURCE_EXHAUSTED 200"));
+    expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--max-errors", "199", "-q");
+    expect_status(b, 0, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--max-errors", "50%", "-q");
+    expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--max-errors", "49%", "-q");
+    /* Rounds stop after the round whose errors pass --max-errors. */
+    expect_status(b, 1, "rounds", "-w", "ping", "-H", f.addr, "--rounds", "50");
+    ck_assert_int_eq(count_lines_with(b->out, "Simulated "), 1);
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", f.addr, "-c", "1",
+                  "--rounds", "5", "--max-errors", "50%");
+    ck_assert_int_eq(count_lines_with(b->out, "Simulated "), 5);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_wrong_answer)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    struct fake f;
+
+    fake_start(&f, FAKE_WRONG, 0);
+    expect_status(b, 4, "-H", f.addr, "-c", "2", "-n", "100", "-q");
+    ck_assert_ptr_nonnull(
+        strstr(b->err, "server.ping answered \"pung\", expected \"pong\""));
+    /* Rounds stop at the first wrong answer. */
+    expect_status(b, 4, "rounds", "-w", "ping", "-H", f.addr, "--rounds", "50");
+    ck_assert_int_eq(count_lines_with(b->out, "Simulated "), 1);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_lost_when_closed)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    struct fake f;
+    const char *j;
+
+    /* The server closes each connection after 100 answers. */
+    fake_start(&f, FAKE_CLOSE, 100);
+    expect_status(b, 3, "-H", f.addr, "-c", "2", "-t", "1", "-P", "4", "-d",
+                  "5", "--json", "-q");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_double_eq(jnum(j, "ok"), 200);
+    ck_assert_double_eq(jnum(j, "lost"), 8);
+    ck_assert_ptr_nonnull(strstr(b->err, "closed the connection"));
+    free(b);
+}
+END_TEST
+
+START_TEST(test_usage)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char man[512], line[512];
+    FILE *f;
+    int checked = 0;
+
+    expect_status(b, 0, "--help");
+    ck_assert_ptr_nonnull(strstr(b->out, "usage: folio-bench"));
+    /* --help mirrors the man page's synopsis: every option is in both. */
+    snprintf(man, sizeof(man), "%s/man/folio-bench.1", FOLIO_SRCDIR);
+    f = fopen(man, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char opt[64];
+
+        if (strncmp(line, ".Sh DESCRIPTION", 15) == 0)
+            break;
+        if (sscanf(line, ".Op Fl \\-%63[a-z0-9-]", opt) == 1) {
+            char want[80];
+
+            snprintf(want, sizeof(want), "[--%s", opt);
+            ck_assert_msg(strstr(b->out, want) != NULL, "--help lacks %s",
+                          want);
+            checked++;
+        }
+    }
+    fclose(f);
+    ck_assert_int_ge(checked, 15);
+    expect_status(b, 2, "--bogus");
+    expect_status(b, 2, "sideways");
+    expect_status(b, 2, "-c", "0");
+    expect_status(b, 2, "-P", "5000");
+    expect_status(b, 2, "open"); /* needs -R */
+    expect_status(b, 2, "ramp"); /* needs --stages */
+    expect_status(b, 2, "--stages", "10s");
+    expect_status(b, 2, "-w", "nothing");
+    expect_status(b, 2, "--max-p99", "soon");
+    expect_status(b, 2, "-w", "corpus", "--queries", "/nonexistent");
+    ck_assert_ptr_nonnull(strstr(b->err, "/nonexistent"));
+    /* Nobody listens: exit 3. */
+    expect_status(b, 3, "-H", "127.0.0.1:1", "-n", "1");
+    free(b);
+}
+END_TEST
+
+START_TEST(test_hgrm_and_server_figures)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char hgrm[400], pid[32], line[256], last[256] = "";
+    unsigned long long total = 0;
+    const char *j;
+    FILE *f;
+    int lines = 0, footer = 0;
+
+    start(NULL);
+    snprintf(hgrm, sizeof(hgrm), "%s/lat.hgrm", srv.dir);
+    snprintf(pid, sizeof(pid), "%d", (int)srv.pid);
+    expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "2000", "--hgrm", hgrm,
+                  "--admin", srv.admin, "--server-pid", pid, "--json", "-q");
+    j = json_of(b);
+    /* Requests and allocations from server.stats, CPU from /proc. */
+    ck_assert_msg(strstr(j, "\"server\":{\"source\":\"server.stats\","
+                            "\"cpu_source\":\"proc\"") != NULL,
+                  "%s", j);
+    /* Its requests are ours (and the reading's own call, maybe). */
+    ck_assert_msg(fabs(jnum_in(j, "server", "requests") - 2000) <= 2, "%s", j);
+    ck_assert(jnum_in(j, "server", "cpu_s") >= 0);
+    /* server.ping allocates nothing (a connection's set-up may, once). */
+    ck_assert_msg(jnum_in(j, "server", "allocs_per_req") <= 0.01, "%s", j);
+    /* server.stats alone: its CPU; /proc alone: no allocations. */
+    expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "1000", "--admin",
+                  srv.admin, "--json", "-q");
+    j = json_of(b);
+    ck_assert_ptr_nonnull(strstr(j, "\"cpu_source\":\"server.stats\""));
+    ck_assert(!isnan(jnum_in(j, "server", "allocs_per_req")));
+    expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "1000", "--server-pid",
+                  pid, "--json", "-q");
+    j = json_of(b);
+    ck_assert_ptr_nonnull(strstr(j, "\"server\":{\"source\":\"proc\""));
+    ck_assert_double_eq(jnum_in(j, "server", "requests"), 1000);
+    ck_assert(isnan(jnum_in(j, "server", "allocs")));
+    /* Neither can be read: the run goes on, the reason is printed. */
+    expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "100", "--admin",
+                  "/nonexistent.sock", "-q");
+    ck_assert_ptr_nonnull(strstr(b->out, "server: cannot connect"));
+    /* The distribution of the first run. */
+    f = fopen(hgrm, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    ck_assert_msg(strstr(line, "Value") && strstr(line, "Percentile") &&
+                      strstr(line, "TotalCount") &&
+                      strstr(line, "1/(1-Percentile)"),
+                  "%s", line);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "#[", 2) == 0) {
+            footer++;
+            if (strstr(line, "Total count") != NULL)
+                ck_assert_int_eq(sscanf(strstr(line, "Total count"),
+                                        "Total count = %llu", &total),
+                                 1);
+        } else if (line[0] != '\n') {
+            lines++;
+            snprintf(last, sizeof(last), "%s", line);
+        }
+    }
+    fclose(f);
+    ck_assert_int_eq(footer, 3);
+    ck_assert_int_ge(lines, 10);
+    ck_assert_msg(strstr(last, "1.000000") && strstr(last, "inf"), "%s", last);
+    ck_assert_uint_eq(total, 2000);
+    free(b);
+    stop_clean();
+}
+END_TEST
+
+/*
+ * The workers stop for a second in the middle of two runs at once: the
+ * open loop's p99 shows the second, the closed loop's hides it (only its
+ * few requests in flight saw it).
+ */
+START_TEST(test_stall_open_vs_closed)
+{
+    struct bproc *o = malloc(sizeof(*o)), *c = malloc(sizeof(*c));
+    static const char *oargs[] = {"open", "-R",     "1000", "-c", "4", "-d",
+                                  "2.6",  "--json", "-H",   NULL, NULL};
+    static const char *cargs[] = {"closed", "-c", "4",  "-d", "2.6",
+                                  "--json", "-q", "-H", NULL, NULL};
+    pid_t w[16];
+    int nw, i;
+    const char *jo, *jc;
+
+    start(NULL);
+    oargs[9] = srv.addr;
+    cargs[8] = srv.addr;
+    nw = e2e_workers(&srv, w, 16);
+    ck_assert_int_ge(nw, 1);
+    bspawn(o, oargs);
+    bspawn(c, cargs);
+    /* The first progress line: a second into the run, load flowing. */
+    ck_assert_int_eq(bpump(o, "req/s", 5000), 0);
+    for (i = 0; i < nw; i++)
+        kill(w[i], SIGSTOP);
+    poll(NULL, 0, 1000); /* the stall itself, not a synchronization */
+    for (i = 0; i < nw; i++)
+        kill(w[i], SIGCONT);
+    ck_assert_msg(bfinish(o, 15000) == 0, "open: %s", o->err);
+    ck_assert_msg(bfinish(c, 15000) == 0, "closed: %s", c->err);
+    jo = json_of(o);
+    jc = json_of(c);
+    assert_counts_add_up(jo);
+    assert_counts_add_up(jc);
+    ck_assert_msg(jnum(jo, "max_us") >= 950000, "open max %.0f us",
+                  jnum(jo, "max_us"));
+    ck_assert_msg(jnum(jo, "p99_us") >= 800000, "open p99 %.0f us",
+                  jnum(jo, "p99_us"));
+    ck_assert_msg(jnum(jc, "max_us") >= 900000, "closed max %.0f us",
+                  jnum(jc, "max_us"));
+    ck_assert_msg(jnum(jc, "p99_us") < 500000, "closed p99 %.0f us",
+                  jnum(jc, "p99_us"));
+    free(o);
+    free(c);
+    stop_clean();
+}
+END_TEST
+
+static void
+add_tests(Suite *s)
+{
+    TCase *tc = tcase_create("modes");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_closed_n);
+    tcase_add_test(tc, test_closed_duration_warmup_text);
+    tcase_add_test(tc, test_unix_socket);
+    tcase_add_test(tc, test_open_loop_rate);
+    tcase_add_test(tc, test_ramp);
+    tcase_add_test(tc, test_rounds_ping);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("outcome");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_thresholds);
+    tcase_add_test(tc, test_wrong_answer);
+    tcase_add_test(tc, test_lost_when_closed);
+    tcase_add_test(tc, test_usage);
+    tcase_add_test(tc, test_hgrm_and_server_figures);
+    tcase_add_test(tc, test_stall_open_vs_closed);
+    suite_add_tcase(s, tc);
+}
+
+int
+main(void)
+{
+    Suite *s = suite_create("bench");
+    SRunner *sr;
+    int failed;
+
+    add_tests(s);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
