@@ -18,10 +18,10 @@ now_ms() { date +%s%3N; }
 # gen: the generation the ready file names.
 gen() { sed -n 's/^generation //p' "$BENCH_TMP/ready"; }
 
-echo "## reload under load (server.ping, 50 connections)"
+echo "### reload under load (server.ping, 50 connections)"
 echo
 start_foliod --workers auto --corpus off --freight-dir off --catalog off
-"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -d "$SECS" --json \
+"$FOLIO_BENCH" -q -H "127.0.0.1:$FOLIO_PORT" -c 50 -d "$SECS" --json \
     >"$BENCH_TMP/bench.json" 2>"$BENCH_TMP/bench.err" &
 BENCH_PID=$!
 sleep 0.5
@@ -48,7 +48,7 @@ printf '| %s | %s | %s | %s | %s | %s |\n' "$RELOADS" \
 [ -s "$BENCH_TMP/bench.err" ] && sed 's/^/    /' "$BENCH_TMP/bench.err"
 echo
 
-echo "## worker recycling (server.ping, 50 connections, ${SECS} s)"
+echo "### worker recycling (server.ping, 50 connections, ${SECS} s)"
 echo
 echo "| max_requests_per_worker | req/s | p99 (us) | failed | workers recycled |"
 echo "|---:|---:|---:|---:|---:|"
@@ -57,7 +57,7 @@ for n in 0 1000000 100000 10000; do
     start_foliod --workers auto --corpus off --freight-dir off --catalog off \
         --log-level info --max-requests-per-worker "$n"
     status=0
-    json=$("$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -d "$SECS" --json) ||
+    json=$("$FOLIO_BENCH" -q -H "127.0.0.1:$FOLIO_PORT" -c 50 -d "$SECS" --json) ||
         status=$?
     stop_foliod
     recycled=$(grep -c "asking to be replaced" "$BENCH_TMP/foliod.log" || true)
