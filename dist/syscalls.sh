@@ -1,8 +1,9 @@
 #!/bin/sh
 # dist/syscalls.sh - does foliod.service's SystemCallFilter= hold every
 # system call foliod makes?  Runs the built foliod under strace through a
-# life: start, load over TCP and the admin socket, worker recycling, the
-# metrics endpoint, a reload, USR1, USR2, stop; then expands the unit's
+# life: start, load over TCP and the admin socket (ping, corpus rounds,
+# freight quotes), worker recycling, the metrics endpoint, a reload, USR1,
+# USR2, stop; then expands the unit's
 # filter with `systemd-analyze syscall-filter' and lists any call outside
 # it.  Exit 0 if none.  No systemd needs to be running.
 # Usage: BUILDDIR=build sh dist/syscalls.sh [FOLIOD OPTIONS...]
@@ -65,12 +66,18 @@ wait_gen 1
 MASTER=$(sed -n 's/^pid //p' "$T/ready")   # strace's child, not $PID
 PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$T/ready" | head -n 1)
 METRICS=$(sed -n 's/^metrics //p' "$T/ready")
-"$FOLIO_BENCH" -H "127.0.0.1:$PORT" -c 8 -d 1 >/dev/null
-"$FOLIO_BENCH" -U "$T/run/admin.sock" -c 2 -d 0.3 >/dev/null
+"$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -c 8 -d 1 >/dev/null
+"$FOLIO_BENCH" -q -U "$T/run/admin.sock" -c 2 -d 0.3 >/dev/null
+# The services' read paths, when they have data.
+[ -n "${CORPUS_DIR:-}" ] &&
+    "$FOLIO_BENCH" rounds -q -H "127.0.0.1:$PORT" -n 20 -c 1 --rounds 5 >/dev/null
+[ -d "$SRCDIR/data/freight" ] &&
+    "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w freight \
+        --catalog "$SRCDIR/data/catalog.csv" -c 4 -d 0.5 --max-errors 100% >/dev/null
 python3 -c "import urllib.request,sys; urllib.request.urlopen('http://' + sys.argv[1] + '/metrics').read()" "$METRICS"
 kill -HUP "$MASTER"
 wait_gen 2
-"$FOLIO_BENCH" -H "127.0.0.1:$PORT" -c 8 -d 0.5 >/dev/null
+"$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -c 8 -d 0.5 >/dev/null
 mv "$T/log" "$T/log.1"
 kill -USR1 "$MASTER"
 kill -USR2 "$MASTER"
