@@ -26,6 +26,8 @@ struct folio_config {
     int workers;        /* 0: auto */
     char *corpus;       /* "auto": the installed corpus, if any; NULL: off */
     char *data_dir;
+    uint64_t comments_max_size; /* LMDB map ceiling of the comments store */
+    int comments_group_commit;  /* one synced commit for concurrent posts */
     char *freight_dir;  /* NULL: off; default: the installed tables */
     char *catalog;      /* NULL: off; default: the installed catalog */
     char *metrics_listen; /* NULL: off */

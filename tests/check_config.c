@@ -63,6 +63,8 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(cfg.max_depth, 32);
     ck_assert_uint_eq(cfg.idle_timeout_ms, 60000);
     ck_assert_uint_eq(cfg.cubic_threshold_g, 5000);
+    ck_assert_uint_eq(cfg.comments_max_size, 1u << 30);
+    ck_assert_int_eq(cfg.comments_group_commit, 1);
     ck_assert_str_eq(cfg.metrics_listen, FOLIO_DEFAULT_METRICS);
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);
@@ -94,6 +96,7 @@ START_TEST(test_file_and_overrides)
                "max_connections = 17\n"
                "idle-timeout = 1500ms\n"
                "max_message_bytes = 64k\n"
+               "comments_max_size = 64m\n"
                "corpus = \"/path with # and spaces\"\n"
                "metrics_listen = off\n"
                "workers = 9\n"
@@ -108,6 +111,7 @@ START_TEST(test_file_and_overrides)
     ck_assert_uint_eq(cfg.max_connections, 17);
     ck_assert_uint_eq(cfg.idle_timeout_ms, 1500);
     ck_assert_uint_eq(cfg.max_message_bytes, 65536);
+    ck_assert_uint_eq(cfg.comments_max_size, 64u << 20);
     ck_assert_str_eq(cfg.corpus, "/path with # and spaces");
     ck_assert_ptr_null(cfg.metrics_listen);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_WARN);

@@ -198,16 +198,73 @@ e2e_wait_ready(struct e2e_server *s, uint64_t gen, int timeout_ms)
     }
 }
 
-int
-e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
+/* Start foliod on s->conf, log appended to s->log; wait until ready. */
+static int
+spawn(struct e2e_server *s, const char *const *args)
 {
     static int registered;
     const char *argv[64];
+    int i, n = 0, fd;
+
+    if (!registered) {
+        atexit(kill_all);
+        registered = 1;
+    }
+    argv[n++] = e2e_foliod();
+    argv[n++] = "-f";
+    argv[n++] = "-c";
+    argv[n++] = s->conf;
+    for (i = 0; args != NULL && args[i] != NULL && n < 62; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+
+    s->pid = fork();
+    if (s->pid == -1) {
+        perror("fork");
+        return -1;
+    }
+    if (s->pid == 0) {
+        /* Die with the test, even if it is killed. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    forget(s); /* a restart: listed once */
+    for (i = 0; i < MAX_SERVERS; i++) {
+        if (live[i] == NULL) {
+            live[i] = s;
+            break;
+        }
+    }
+    return e2e_wait_ready(s, 1, 15000);
+}
+
+int
+e2e_restart(struct e2e_server *s, const char *const *args)
+{
+    if (s->external || s->pid > 0 || s->dir[0] == '\0') {
+        fprintf(stderr, "e2e_restart: the server is running or was removed\n");
+        return -1;
+    }
+    unlink(s->ready); /* the dead server's: wait for the new one's */
+    s->generation = 0;
+    return spawn(s, args);
+}
+
+int
+e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
+{
     const char *ext = getenv("FOLIO_TEST_SERVER");
     char text[8192], extra[4096];
     const char *p, *q;
     size_t len = 0;
-    int i, n = 0, fd;
 
     memset(s, 0, sizeof(*s));
     if (ext != NULL && *ext != '\0') {
@@ -253,43 +310,7 @@ e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
         perror(s->conf);
         return -1;
     }
-    if (!registered) {
-        atexit(kill_all);
-        registered = 1;
-    }
-    argv[n++] = e2e_foliod();
-    argv[n++] = "-f";
-    argv[n++] = "-c";
-    argv[n++] = s->conf;
-    for (i = 0; args != NULL && args[i] != NULL && n < 62; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-
-    s->pid = fork();
-    if (s->pid == -1) {
-        perror("fork");
-        return -1;
-    }
-    if (s->pid == 0) {
-        /* Die with the test, even if it is killed. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        execv(argv[0], (char *const *)argv);
-        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    for (i = 0; i < MAX_SERVERS; i++) {
-        if (live[i] == NULL) {
-            live[i] = s;
-            break;
-        }
-    }
-    return e2e_wait_ready(s, 1, 15000);
+    return spawn(s, args);
 }
 
 int

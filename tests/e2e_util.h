@@ -48,6 +48,14 @@ const char *e2e_corpus(void);
 int e2e_start(struct e2e_server *s, const char *conf, const char *const *args);
 
 /*
+ * e2e_restart - start foliod again in the same directory, with the same
+ * configuration and data, after the previous one died (a crash test
+ * kill -9s it and reaps it first: s->pid <= 0).  Returns 0 or -1 as
+ * e2e_start does.
+ */
+int e2e_restart(struct e2e_server *s, const char *const *args);
+
+/*
  * e2e_wait_ready - wait until the ready file names generation >= gen.
  * Returns 0, or -1 on time-out or if the server died.
  */

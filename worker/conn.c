@@ -97,6 +97,14 @@ folio_conn_close(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
+    if (c->flags & CONN_HELD) {
+        /* A held reply points here: close once it is released. */
+        c->flags |= CONN_CLOSE_AFTER | CONN_EOF;
+        event_del(&c->ev_read);
+        event_del(&c->ev_write);
+        c->flags &= ~CONN_WRITING;
+        return;
+    }
     conn_unlink(w, c);
     close(c->fd);
     conn_put(w, c);
@@ -200,6 +208,7 @@ bad_stream(struct folio_conn *c, int why, const char *p, size_t avail)
 static void
 handle_message(struct folio_conn *c, const char *p, size_t len)
 {
+    struct folio_conn *prev;
     struct folio_rpc_msg m;
     const char *why;
 
@@ -230,7 +239,10 @@ handle_message(struct folio_conn *c, const char *p, size_t len)
         c->flags |= CONN_CLOSE_AFTER;
         return;
     }
+    prev = c->w->dispatching;
+    c->w->dispatching = c;
     folio_dispatch(c->w, &m, (c->flags & CONN_ADMIN) != 0, &c->out);
+    c->w->dispatching = prev;
 }
 
 /* Answer every complete message in the input buffer. */
@@ -242,7 +254,7 @@ process(struct folio_conn *c)
     size_t avail;
     int r;
 
-    while (!(c->flags & (CONN_CLOSE_AFTER | CONN_READ_PAUSED))) {
+    while (!(c->flags & (CONN_CLOSE_AFTER | CONN_READ_PAUSED | CONN_HELD))) {
         if ((avail = folio_buf_pending(&c->in)) == 0)
             break;
         p = c->in.b_data + c->in.b_off;
@@ -265,7 +277,7 @@ process(struct folio_conn *c)
             c->flags |= CONN_READ_PAUSED;
         }
     }
-    if ((c->flags & CONN_EOF) && !(c->flags & CONN_READ_PAUSED))
+    if ((c->flags & CONN_EOF) && !(c->flags & (CONN_READ_PAUSED | CONN_HELD)))
         c->flags |= CONN_CLOSE_AFTER;
 }
 
@@ -276,6 +288,8 @@ flush(struct folio_conn *c)
     size_t pending;
     ssize_t n;
 
+    if (c->flags & CONN_HELD)
+        return 0; /* the held reply is not complete */
     while ((pending = folio_buf_pending(&c->out)) > 0) {
         n = send(c->fd, c->out.b_data + c->out.b_off, pending, MSG_NOSIGNAL);
         if (n > 0) {
@@ -316,7 +330,8 @@ drain_check(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
-    if (folio_buf_pending(&c->out) != 0 || (c->flags & CONN_READ_PAUSED))
+    if (folio_buf_pending(&c->out) != 0 ||
+        (c->flags & (CONN_READ_PAUSED | CONN_HELD)))
         return;
     if (w->retiring && !(c->flags & CONN_REJECT) &&
         folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA) {
@@ -405,6 +420,47 @@ static void
 on_write(evutil_socket_t fd, short what, void *arg)
 {
     run(arg);
+}
+
+int
+folio_call_hold(struct folio_call *call, struct folio_hold *h)
+{
+    struct folio_conn *c = call->w->dispatching;
+
+    if (c == NULL || (c->flags & CONN_HELD))
+        return -1;
+    c->flags |= CONN_HELD;
+    event_del(&c->ev_read); /* nothing more until the release */
+    h->conn = c;
+    h->head = call->head - c->out.b_off;
+    h->msgid = call->msgid;
+    h->notify = call->notify;
+    return 0;
+}
+
+void
+folio_hold_release(struct folio_hold *h, const void *result, size_t len,
+                   int code, const char *msg)
+{
+    struct folio_conn *c = h->conn;
+    msgpack_packer pk;
+
+    c->flags &= ~CONN_HELD;
+    if (!h->notify) {
+        if (code == 0 && folio_buf_append(&c->out, result, len) != 0) {
+            code = FOLIO_ST_RESOURCE_EXHAUSTED;
+            msg = "reply too large for memory";
+        }
+        if (code != 0) {
+            folio_buf_truncate(&c->out, c->out.b_off + h->head);
+            msgpack_packer_init(&pk, &c->out, folio_buf_pack_write);
+            folio_rpc_pack_error(&pk, h->msgid, code, msg, strlen(msg));
+            folio_stat_add(&c->w->slot->ws_errors, 1);
+        }
+    }
+    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_CLOSE_AFTER)))
+        event_add(&c->ev_read, NULL);
+    run(c);
 }
 
 void

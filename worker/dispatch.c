@@ -100,6 +100,9 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
     call.params = m->params;
     call.nparams = m->nparams;
     call.admin = admin;
+    call.notify = notify;
+    call.msgid = m->msgid;
+    call.head = mark;
     call.w = w;
     call.err_code = 0;
     call.err_len = 0;

@@ -31,6 +31,9 @@ struct folio_call {
     struct folio_mp_cur params;  /* positioned at the first param */
     uint32_t nparams;
     int admin;                   /* came over the admin socket */
+    int notify;                  /* a notification: no reply is sent */
+    uint32_t msgid;
+    size_t head;                 /* where the reply begins in *out */
     struct folio_worker *w;
     int err_code;                /* set by folio_call_error */
     size_t err_len;
@@ -77,6 +80,40 @@ const struct folio_method *folio_method_find(const char *name, uint32_t len,
  */
 int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * Held replies, for work that completes later in the loop (the comments
+ * service's group commit).  A handler calls folio_call_hold() and returns
+ * 0 having packed nothing; its reply, and everything after it on that
+ * connection, waits until folio_hold_release() supplies the result (or an
+ * error).  Meanwhile the connection sends nothing, reads no further
+ * request, and is not freed (a close is deferred until the release).
+ */
+struct folio_conn;
+
+struct folio_hold {
+    struct folio_conn *conn;
+    size_t head;    /* where the reply starts, from the first pending byte */
+    uint32_t msgid;
+    int notify;
+};
+
+/*
+ * folio_call_hold - hold this call's reply.  Returns 0, or -1 when the
+ * call does not come from a connection (the handler must then answer
+ * now).  Each successful hold must be released exactly once, unless the
+ * worker is exiting (its connections are gone then: drop the holds).
+ */
+int folio_call_hold(struct folio_call *call, struct folio_hold *h);
+
+/*
+ * folio_hold_release - complete a held call: `result` (len bytes, one
+ * msgpack value) becomes its result, or, if code != 0, the reply becomes
+ * the error [code, msg].  Then the connection sends and goes on with its
+ * next requests.  Call from the loop, outside that connection's handlers.
+ */
+void folio_hold_release(struct folio_hold *h, const void *result, size_t len,
+                        int code, const char *msg);
 
 /*
  * folio_dispatch - run one parsed request or notification for connection

@@ -7,12 +7,18 @@
 
 #include "shm/stats.h"
 #include "worker/dispatch.h"
+#include "worker/h_comments.h"
 #include "worker/h_corpus.h"
 #include "worker/h_freight.h"
 #include "worker/h_server.h"
 #include "worker/h_stats.h"
 
 const struct folio_method folio_methods[] = {
+    {"comments.delete", "id:int -> true (admin)", folio_h_comments_delete, 1,
+     1, FOLIO_METHOD_ADMIN},
+    {"comments.list", "path:str -> [comment]", folio_h_comments_list, 1, 1, 0},
+    {"comments.post", "{path:str, author:str, body:str} -> comment",
+     folio_h_comments_post, 1, 1, 0},
     {"corpus.info", "-> {files, lines, bytes, works: [str], ...}",
      folio_h_corpus_info, 0, 0, 0},
     {"corpus.match_count", "query:str -> int", folio_h_corpus_match_count, 1,
@@ -36,6 +42,7 @@ const unsigned folio_nmethods = sizeof(folio_methods) / sizeof(folio_methods[0])
 const struct folio_service folio_services[] = {
     {"corpus", folio_corpus_service_init, folio_corpus_service_fini},
     {"server", NULL, NULL},
+    {"comments", folio_h_comments_init, folio_h_comments_fini},
     {"freight", folio_h_freight_init, folio_h_freight_fini},
 };
 

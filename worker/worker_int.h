@@ -26,6 +26,8 @@
 #define CONN_WRITING 0x10     /* ev_write is added */
 #define CONN_EOF 0x20         /* the peer will send nothing more */
 #define CONN_TCP 0x40
+#define CONN_HELD 0x80        /* a reply is held (folio_call_hold): no
+                                 sending, no reading, no next request */
 
 struct folio_worker;
 
@@ -73,6 +75,7 @@ struct folio_worker {
     uint64_t served;             /* requests, for max_requests_per_worker */
     uint64_t recycle_at;         /* 0: never */
     int recycle_sent;
+    struct folio_conn *dispatching; /* whose request a handler is serving */
 };
 
 /* The one worker of this process (set by folio_worker_main). */

@@ -1,0 +1,164 @@
+/*
+ * comments.h - the comments store: an LMDB environment `comments` under
+ * the data directory holding every comment once, already encoded as the
+ * msgpack map that comments.list returns, so that listing a page is an
+ * array header and a copy of stored bytes (PROTOCOL.md section 3).
+ *
+ * Every worker opens its own handle after fork (LMDB forbids using an
+ * environment across fork()); the master may open one at start to check
+ * the data directory, and must close it before it forks.  A handle is used
+ * by one thread.  No libevent here: the worker's handlers call these.
+ */
+#ifndef FOLIO_SHM_COMMENTS_H
+#define FOLIO_SHM_COMMENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct folio_buf;
+
+/* Limits of PROTOCOL.md section 3, in bytes. */
+#define FOLIO_COMMENTS_PATH_MAX 1024
+#define FOLIO_COMMENTS_AUTHOR_MAX 128
+#define FOLIO_COMMENTS_BODY_MAX 65536
+/* A normalized path: a '/' may be added at each end. */
+#define FOLIO_COMMENTS_NPATH_MAX (FOLIO_COMMENTS_PATH_MAX + 2)
+
+/* The map starts this large (or as large as the file already is). */
+#define FOLIO_COMMENTS_MAP_INIT (1u << 20)
+/* Default ceiling of the map: comments_max_size in foliod.conf(5). */
+#define FOLIO_COMMENTS_MAX_SIZE_DEFAULT (1ull << 30)
+
+struct folio_comments;
+
+struct folio_comments_opts {
+    uint64_t map_init; /* initial map size; 0: FOLIO_COMMENTS_MAP_INIT */
+    uint64_t max_size; /* the map never grows past it; 0: the default */
+};
+
+/* A comment as posted: spans, not NUL-terminated, borrowed. */
+struct folio_comment_in {
+    const char *path;
+    size_t path_len;
+    const char *author;
+    size_t author_len;
+    const char *body;
+    size_t body_len;
+};
+
+/* Results of folio_comments_text_check. */
+enum folio_text_status {
+    FOLIO_TEXT_OK = 0,
+    FOLIO_TEXT_UTF8 = 1,   /* not valid UTF-8 */
+    FOLIO_TEXT_CONTROL = 2 /* a control character that is not allowed */
+};
+
+/*
+ * folio_comments_text_check - whether s[0..len) is valid UTF-8 (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF, no truncated
+ * sequence) free of control characters (U+0000..U+001F, U+007F and
+ * U+0080..U+009F), except '\n' and '\t' when `body` is non-zero.
+ * Returns a folio_text_status; *at (may be NULL) receives the offset of
+ * the first offending byte.  Any process.
+ */
+int folio_comments_text_check(const char *s, size_t len, int body, size_t *at);
+
+/*
+ * folio_comments_normalize - mouthful's path normalization: prepend '/'
+ * if the path does not start with one; append '/' if it contains no '.'
+ * and does not already end with '/'.  `out` has room for len + 2 bytes;
+ * returns the normalized length.  Does not validate.
+ */
+size_t folio_comments_normalize(const char *path, size_t len, char *out);
+
+/*
+ * folio_comments_validate - check a post against PROTOCOL.md: path 1..1024,
+ * author 1..128, body 1..65536 bytes, valid UTF-8, no control characters
+ * (body: '\n' and '\t' allowed).  Returns 0, or FOLIO_EINVAL with a
+ * message for the client in `err`.
+ */
+int folio_comments_validate(const struct folio_comment_in *in, char *err,
+                            size_t errlen);
+
+/*
+ * folio_comments_open - open (creating if needed) the environment in
+ * `data_dir`/comments.  `opts` may be NULL.  Worker: after fork, once;
+ * master: only to check the directory, closed before any fork.  On success
+ * *out is owned by the caller (folio_comments_close).  Returns 0,
+ * FOLIO_ENOMEM, FOLIO_ESYS (the directory; logged) or FOLIO_ESTORE (LMDB;
+ * logged), with a message in `err`.
+ */
+int folio_comments_open(const char *data_dir,
+                        const struct folio_comments_opts *opts,
+                        struct folio_comments **out, char *err, size_t errlen);
+
+/* folio_comments_close - release the handle; accepts NULL. */
+void folio_comments_close(struct folio_comments *cs);
+
+/*
+ * folio_comments_post - validate and store one comment in its own write
+ * transaction, durably committed (synced) before this returns; the id is
+ * the next of a counter kept in the environment, so ids increase across
+ * every process.  Appends the stored comment (msgpack map {"id", "path",
+ * "author", "body", "created_at"}) to `out`, and sets *id (may be NULL).
+ * Grows the map when it fills up, up to the configured ceiling.
+ * Returns 0; FOLIO_EINVAL (bad input), FOLIO_EFULL (ceiling reached or disk
+ * full), FOLIO_ENOMEM (out cannot grow) or FOLIO_ESTORE (logged), each
+ * with a message in `err`; on error `out` is as it was.
+ */
+int folio_comments_post(struct folio_comments *cs,
+                        const struct folio_comment_in *in,
+                        struct folio_buf *out, uint64_t *id, char *err,
+                        size_t errlen);
+
+/*
+ * folio_comments_post_batch - folio_comments_post for n comments in ONE
+ * write transaction and one synced commit (group commit): all are stored,
+ * with consecutive ids from *first (may be NULL) in the order given, or
+ * none is.  Comment i is appended to `out` ending at ends[i] (ends may be
+ * NULL).  Returns as folio_comments_post; FOLIO_EINVAL names the first
+ * comment that fails validation (none is stored then).
+ */
+int folio_comments_post_batch(struct folio_comments *cs,
+                              const struct folio_comment_in *in, size_t n,
+                              struct folio_buf *out, size_t *ends,
+                              uint64_t *first, char *err, size_t errlen);
+
+/*
+ * folio_comments_list - append to `out` a msgpack array of the comments of
+ * page `path` (normalized as by post), oldest first: the stored bytes
+ * copied as they are, behind a 5-byte array header (0x90 for an empty
+ * page).  Uses the handle's read transaction (reset, renewed) and cursor
+ * (renewed): allocates nothing unless `out` has to grow.  `max_bytes`
+ * bounds the array (0: no bound); *count (may be NULL) is its length.
+ * Returns 0; FOLIO_EINVAL (bad path), FOLIO_ETOOBIG (over max_bytes),
+ * FOLIO_ENOMEM or FOLIO_ESTORE (logged), each with a message in `err`; on
+ * error `out` is as it was.
+ */
+int folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
+                        struct folio_buf *out, size_t max_bytes,
+                        uint32_t *count, char *err, size_t errlen);
+
+/*
+ * folio_comments_delete - remove comment `id`, durably.  Returns 0,
+ * FOLIO_ENOTFOUND, FOLIO_EFULL or FOLIO_ESTORE (logged), with a message
+ * in `err`.
+ */
+int folio_comments_delete(struct folio_comments *cs, uint64_t id, char *err,
+                          size_t errlen);
+
+/* Counters of one handle, for tests and logs. */
+struct folio_comments_info {
+    uint64_t map_size; /* this handle's current map */
+    uint64_t max_size; /* ceiling */
+    uint64_t grows;    /* times this handle grew the map */
+    uint64_t adopts;   /* times it adopted a size another process set */
+    uint64_t reopens;  /* times it reopened after an LMDB panic */
+    uint64_t next_id;  /* the id the next post will get */
+};
+
+/* folio_comments_info - fill *info.  Returns 0 or FOLIO_ESTORE. */
+int folio_comments_info(struct folio_comments *cs,
+                        struct folio_comments_info *info);
+
+#endif

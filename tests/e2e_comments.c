@@ -1,0 +1,1021 @@
+/*
+ * e2e_comments.c - the comments service through the real foliod:
+ * post/list/delete over the wire and their errors, delete refused off the
+ * admin socket, 8 clients posting at once to several workers (every
+ * acknowledged comment listed exactly once, ids unique and increasing, the
+ * map growing under them), a full store answering error 8, no allocation
+ * per list request, and the crash test: kill -9 the master and every
+ * worker while clients post, restart on the same data directory, and find
+ * every acknowledged comment intact.
+ */
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "src/client.h"
+#include "src/err.h"
+#include "src/rpc.h"
+#include "tests/e2e_util.h"
+
+#define NPAGES 3
+
+static struct e2e_server srv;
+static const char *const pages[NPAGES] = {"/blog/one", "/blog/two.html",
+                                          "news"};
+static const char *const npages[NPAGES] = {"/blog/one/", "/blog/two.html",
+                                           "/news/"};
+
+static void
+start(const char *conf)
+{
+    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+}
+
+static void
+stop_clean(void)
+{
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+
+/* ---- calls --------------------------------------------------------- */
+
+static int
+call_post(struct folio_client *c, const char *path, const char *author,
+          const char *body, size_t body_len, struct folio_reply *r)
+{
+    msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+
+    msgpack_pack_map(pk, 3);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, path);
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, author);
+    folio_pack_cstr(pk, "body");
+    folio_pack_str(pk, body, body_len);
+    if (folio_client_flush(c) != 0)
+        return -1;
+    return folio_client_reply(c, r) == 1 ? 0 : -1;
+}
+
+static int
+call_delete(struct folio_client *c, int64_t id, struct folio_reply *r)
+{
+    msgpack_packer *pk = folio_client_request(c, 0, "comments.delete", 1, NULL);
+
+    msgpack_pack_int64(pk, id);
+    if (folio_client_flush(c) != 0)
+        return -1;
+    return folio_client_reply(c, r) == 1 ? 0 : -1;
+}
+
+static void
+expect_code(const struct folio_reply *r, int code, const char *text)
+{
+    ck_assert_msg(r->code == code, "code %d (%.*s), want %d", r->code,
+                  r->message != NULL ? (int)r->message_len : 0,
+                  r->message != NULL ? r->message : "", code);
+    if (text != NULL)
+        ck_assert_msg(r->message != NULL && memmem(r->message, r->message_len,
+                                                   text, strlen(text)) != NULL,
+                      "'%.*s' lacks '%s'",
+                      r->message != NULL ? (int)r->message_len : 0,
+                      r->message != NULL ? r->message : "", text);
+}
+
+/* A decoded comment: spans into the reply it came from. */
+struct dc {
+    uint64_t id, created_at;
+    const char *path, *author, *body;
+    uint32_t path_len, author_len, body_len;
+    const unsigned char *start; /* its encoded bytes */
+    size_t len;
+};
+
+/* Decode one comment; 0, or -1 if it is not one. */
+static int
+decode(struct folio_mp_cur *c, struct dc *d)
+{
+    static const char *const keys[5] = {"id", "path", "author", "body",
+                                        "created_at"};
+    const char *k;
+    uint32_t n, len, i;
+    int bad = 0;
+
+    d->start = c->p;
+    if (folio_mp_read_map(c, &n) != 0 || n != 5)
+        return -1;
+    for (i = 0; i < 5 && !bad; i++) {
+        if (folio_mp_read_str(c, &k, &len) != 0 ||
+            !folio_mp_str_eq(k, len, keys[i]))
+            return -1;
+        switch (i) {
+        case 0:
+            bad = folio_mp_read_uint(c, &d->id);
+            break;
+        case 1:
+            bad = folio_mp_read_str(c, &d->path, &d->path_len);
+            break;
+        case 2:
+            bad = folio_mp_read_str(c, &d->author, &d->author_len);
+            break;
+        case 3:
+            bad = folio_mp_read_str(c, &d->body, &d->body_len);
+            break;
+        default:
+            bad = folio_mp_read_uint(c, &d->created_at);
+        }
+    }
+    d->len = (size_t)(c->p - d->start);
+    return bad ? -1 : 0;
+}
+
+/*
+ * List `path` into a malloc'd array of comments (spans into the client's
+ * buffer: valid until its next call).  Returns the count, -1 on error.
+ */
+static int
+list_page(struct folio_client *c, const char *path, struct dc **out)
+{
+    struct folio_reply r;
+    uint32_t n, i;
+    struct dc *v;
+
+    *out = NULL;
+    if (folio_client_call_str(c, "comments.list", path, &r) != 1 ||
+        r.code != 0 || folio_mp_read_array(&r.result, &n) != 0)
+        return -1;
+    v = calloc(n + 1, sizeof(*v));
+    for (i = 0; i < n; i++) {
+        if (decode(&r.result, &v[i]) != 0) {
+            free(v);
+            return -1;
+        }
+    }
+    *out = v;
+    return (int)n;
+}
+
+/* ---- basics -------------------------------------------------------- */
+
+START_TEST(test_post_list_delete)
+{
+    struct folio_client *c, *a;
+    struct folio_reply r;
+    struct folio_mp_cur cur;
+    struct dc d, *v;
+    uint64_t id1, id2;
+    int n;
+
+    start(NULL);
+    c = e2e_connect(&srv);
+    a = e2e_connect_admin(&srv);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(a);
+
+    ck_assert_int_eq(list_page(c, "/fresh", &v), 0);
+    free(v);
+
+    ck_assert_int_eq(call_post(c, "fresh", "ann", "hello\n\tworld", 12, &r), 0);
+    expect_code(&r, 0, NULL);
+    cur = r.result;
+    ck_assert_int_eq(decode(&cur, &d), 0);
+    ck_assert(folio_mp_str_eq(d.path, d.path_len, "/fresh/"));
+    ck_assert(folio_mp_str_eq(d.author, d.author_len, "ann"));
+    ck_assert(folio_mp_str_eq(d.body, d.body_len, "hello\n\tworld"));
+    ck_assert_uint_gt(d.created_at, 1600000000000ull);
+    id1 = d.id;
+    ck_assert_int_eq(call_post(c, "/fresh/", "bob", "second", 6, &r), 0);
+    expect_code(&r, 0, NULL);
+    cur = r.result;
+    ck_assert_int_eq(decode(&cur, &d), 0);
+    id2 = d.id;
+    ck_assert_uint_gt(id2, id1);
+
+    n = list_page(c, "/fresh", &v);
+    ck_assert_int_eq(n, 2);
+    ck_assert_uint_eq(v[0].id, id1);
+    ck_assert_uint_eq(v[1].id, id2);
+    free(v);
+
+    /* delete: admin socket only */
+    ck_assert_int_eq(call_delete(c, (int64_t)id1, &r), 0);
+    expect_code(&r, FOLIO_ST_PERMISSION_DENIED, "admin socket");
+    ck_assert_int_eq(call_delete(a, (int64_t)id1, &r), 0);
+    expect_code(&r, 0, NULL);
+    ck_assert_int_eq(folio_mp_type(&r.result), FOLIO_MP_BOOL);
+    ck_assert_int_eq(call_delete(a, (int64_t)id1, &r), 0);
+    expect_code(&r, FOLIO_ST_NOT_FOUND, "no comment with id");
+    ck_assert_int_eq(call_delete(a, 123456789, &r), 0);
+    expect_code(&r, FOLIO_ST_NOT_FOUND, NULL);
+    ck_assert_int_eq(call_delete(a, -1, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "non-negative int");
+
+    n = list_page(c, "fresh/", &v);
+    ck_assert_int_eq(n, 1);
+    ck_assert_uint_eq(v[0].id, id2);
+    free(v);
+
+    /* comments.* are listed by server.methods */
+    ck_assert_int_eq(folio_client_call0(c, "server.methods", &r), 1);
+    ck_assert_ptr_nonnull(memmem(
+        r.result.p, (size_t)(r.result.end - r.result.p), "comments.post", 13));
+    folio_client_close(c);
+    folio_client_close(a);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_bad_params)
+{
+    static char big[70000];
+    struct folio_client *c;
+    struct folio_reply r;
+    msgpack_packer *pk;
+
+    start(NULL);
+    c = e2e_connect(&srv);
+    ck_assert_ptr_nonnull(c);
+
+    /* list: a str of 1..1024 valid bytes */
+    pk = folio_client_request(c, 0, "comments.list", 1, NULL);
+    msgpack_pack_int(pk, 7);
+    folio_client_flush(c);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "path must be a str");
+    ck_assert_int_eq(folio_client_call_str(c, "comments.list", "", &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "1 to 1024 bytes");
+    ck_assert_int_eq(folio_client_call0(c, "comments.list", &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "takes 1 param");
+    ck_assert_int_eq(folio_client_call_str(c, "comments.list", "/\xc0\xaf", &r),
+                     1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "invalid UTF-8 at byte 1");
+
+    /* post: the map, its keys, their types and limits */
+    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+    folio_pack_cstr(pk, "not a map");
+    folio_client_flush(c);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "takes a map");
+
+    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+    msgpack_pack_map(pk, 2);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/p");
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "a");
+    folio_client_flush(c);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "missing \"body\"");
+
+    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+    msgpack_pack_map(pk, 3);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/p");
+    folio_pack_cstr(pk, "author");
+    msgpack_pack_int(pk, 5);
+    folio_pack_cstr(pk, "body");
+    folio_pack_cstr(pk, "b");
+    folio_client_flush(c);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "author must be a str");
+
+    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+    msgpack_pack_map(pk, 4);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/p");
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/q");
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "a");
+    folio_pack_cstr(pk, "body");
+    folio_pack_cstr(pk, "b");
+    folio_client_flush(c);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "duplicate key");
+
+    /* an unknown key is ignored */
+    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+    msgpack_pack_map(pk, 4);
+    folio_pack_cstr(pk, "email");
+    msgpack_pack_array(pk, 1);
+    msgpack_pack_nil(pk);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/extra");
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "a");
+    folio_pack_cstr(pk, "body");
+    folio_pack_cstr(pk, "b");
+    folio_client_flush(c);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    expect_code(&r, 0, NULL);
+
+    memset(big, 'b', sizeof(big));
+    ck_assert_int_eq(call_post(c, "/p", "a", big, 65537, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "body must be 1 to 65536");
+    ck_assert_int_eq(call_post(c, "/p", "a", big, 65536, &r), 0);
+    expect_code(&r, 0, NULL);
+    ck_assert_int_eq(call_post(c, "/p", "a", "", 0, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "body must be 1 to 65536");
+    ck_assert_int_eq(call_post(c, "/p", "a", "x\ry", 3, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "body: control character");
+    ck_assert_int_eq(call_post(c, "/p", "a\tb", "x", 1, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "author: control character");
+    ck_assert_int_eq(call_post(c, "/p", "\xed\xa0\x80", "x", 1, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "author: invalid UTF-8");
+    big[1024] = '\0';
+    ck_assert_int_eq(call_post(c, big, "a", "x", 1, &r), 0);
+    expect_code(&r, 0, NULL);
+    big[1025] = '\0';
+    big[1024] = 'b';
+    ck_assert_int_eq(call_post(c, big, "a", "x", 1, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "path must be 1 to 1024");
+
+    /* the connection is still good */
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/* ---- concurrent posters -------------------------------------------- */
+
+struct ack {
+    uint64_t id;
+    int page;
+    unsigned char *bytes; /* the comment as the reply gave it */
+    size_t len;
+};
+
+struct poster {
+    int index;
+    int max;       /* posts to make (0: until stopped or failed) */
+    int reconnect; /* a lost connection: connect again, go on */
+    int lossy;     /* a lost connection: stop quietly (a crash) */
+    atomic_int *stop;
+    struct ack *acks;
+    int nacks, cap;
+    atomic_int acked; /* for the crash test to watch */
+    int failed;       /* a post failed while not stopping */
+    char why[256];
+};
+
+static void *
+poster_run(void *arg)
+{
+    struct poster *p = arg;
+    struct folio_client *c = e2e_connect(&srv);
+    struct folio_reply r;
+    struct folio_mp_cur cur;
+    struct dc d;
+    char author[32];
+    char *body = malloc(40000);
+    size_t blen;
+    int i, page;
+
+    if (c == NULL) {
+        p->failed = 1;
+        snprintf(p->why, sizeof(p->why), "cannot connect");
+        free(body);
+        return NULL;
+    }
+    snprintf(author, sizeof(author), "client %d", p->index);
+    for (i = 0; p->max == 0 || i < p->max; i++) {
+        if (p->stop != NULL && atomic_load(p->stop))
+            break;
+        page = (p->index + i) % NPAGES;
+        blen = (size_t)snprintf(body, 64, "post %d of client %d", i, p->index);
+        if (i % 10 == 9) { /* some large ones, to make the map grow */
+            memset(body + blen, 'L', 30000);
+            blen += 30000;
+        }
+        if (call_post(c, pages[page], author, body, blen, &r) != 0) {
+            if (p->reconnect && !atomic_load(p->stop)) {
+                /* its worker was killed: this post may or may not be in */
+                folio_client_close(c);
+                if ((c = e2e_connect(&srv)) != NULL)
+                    continue;
+                p->failed = 1;
+                snprintf(p->why, sizeof(p->why), "cannot reconnect");
+                free(body);
+                return NULL;
+            }
+            if (!p->lossy) {
+                p->failed = 1;
+                snprintf(p->why, sizeof(p->why), "post %d: no reply", i);
+            }
+            break;
+        }
+        if (r.code != 0) {
+            p->failed = 1;
+            snprintf(p->why, sizeof(p->why), "post %d: error %d %.*s", i,
+                     r.code, r.message != NULL ? (int)r.message_len : 0,
+                     r.message != NULL ? r.message : "");
+            break;
+        }
+        cur = r.result;
+        if (decode(&cur, &d) != 0 || d.body_len != blen ||
+            memcmp(d.body, body, blen) != 0 ||
+            !folio_mp_str_eq(d.path, d.path_len, npages[page])) {
+            p->failed = 1;
+            snprintf(p->why, sizeof(p->why), "post %d: bad reply", i);
+            break;
+        }
+        if (p->nacks == p->cap) {
+            p->cap = p->cap ? p->cap * 2 : 64;
+            p->acks = realloc(p->acks, (size_t)p->cap * sizeof(*p->acks));
+        }
+        p->acks[p->nacks].id = d.id;
+        p->acks[p->nacks].page = page;
+        p->acks[p->nacks].len = d.len;
+        p->acks[p->nacks].bytes = malloc(d.len);
+        memcpy(p->acks[p->nacks].bytes, d.start, d.len);
+        p->nacks++;
+        atomic_fetch_add(&p->acked, 1);
+    }
+    free(body);
+    folio_client_close(c);
+    return NULL;
+}
+
+static void
+posters_free(struct poster *ps, int n)
+{
+    int i, j;
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < ps[i].nacks; j++)
+            free(ps[i].acks[j].bytes);
+        free(ps[i].acks);
+    }
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Every acknowledged comment is listed on its page exactly once, with the
+ * bytes its post returned; ids increase within each page and are unique
+ * across pages.  `exact`: nothing else is listed either.  Returns how
+ * many comments are listed in all.
+ */
+static int
+verify(struct poster *ps, int nposters, int exact)
+{
+    struct folio_client *lc[NPAGES];
+    struct dc *v[NPAGES];
+    uint64_t *all;
+    int n[NPAGES], total = 0, acked = 0, i, j, k, found;
+
+    for (i = 0; i < NPAGES; i++) {
+        /* a client per page: each list's spans stay valid */
+        lc[i] = e2e_connect(&srv);
+        ck_assert_ptr_nonnull(lc[i]);
+        n[i] = list_page(lc[i], pages[i], &v[i]);
+        ck_assert_msg(n[i] >= 0, "list %s failed", pages[i]);
+        total += n[i];
+        for (j = 0; j < n[i]; j++) {
+            ck_assert(
+                folio_mp_str_eq(v[i][j].path, v[i][j].path_len, npages[i]));
+            if (j > 0)
+                ck_assert_msg(v[i][j].id > v[i][j - 1].id,
+                              "page %s: id %llu after %llu", pages[i],
+                              (unsigned long long)v[i][j].id,
+                              (unsigned long long)v[i][j - 1].id);
+        }
+    }
+    all = calloc((size_t)total + 1, sizeof(*all));
+    for (i = 0, k = 0; i < NPAGES; i++)
+        for (j = 0; j < n[i]; j++)
+            all[k++] = v[i][j].id;
+    qsort(all, (size_t)total, sizeof(*all), cmp_u64);
+    for (k = 1; k < total; k++)
+        ck_assert_msg(all[k] != all[k - 1], "id %llu listed twice",
+                      (unsigned long long)all[k]);
+    for (i = 0; i < nposters; i++) {
+        for (j = 0; j < ps[i].nacks; j++) {
+            struct ack *a = &ps[i].acks[j];
+
+            found = 0;
+            for (k = 0; k < n[a->page]; k++) {
+                if (v[a->page][k].id != a->id)
+                    continue;
+                ck_assert_msg(
+                    v[a->page][k].len == a->len &&
+                        memcmp(v[a->page][k].start, a->bytes, a->len) == 0,
+                    "comment %llu differs from its reply",
+                    (unsigned long long)a->id);
+                found++;
+            }
+            ck_assert_msg(found == 1,
+                          "acknowledged comment %llu listed %d times",
+                          (unsigned long long)a->id, found);
+            acked++;
+        }
+    }
+    if (exact)
+        ck_assert_int_eq(total, acked);
+    free(all);
+    for (i = 0; i < NPAGES; i++) {
+        free(v[i]);
+        folio_client_close(lc[i]);
+    }
+    return total;
+}
+
+#define NPOSTERS 8
+
+START_TEST(test_concurrent_posts)
+{
+    struct poster ps[NPOSTERS];
+    pthread_t th[NPOSTERS];
+    pid_t w[8];
+    int i;
+
+    /* _i: 0 group commit (the default), 1 a transaction per post */
+    start(_i == 0 ? "workers = 4\n"
+                  : "workers = 4\ncomments_group_commit = off\n");
+    ck_assert_int_eq(e2e_workers(&srv, w, 8), 4);
+    memset(ps, 0, sizeof(ps));
+    for (i = 0; i < NPOSTERS; i++) {
+        ps[i].index = i;
+        ps[i].max = 40;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, poster_run, &ps[i]), 0);
+    }
+    for (i = 0; i < NPOSTERS; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < NPOSTERS; i++) {
+        ck_assert_msg(!ps[i].failed, "client %d: %s", i, ps[i].why);
+        ck_assert_int_eq(ps[i].nacks, 40);
+    }
+    ck_assert_int_eq(verify(ps, NPOSTERS, 1), NPOSTERS * 40);
+    /* the map grew past its first megabyte while they posted */
+    ck_assert(e2e_log_has(&srv, "map grown"));
+    posters_free(ps, NPOSTERS);
+    stop_clean();
+}
+END_TEST
+
+/* ---- the crash test ------------------------------------------------ */
+
+/* Whether process pid is gone (or a zombie nobody reaped yet). */
+static int
+gone(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    int z = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 1;
+    if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
+        z = p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+    fclose(f);
+    return z;
+}
+
+START_TEST(test_crash_keeps_acknowledged)
+{
+    struct poster ps[NPOSTERS];
+    pthread_t th[NPOSTERS];
+    atomic_int stop = 0;
+    pid_t w[8];
+    uint64_t deadline;
+    int i, nw, acked, st, listed;
+    struct folio_client *c;
+    struct folio_reply r;
+
+    start("workers = 3\n");
+    nw = e2e_workers(&srv, w, 8);
+    ck_assert_int_eq(nw, 3);
+    memset(ps, 0, sizeof(ps));
+    for (i = 0; i < NPOSTERS; i++) {
+        ps[i].index = i;
+        ps[i].stop = &stop;
+        ps[i].lossy = 1;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, poster_run, &ps[i]), 0);
+    }
+    /* let them post a while, then kill everything mid-post */
+    deadline = e2e_now_ms() + 20000;
+    do {
+        poll(NULL, 0, 5);
+        for (i = 0, acked = 0; i < NPOSTERS; i++)
+            acked += atomic_load(&ps[i].acked);
+    } while (acked < 300 && e2e_now_ms() < deadline);
+    ck_assert_int_ge(acked, 300);
+    ck_assert_int_eq(kill(srv.pid, SIGKILL), 0);
+    for (i = 0; i < nw; i++)
+        kill(w[i], SIGKILL);
+    atomic_store(&stop, 1);
+    ck_assert_int_eq(waitpid(srv.pid, &st, 0), srv.pid);
+    ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    srv.pid = -1;
+    for (i = 0; i < NPOSTERS; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < NPOSTERS; i++)
+        ck_assert_msg(!ps[i].failed, "client %d: %s", i, ps[i].why);
+    deadline = e2e_now_ms() + 5000;
+    for (i = 0; i < nw; i++) {
+        while (!gone(w[i])) {
+            ck_assert_msg(e2e_now_ms() < deadline, "worker %ld lives on",
+                          (long)w[i]);
+            poll(NULL, 0, 5);
+        }
+    }
+
+    /* the same data directory, a new foliod */
+    ck_assert_int_eq(e2e_restart(&srv, NULL), 0);
+    listed = verify(ps, NPOSTERS, 0);
+    for (i = 0, acked = 0; i < NPOSTERS; i++)
+        acked += ps[i].nacks;
+    /* at most one unacknowledged post per client got in */
+    ck_assert_int_ge(listed, acked);
+    ck_assert_int_le(listed, acked + NPOSTERS);
+    /* and it takes posts again, with ids after all of them */
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(call_post(c, pages[0], "after", "the crash", 9, &r), 0);
+    expect_code(&r, 0, NULL);
+    folio_client_close(c);
+    posters_free(ps, NPOSTERS);
+    stop_clean();
+}
+END_TEST
+
+/*
+ * kill -9 one worker at a time while 8 clients post: a worker may die
+ * holding LMDB's write lock (in the middle of a commit); the robust mutex
+ * hands it to the next writer, which must carry on.  Every acknowledged
+ * comment is there, and posts keep being acknowledged after every kill.
+ */
+START_TEST(test_worker_killed_while_posting)
+{
+    struct poster ps[NPOSTERS];
+    pthread_t th[NPOSTERS];
+    atomic_int stop = 0;
+    pid_t w[8];
+    uint64_t deadline;
+    int i, k, nw, acked, goal = 0;
+
+    start(_i == 0 ? "workers = 2\n"
+                  : "workers = 2\ncomments_group_commit = off\n");
+    memset(ps, 0, sizeof(ps));
+    for (i = 0; i < NPOSTERS; i++) {
+        ps[i].index = i;
+        ps[i].stop = &stop;
+        ps[i].reconnect = 1;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, poster_run, &ps[i]), 0);
+    }
+    for (k = 0; k < 4; k++) {
+        /* 100 more acknowledged posts, then kill a worker */
+        goal += 100;
+        deadline = e2e_now_ms() + 20000;
+        do {
+            poll(NULL, 0, 2);
+            for (i = 0, acked = 0; i < NPOSTERS; i++)
+                acked += atomic_load(&ps[i].acked);
+        } while (acked < goal && e2e_now_ms() < deadline);
+        ck_assert_msg(acked >= goal, "posting stalled after kill %d (%d acked)",
+                      k, acked);
+        if (k == 3)
+            break;
+        nw = e2e_workers(&srv, w, 8);
+        ck_assert_int_ge(nw, 1);
+        ck_assert_int_eq(kill(w[k % nw], SIGKILL), 0);
+    }
+    atomic_store(&stop, 1);
+    for (i = 0; i < NPOSTERS; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < NPOSTERS; i++)
+        ck_assert_msg(!ps[i].failed, "client %d: %s", i, ps[i].why);
+    verify(ps, NPOSTERS, 0);
+    posters_free(ps, NPOSTERS);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
+ * Reloads (HUP) while 8 clients post: the old workers commit what they
+ * hold, answer it, and hand the connections over; no post fails, and
+ * every acknowledged comment is listed exactly once.
+ */
+START_TEST(test_reload_while_posting)
+{
+    struct poster ps[NPOSTERS];
+    pthread_t th[NPOSTERS];
+    atomic_int stop = 0;
+    uint64_t deadline, gen;
+    int i, acked, goal = 0;
+
+    start("workers = 2\n");
+    memset(ps, 0, sizeof(ps));
+    for (i = 0; i < NPOSTERS; i++) {
+        ps[i].index = i;
+        ps[i].stop = &stop;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, poster_run, &ps[i]), 0);
+    }
+    for (gen = 1; gen <= 3; gen++) {
+        goal += 100;
+        deadline = e2e_now_ms() + 20000;
+        do {
+            poll(NULL, 0, 2);
+            for (i = 0, acked = 0; i < NPOSTERS; i++)
+                acked += atomic_load(&ps[i].acked);
+        } while (acked < goal && e2e_now_ms() < deadline);
+        ck_assert_msg(acked >= goal, "posting stalled in generation %llu",
+                      (unsigned long long)gen);
+        if (gen == 3)
+            break;
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        ck_assert_int_eq(e2e_wait_ready(&srv, gen + 1, 10000), 0);
+    }
+    atomic_store(&stop, 1);
+    for (i = 0; i < NPOSTERS; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < NPOSTERS; i++)
+        ck_assert_msg(!ps[i].failed, "client %d: %s", i, ps[i].why);
+    verify(ps, NPOSTERS, 1);
+    posters_free(ps, NPOSTERS);
+    stop_clean();
+}
+END_TEST
+
+/* ---- limits -------------------------------------------------------- */
+
+START_TEST(test_full_store)
+{
+    static char body[65536];
+    struct folio_client *c;
+    struct folio_reply r;
+    struct dc *v;
+    int i, ok = 0;
+
+    start(_i == 0 ? "comments_max_size = 1m\n"
+                  : "comments_max_size = 1m\ncomments_group_commit = off\n");
+    c = e2e_connect(&srv);
+    memset(body, 'F', sizeof(body));
+    for (i = 0; i < 40; i++) {
+        ck_assert_int_eq(call_post(c, "/full", "me", body, sizeof(body), &r),
+                         0);
+        if (r.code != 0)
+            break;
+        ok++;
+    }
+    expect_code(&r, FOLIO_ST_RESOURCE_EXHAUSTED, "comments store is full");
+    ck_assert_int_gt(ok, 3);
+    /* small ones may still fit; the page reads back whole */
+    ck_assert_int_eq(list_page(c, "/full", &v), ok);
+    free(v);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/* Pack a comments.post request (or notification) without sending it. */
+static uint32_t
+queue_post(struct folio_client *c, int notify, const char *path,
+           const char *body, size_t body_len)
+{
+    msgpack_packer *pk;
+    uint32_t id = 0;
+
+    pk = folio_client_request(c, notify, "comments.post", 1, &id);
+    msgpack_pack_map(pk, 3);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, path);
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "pipeliner");
+    folio_pack_cstr(pk, "body");
+    folio_pack_str(pk, body, body_len);
+    return id;
+}
+
+static uint32_t
+queue_list(struct folio_client *c, const char *path)
+{
+    msgpack_packer *pk;
+    uint32_t id = 0;
+
+    pk = folio_client_request(c, 0, "comments.list", 1, &id);
+    folio_pack_cstr(pk, path);
+    return id;
+}
+
+/* Read the reply to `id`: a list of `n` comments, the last one `body`. */
+static void
+expect_list(struct folio_client *c, uint32_t id, uint32_t n, const char *body)
+{
+    struct folio_reply r;
+    struct dc d;
+    uint32_t m, i;
+
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, id);
+    expect_code(&r, 0, NULL);
+    ck_assert_int_eq(folio_mp_read_array(&r.result, &m), 0);
+    ck_assert_uint_eq(m, n);
+    for (i = 0; i < m; i++)
+        ck_assert_int_eq(decode(&r.result, &d), 0);
+    if (n > 0)
+        ck_assert(folio_mp_str_eq(d.body, d.body_len, body));
+}
+
+/*
+ * Pipelined on one connection, with group commit: a list after a post
+ * sees it (its reply waits, and so does the list), a notification post
+ * is stored before the next request runs, and replies keep their order.
+ */
+START_TEST(test_pipelined_posts)
+{
+    struct folio_client *c;
+    struct folio_reply r;
+    uint32_t p1, l1, p2, l2, l3, pg;
+    int i;
+
+    start(NULL);
+    c = e2e_connect(&srv);
+    p1 = queue_post(c, 0, "/pipe", "one", 3);
+    l1 = queue_list(c, "/pipe");
+    p2 = queue_post(c, 0, "/pipe", "two", 3);
+    queue_post(c, 1, "/pipe", "three", 5); /* a notification */
+    l2 = queue_list(c, "/pipe");
+    folio_client_request(c, 0, "server.ping", 0, &pg);
+    for (i = 0; i < 20; i++)
+        queue_post(c, 0, "/pipe/many", "x", 1);
+    l3 = queue_list(c, "/pipe/many");
+    ck_assert_int_eq(folio_client_flush(c), 0);
+
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, p1);
+    expect_code(&r, 0, NULL);
+    expect_list(c, l1, 1, "one");
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, p2);
+    expect_code(&r, 0, NULL);
+    expect_list(c, l2, 3, "three");
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, pg);
+    for (i = 0; i < 20; i++) {
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_uint_eq(r.msgid, pg + 1 + (uint32_t)i);
+        expect_code(&r, 0, NULL);
+    }
+    expect_list(c, l3, 20, "x");
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/*
+ * The store fills up under pipelined posts: each reply is a comment or
+ * error 8, in order, and the stream stays well framed (a held reply that
+ * fails is replaced in place).
+ */
+START_TEST(test_pipelined_full)
+{
+    static char body[65536];
+    struct folio_client *c;
+    struct folio_reply r;
+    uint32_t first = 0, id, pg;
+    int i, ok = 0, full = 0;
+    struct dc *v;
+
+    start("comments_max_size = 1m\n");
+    c = e2e_connect(&srv);
+    memset(body, 'P', sizeof(body));
+    for (i = 0; i < 24; i++) {
+        id = queue_post(c, 0, "/pfull", body, sizeof(body));
+        if (i == 0)
+            first = id;
+    }
+    folio_client_request(c, 0, "server.ping", 0, &pg);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    for (i = 0; i < 24; i++) {
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_uint_eq(r.msgid, first + (uint32_t)i);
+        if (r.code == 0) {
+            ck_assert_int_eq(full, 0); /* once one fails, none after fits */
+            ok++;
+        } else {
+            expect_code(&r, FOLIO_ST_RESOURCE_EXHAUSTED, "full");
+            full++;
+        }
+    }
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, pg);
+    expect_code(&r, 0, NULL);
+    ck_assert_int_gt(ok, 3);
+    ck_assert_int_gt(full, 0);
+    ck_assert_int_eq(list_page(c, "/pfull", &v), ok);
+    free(v);
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/*
+ * The zero-allocation oracle: warm up, then 10,000 lists of a 50-comment
+ * page, and the workers' allocation counter (server.stats) must not move.
+ */
+START_TEST(test_list_allocates_nothing)
+{
+    static const char body[] =
+        "a comment of an ordinary length, like most comments are";
+    struct folio_client *c[4], *a;
+    struct folio_reply r;
+    double before, after;
+    uint32_t n;
+    int i, j, k, bad = 0;
+
+    start(NULL);
+    for (k = 0; k < 4; k++)
+        ck_assert_ptr_nonnull(c[k] = e2e_connect(&srv));
+    ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));
+    for (i = 0; i < 50; i++) {
+        ck_assert_int_eq(
+            call_post(c[0], "/zero", "someone", body, strlen(body), &r), 0);
+        expect_code(&r, 0, NULL);
+    }
+    /* warm up every connection, on whichever worker it landed */
+    for (j = 0; j < 2; j++) {
+        for (k = 0; k < 4; k++)
+            for (i = 0; i < 100; i++)
+                ck_assert_int_eq(
+                    folio_client_call_str(c[k], "comments.list", "/zero", &r),
+                    1);
+        ck_assert_int_eq(e2e_stats(a, &r), 0);
+    }
+    before = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+    for (j = 0; j < 2500; j++) {
+        for (k = 0; k < 4; k++) {
+            if (folio_client_call_str(c[k], "comments.list", "/zero", &r) !=
+                    1 ||
+                r.code != 0 || folio_mp_read_array(&r.result, &n) != 0 ||
+                n != 50)
+                bad++;
+        }
+    }
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    after = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_msg(before > 0, "no allocation counted at all");
+    ck_assert_msg(after == before,
+                  "10,000 comments.list made %.0f heap allocations",
+                  after - before);
+    for (k = 0; k < 4; k++)
+        folio_client_close(c[k]);
+    folio_client_close(a);
+    stop_clean();
+}
+END_TEST
+
+static Suite *
+comments_suite(void)
+{
+    Suite *s = suite_create("e2e_comments");
+    TCase *tc = tcase_create("comments");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_post_list_delete);
+    tcase_add_test(tc, test_bad_params);
+    tcase_add_loop_test(tc, test_concurrent_posts, 0, 2);
+    tcase_add_test(tc, test_pipelined_posts);
+    tcase_add_test(tc, test_pipelined_full);
+    tcase_add_test(tc, test_crash_keeps_acknowledged);
+    tcase_add_loop_test(tc, test_worker_killed_while_posting, 0, 2);
+    tcase_add_test(tc, test_reload_while_posting);
+    tcase_add_loop_test(tc, test_full_store, 0, 2);
+    tcase_add_test(tc, test_list_allocates_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(comments_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
