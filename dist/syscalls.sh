@@ -2,7 +2,7 @@
 # dist/syscalls.sh - does foliod.service's SystemCallFilter= hold every
 # system call foliod makes?  Runs the built foliod under strace through a
 # life: start, load over TCP and the admin socket (ping, corpus rounds,
-# freight quotes), worker recycling, the metrics endpoint, a reload, USR1,
+# freight quotes, comments posted and listed), worker recycling, the metrics endpoint, a reload, USR1,
 # USR2, stop; then expands the unit's
 # filter with `systemd-analyze syscall-filter' and lists any call outside
 # it.  Exit 0 if none.  No systemd needs to be running.
@@ -74,6 +74,8 @@ METRICS=$(sed -n 's/^metrics //p' "$T/ready")
 [ -d "$SRCDIR/data/freight" ] &&
     "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w freight \
         --catalog "$SRCDIR/data/catalog.csv" -c 4 -d 0.5 --max-errors 100% >/dev/null
+# Comments: posts are LMDB write transactions, synced, in the workers.
+"$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w comments -c 4 -d 0.5 >/dev/null
 python3 -c "import urllib.request,sys; urllib.request.urlopen('http://' + sys.argv[1] + '/metrics').read()" "$METRICS"
 kill -HUP "$MASTER"
 wait_gen 2

@@ -28,7 +28,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <msgpack.h>
+
 #include "src/client.h"
+#include "src/rpc.h"
 #include "tests/e2e_util.h"
 
 static struct e2e_server srv;
@@ -523,6 +526,28 @@ START_TEST(test_drop_to_user)
     a = e2e_connect_admin(s);
     ck_assert_ptr_nonnull(a);
     ck_assert_int_eq(e2e_stats(a, &r), 0);
+    /* The store its master created as nobody takes a post from a worker. */
+    snprintf(path, sizeof(path), "%.200s/state/folio/comments", s->dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_uid, pw->pw_uid);
+    {
+        msgpack_packer *pk;
+        uint32_t id;
+
+        pk = folio_client_request(c, 0, "comments.post", 1, &id);
+        msgpack_pack_map(pk, 3);
+        folio_pack_cstr(pk, "path");
+        folio_pack_cstr(pk, "/privileges/");
+        folio_pack_cstr(pk, "author");
+        folio_pack_cstr(pk, "nobody");
+        folio_pack_cstr(pk, "body");
+        folio_pack_cstr(pk, "written without root");
+        ck_assert_int_eq(folio_client_flush(c), 0);
+        ck_assert_int_eq(folio_client_reply(c, &r), 1);
+        ck_assert_uint_eq(r.msgid, id);
+        ck_assert_msg(r.code == 0, "comments.post: %d %.*s", r.code,
+                      (int)r.message_len, r.message);
+    }
     ck_assert_int_eq(kill(s->pid, SIGHUP), 0);
     ck_assert_int_eq(e2e_wait_ready(s, 2, 10000), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
