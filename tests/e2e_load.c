@@ -303,10 +303,10 @@ START_TEST(test_reload_ten_times_under_load)
     FILE *f;
 
     /* A corpus and tables of our own; every reload changes both. */
-    snprintf(corpus, sizeof(corpus), "/tmp/folio-corpus.XXXXXX");
+    snprintf(corpus, sizeof(corpus), "/tmp/folio-load-corpus.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(corpus));
     corpus_add(0);
-    snprintf(tables, sizeof(tables), "/tmp/folio-tables.XXXXXX");
+    snprintf(tables, sizeof(tables), "/tmp/folio-load-tables.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tables));
     table_write(1000, "");
     snprintf(conf, sizeof(conf),
