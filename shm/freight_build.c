@@ -31,6 +31,7 @@
 #include "shm/freight_int.h"
 #include "src/alloc.h"
 #include "src/err.h"
+#include "src/hash.h"
 #include "src/log.h"
 
 #define MAX_PIECES (1u << 24) /* band copies of one image: 16M */
@@ -482,20 +483,6 @@ struct input {
     uint64_t sum;
 };
 
-/* FNV-1a, 64 bits: enough to notice that a file changed. */
-static uint64_t
-checksum(const char *p, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static int
 read_input(struct input *in, char *err, size_t errlen)
 {
@@ -537,7 +524,7 @@ read_input(struct input *in, char *err, size_t errlen)
     }
     in->len = off;
     in->buf[off] = '\0';
-    in->sum = checksum(in->buf, in->len);
+    in->sum = folio_fnv1a64(in->buf, in->len);
 done:
     close(fd);
     return rc;
