@@ -1,23 +1,47 @@
 #!/bin/sh
 # bench/demo.sh - the README's demo: start the freshly built foliod in the
-# foreground, put a short load on it with folio-bench, show what the
-# server says, and stop it.  Run through `make demo`.
+# foreground on the default data (the corpus configure found, the example
+# freight tables of data/), ask it a question of each kind with folio, run
+# shakesapp's client simulator against it (folio-bench rounds), put a
+# short closed-loop load on it, and stop it.  Run through `make demo`.
 set -eu
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 DATA=$(cd "$(dirname "$0")/../data" && pwd)
+FOLIO=${FOLIO:-$BUILDDIR/folio}
 
-echo "== starting foliod (logs below) =="
+echo "== starting foliod on the default data (logs below) =="
 start_foliod --workers auto --log-level info \
     --freight-dir "$DATA/freight" --catalog "$DATA/catalog.csv"
 sed 's/^/  | /' "$BENCH_TMP/foliod.log"
+ADDR="127.0.0.1:$FOLIO_PORT"
+HAVE_CORPUS=no
+grep -q "\[notice\] corpus " "$BENCH_TMP/foliod.log" && HAVE_CORPUS=yes
+
+if [ -x "$FOLIO" ]; then
+    echo
+    echo "== folio: one question of each kind =="
+    if [ $HAVE_CORPUS = yes ]; then
+        echo "\$ folio count 'to be, or not to be'"
+        "$FOLIO" -H "$ADDR" count 'to be, or not to be'
+    fi
+    echo "\$ folio quote 01310-100 BOOK-00001:2"
+    "$FOLIO" -H "$ADDR" quote 01310-100 BOOK-00001:2
+fi
+
+echo
+if [ $HAVE_CORPUS = no ]; then
+    echo "== no corpus (make corpus, or ./configure --with-corpus=DIR): no rounds =="
+elif "$FOLIO_BENCH" --help 2>&1 | grep -q rounds; then
+    echo "== folio-bench rounds: shakesapp's client, 20 requests a round, one at a time =="
+    "$FOLIO_BENCH" rounds -H "$ADDR" -n 20 -c 1 --rounds 10
+else
+    echo "== (this folio-bench has no rounds mode yet) =="
+fi
 echo
 echo "== folio-bench: server.ping, 50 connections, 3 seconds =="
-"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -d 3 --warmup 0.5 \
-    --admin "$FOLIO_ADMIN" --server-pid "$FOLIOD_PID"
-echo
-echo "== folio-bench: the same, 16 requests in flight per connection =="
-"$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 50 -P 16 -d 3 --warmup 0.5 \
+"$FOLIO_BENCH" -H "$ADDR" -c 50 -d 3 --warmup 0.5 \
     --admin "$FOLIO_ADMIN" --server-pid "$FOLIOD_PID"
 echo
 echo "== stopping foliod (SIGTERM: drain, then exit) =="

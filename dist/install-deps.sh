@@ -10,6 +10,7 @@ PACKAGES="
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
     curl
     mandoc
+    systemd strace
     prometheus
     python3
     clang libclang-rt-14-dev valgrind

@@ -14,7 +14,7 @@
 #include "src/err.h"
 
 struct folio_gen *
-folio_gen_new(struct folio_master *m, char *err, size_t errlen)
+folio_gen_open(struct folio_master *m, char *err, size_t errlen)
 {
     struct folio_gen *g;
     int action, i;
@@ -35,13 +35,34 @@ folio_gen_new(struct folio_master *m, char *err, size_t errlen)
     g->nworkers = g->cfg.workers > 0 ? g->cfg.workers : folio_cpu_count();
     if (folio_listen_open(g, m->cur, err, errlen) != 0)
         goto fail;
-    if (folio_data_load(&g->cfg, &g->data, err, errlen) != 0)
-        goto fail;
-    g->id = ++m->next_gen_id;
     return g;
 fail:
     folio_gen_free(g, m->cur);
     return NULL;
+}
+
+int
+folio_gen_load(struct folio_master *m, struct folio_gen *g, char *err,
+               size_t errlen)
+{
+    if (folio_data_load(&g->cfg, &g->data, err, errlen) != 0)
+        return -1;
+    g->id = ++m->next_gen_id;
+    return 0;
+}
+
+struct folio_gen *
+folio_gen_new(struct folio_master *m, char *err, size_t errlen)
+{
+    struct folio_gen *g;
+
+    if ((g = folio_gen_open(m, err, errlen)) == NULL)
+        return NULL;
+    if (folio_gen_load(m, g, err, errlen) != 0) {
+        folio_gen_free(g, m->cur);
+        return NULL;
+    }
+    return g;
 }
 
 void

@@ -33,7 +33,10 @@ find_reusable(const struct folio_gen *g, const char *spec, int admin)
     return NULL;
 }
 
-/* Make the directory holding a Unix socket, like systemd's RuntimeDirectory. */
+/*
+ * Make the directory holding a Unix socket, and its missing parents, like
+ * systemd's RuntimeDirectory: they belong to the --user.
+ */
 static void
 make_parent_dir(const char *path)
 {
@@ -44,7 +47,9 @@ make_parent_dir(const char *path)
     if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
         return;
     *slash = '\0';
-    if (mkdir(dir, 0755) == 0)
+    if (access(dir, F_OK) == 0)
+        return;
+    if (folio_priv_mkdirs(&folio_master->priv, dir, 0755) == 0)
         folio_log_info("created %s", dir);
 }
 
@@ -80,14 +85,22 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
         g->nlisteners++;
         return 0;
     }
-    if (a.family == AF_UNIX)
-        make_parent_dir(spec + 5);
-    fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666, why,
-                           sizeof(why));
-    if (fd == -1) {
-        snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
-                 strerror(errno));
-        return FOLIO_ESYS;
+    if ((fd = folio_activate_take(&a)) != -1) {
+        /* systemd bound it (foliod.socket): its mode and owner are set. */
+        folio_log_info("%s: the socket systemd passed", spec);
+    } else {
+        if (a.family == AF_UNIX)
+            make_parent_dir(spec + 5);
+        fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666,
+                               why, sizeof(why));
+        if (fd == -1) {
+            snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
+                     strerror(errno));
+            return FOLIO_ESYS;
+        }
+        /* The admin socket's group is the user's: 0660 lets that group in. */
+        if (admin && a.family == AF_UNIX)
+            folio_priv_own(&folio_master->priv, spec + 5, 1);
     }
     l->fd = fd;
     l->admin = admin;
@@ -140,8 +153,15 @@ folio_listen_close(struct folio_gen *g, const struct folio_gen *keep)
             close(l->fd);
         l->fd = -1;
         if (strncmp(l->spec, "unix:", 5) == 0 &&
-            find_reusable(keep, l->spec, l->admin) == NULL)
-            unlink(l->spec + 5);
+            find_reusable(keep, l->spec, l->admin) == NULL) {
+            struct folio_addr a;
+            char why[128];
+
+            /* A socket systemd passed is systemd's to remove. */
+            if (folio_addr_parse(l->spec, &a, why, sizeof(why)) != 0 ||
+                !folio_activate_has(&a))
+                unlink(l->spec + 5);
+        }
     }
     g->nlisteners = 0;
 }

@@ -48,29 +48,6 @@ version(void)
            mdb_version(NULL, NULL, NULL));
 }
 
-/* mkdir -p, mode 0750 for what it creates. */
-static int
-make_dirs(const char *path)
-{
-    char buf[4096], *p;
-
-    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0750) == -1 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0750) == -1 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
 /* Write `text` to `path` atomically: a temporary name, then rename. */
 static int
 write_file_atomic(const char *path, const char *text)
@@ -149,6 +126,16 @@ folio_master_ready(struct folio_master *m)
     m->ready_reported = 1;
     if (m->cur->id == 1)
         folio_log_notice("ready");
+    /* A daemon's master is not the process systemd started: say who. */
+    if (m->ready_pipe != -1)
+        folio_notify("READY=1\nMAINPID=%ld\nSTATUS=serving generation %llu "
+                     "with %d workers",
+                     (long)getpid(), (unsigned long long)m->cur->id,
+                     m->cur->nworkers);
+    else
+        folio_notify("READY=1\nSTATUS=serving generation %llu with %d "
+                     "workers",
+                     (unsigned long long)m->cur->id, m->cur->nworkers);
     if (m->cur->cfg.ready_file != NULL)
         write_ready_file(m);
     if (m->ready_pipe != -1) {
@@ -159,7 +146,6 @@ folio_master_ready(struct folio_master *m)
             folio_log_warn("telling the parent we are ready");
         close(m->ready_pipe);
         m->ready_pipe = -1;
-    m->metrics_fd = -1;
         if (devnull != -1) {
             if (folio_log_fd() != STDERR_FILENO)
                 dup2(devnull, STDERR_FILENO);
@@ -215,6 +201,7 @@ static int
 check_config(const struct folio_config *cfg)
 {
     struct folio_worker_data data;
+    struct folio_priv priv;
     struct folio_addr a;
     char err[1024];
     int i;
@@ -228,6 +215,10 @@ check_config(const struct folio_config *cfg)
     if (cfg->metrics_listen != NULL &&
         folio_addr_parse(cfg->metrics_listen, &a, err, sizeof(err)) != 0) {
         fprintf(stderr, "foliod: metrics address %s\n", err);
+        return FOLIO_EXIT_FAILURE;
+    }
+    if (folio_priv_init(&priv, cfg->user, 1, err, sizeof(err)) != 0) {
+        fprintf(stderr, "foliod: %s\n", err);
         return FOLIO_EXIT_FAILURE;
     }
     if (folio_data_load(cfg, &data, err, sizeof(err)) != 0) {
@@ -262,6 +253,7 @@ cleanup(struct folio_master *m)
     folio_stats_destroy(m->stats);
     if (pid_file[0] != '\0')
         unlink(pid_file);
+    folio_activate_close();
     event_base_free(m->base);
 }
 
@@ -310,32 +302,60 @@ main(int argc, char *argv[])
         return rc;
     }
 
-    if (make_dirs(probe.data_dir) != 0)
+    /* Root: refuse, or know whom to become (priv.c). */
+    if (folio_priv_init(&m->priv, probe.user, 0, err, sizeof(err)) != 0) {
+        fprintf(stderr, "foliod: %s\n", err);
+        folio_config_free(&probe);
+        return FOLIO_EXIT_FAILURE;
+    }
+
+    if (folio_priv_mkdirs(&m->priv, probe.data_dir, 0750) != 0)
         folio_fatal("cannot create data directory %s", probe.data_dir);
     if (probe.log_file != NULL) {
         if (folio_log_open(probe.log_file) != 0)
             folio_fatalx("cannot open log file %s", probe.log_file);
+        folio_priv_own_fd(&m->priv, folio_log_fd(), probe.log_file);
     } else if (!probe.foreground) {
         snprintf(logpath, sizeof(logpath), "%s/foliod.log", probe.data_dir);
         if (folio_log_open(logpath) != 0)
             folio_fatalx("cannot open log file %s", logpath);
+        folio_priv_own_fd(&m->priv, folio_log_fd(), logpath);
     }
+    if (geteuid() == 0 && !m->priv.active)
+        folio_log_warnx("serving as root (user root): a bug in foliod "
+                        "would be a bug with every privilege");
+    /* Sockets from systemd: LISTEN_PID names us, not the daemon child. */
+    if (folio_activate_init(err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
     if (!probe.foreground)
         daemonize(m);
     if (probe.pid_file != NULL)
         write_pid_file(probe.pid_file);
-    folio_config_free(&probe);
 
+    /* As root: the sockets (admin socket group-owned by the user). */
     if ((m->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
-    if ((m->cur = folio_gen_new(m, err, sizeof(err))) == NULL)
+    if ((m->cur = folio_gen_open(m, err, sizeof(err))) == NULL)
         folio_fatalx("%s", err);
+    folio_activate_report();
     for (i = 0; i < m->cur->nlisteners; i++)
         folio_log_notice("listening on %s%s", m->cur->listeners[i].name,
                          m->cur->listeners[i].admin ? " (admin)" : "");
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));
+    if (folio_metrics_start(m, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
+
+    /* For good: the user loads the data and runs the workers. */
+    if (folio_priv_drop(&m->priv, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
+    if (m->priv.dropped && access(probe.data_dir, W_OK | X_OK) != 0)
+        folio_fatal("data directory %s is not writable by user %s",
+                    probe.data_dir, m->priv.name);
+    folio_config_free(&probe);
+    if (folio_gen_load(m, m->cur, err, sizeof(err)) != 0)
+        folio_fatalx("%s", err);
     {
         struct timespec ts;
 
@@ -345,8 +365,6 @@ main(int argc, char *argv[])
                            (uint64_t)ts.tv_nsec / 1000000);
     }
     folio_stats_publish(m);
-    if (folio_metrics_start(m, err, sizeof(err)) != 0)
-        folio_fatalx("%s", err);
     if (folio_stats_log_start(m) != 0)
         folio_fatalx("cannot start the counters log");
     if (folio_signals_init(m) != 0)

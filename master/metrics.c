@@ -170,6 +170,9 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
     total(b, "folio_reload_failures_total", "counter",
           "Reloads that failed and kept the old generation.",
           folio_stat_get(&h->sh_reload_failures));
+    total(b, "folio_worker_recycles_total", "counter",
+          "Workers replaced after max_requests_per_worker requests.",
+          folio_stat_get(&h->sh_recycles));
     render_methods(b, &t);
     total(b, "folio_notifications_total", "counter",
           "Notifications executed (never answered).",

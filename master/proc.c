@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,10 +81,23 @@ child_close_fds(struct folio_master *m, const struct folio_gen *g)
         for (i = 0; i < gens[j]->nlisteners; i++)
             close(gens[j]->listeners[i].fd);
     }
-    if (m->ready_pipe != -1)
+    if (m->ready_pipe != -1) {
+        /*
+         * Forked before a detaching master was ready: let go of the
+         * terminal's stderr as the master will (the log is a file), or a
+         * caller reading it, `foliod 2>&1 | ...', would never see EOF.
+         */
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+        if (devnull != -1 && folio_log_fd() != STDERR_FILENO)
+            dup2(devnull, STDERR_FILENO);
+        if (devnull != -1)
+            close(devnull);
         close(m->ready_pipe);
+    }
     if (m->metrics_fd != -1)
         close(m->metrics_fd);
+    folio_activate_close();
     /*
      * Give back the master's signal events, so the worker's own event base
      * may take the signals.  This touches no kernel state shared with the
@@ -226,6 +240,7 @@ on_ready(struct folio_master *m, struct folio_proc *p)
                        (long)p->pid, (long)old->pid);
         folio_proc_retire(m, old);
         p->replaces = -1;
+        folio_stat_add(&folio_stats_header_of(m->stats)->sh_recycles, 1);
     }
     if (m->next != NULL && p->generation == m->next->id) {
         folio_reload_check(m);

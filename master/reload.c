@@ -40,11 +40,15 @@ folio_reload_start(struct folio_master *m)
         return;
     }
     folio_log_notice("reloading");
+    folio_notify_reloading();
     if ((g = folio_gen_new(m, err, sizeof(err))) == NULL) {
         folio_stat_add(&folio_stats_header_of(m->stats)->sh_reload_failures,
                        1);
         folio_log_errorx("reload failed: %s; still serving generation %llu",
                          err, (unsigned long long)m->cur->id);
+        folio_notify("READY=1\nSTATUS=reload failed: %s; serving generation "
+                     "%llu",
+                     err, (unsigned long long)m->cur->id);
         return;
     }
     m->next = g;
@@ -124,6 +128,8 @@ folio_reload_abort(struct folio_master *m, const char *why)
     folio_stat_add(&folio_stats_header_of(m->stats)->sh_reload_failures, 1);
     folio_log_errorx("reload failed: %s; still serving generation %llu", why,
                      (unsigned long long)m->cur->id);
+    folio_notify("READY=1\nSTATUS=reload failed: %s; serving generation %llu",
+                 why, (unsigned long long)m->cur->id);
     /* Ready ones may have taken connections: they hand them back. */
     for (i = 0; i < FOLIO_MAX_SLOTS; i++)
         if (m->procs[i].pid != 0 && m->procs[i].generation == g->id)

@@ -47,6 +47,9 @@ folio_stop(struct folio_master *m, int quit)
     } else {
         folio_log_notice("stopping: draining connections");
     }
+    if (!m->stopping)
+        folio_notify("STOPPING=1\nSTATUS=%s",
+                     quit ? "quitting now" : "draining connections");
     m->stopping = 1;
     for (i = 0; i < FOLIO_MAX_WORKERS; i++)
         if (m->idx[i].ev_respawn != NULL)

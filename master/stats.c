@@ -60,7 +60,7 @@ folio_stats_log_snapshot(struct folio_master *m)
     folio_stats_total(m->stats, &total);
     folio_log_notice(
         "stats: total requests %llu errors %llu notifications %llu cpu %.3fs "
-        "allocs %llu restarts %llu reloads %llu",
+        "allocs %llu restarts %llu reloads %llu recycles %llu",
         (unsigned long long)folio_stat_get(&total.ws_requests),
         (unsigned long long)folio_stat_get(&total.ws_errors),
         (unsigned long long)folio_stat_get(&total.ws_notifications),
@@ -68,7 +68,8 @@ folio_stats_log_snapshot(struct folio_master *m)
                  folio_stat_get(&total.ws_cpu_sys_us)) / 1e6,
         (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls),
         (unsigned long long)folio_stat_get(&h->sh_restarts),
-        (unsigned long long)folio_stat_get(&h->sh_reloads));
+        (unsigned long long)folio_stat_get(&h->sh_reloads),
+        (unsigned long long)folio_stat_get(&h->sh_recycles));
 }
 
 static void

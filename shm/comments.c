@@ -43,6 +43,7 @@
 
 #include "shm/comments.h"
 #include "shm/lmdb_check.h"
+#include "src/hash.h"
 #include "src/alloc.h"
 #include "src/buf.h"
 #include "src/conf.h"
@@ -244,20 +245,6 @@ folio_comments_validate(const struct folio_comment_in *in, char *err,
 
 /* ---- keys ---------------------------------------------------------- */
 
-/* FNV-1a, 64 bits: spreads long paths; collisions are checked on list. */
-static uint64_t
-hash64(const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 /*
  * The page key of normalized path np (n bytes), with its 0x00 separator:
  * returns its length; *is_long tells whether it is a hashed key.  `key`
@@ -274,7 +261,7 @@ page_key(const char *np, size_t n, unsigned char *key, int *is_long)
     }
     memcpy(key, np, KEY_LONG_PREFIX);
     key[KEY_LONG_PREFIX] = 0xff;
-    put_be64(key + KEY_LONG_PREFIX + 1, hash64(np, n));
+    put_be64(key + KEY_LONG_PREFIX + 1, folio_fnv1a64(np, n));
     key[KEY_LONG_PREFIX + 9] = 0x00;
     *is_long = 1;
     return KEY_LONG_PREFIX + 10;

@@ -22,6 +22,7 @@
 #include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/err.h"
+#include "src/hash.h"
 #include "src/log.h"
 
 #if !defined(__SIZEOF_INT128__)
@@ -328,8 +329,8 @@ folio_freight_integrity_check(const void *tables, size_t tlen,
     if (ilen != sizeof(in))
         return FOLIO_ECORRUPT;
     memcpy(&in, integ, sizeof(in));
-    if (in.i_tables != fb_sum(tables, tlen) ||
-        in.i_catalog != fb_sum(catalog, clen))
+    if (in.i_tables != folio_fnv1a64(tables, tlen) ||
+        in.i_catalog != folio_fnv1a64(catalog, clen))
         return FOLIO_ECORRUPT;
     return 0;
 }

@@ -32,6 +32,7 @@
 #include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/err.h"
+#include "src/hash.h"
 #include "src/log.h"
 
 #define MAX_PIECES (1u << 24) /* band copies of one image: 16M */
@@ -483,20 +484,6 @@ struct input {
     uint64_t sum;
 };
 
-/* FNV-1a, 64 bits: enough to notice that a file changed. */
-static uint64_t
-checksum(const char *p, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static int
 read_input(struct input *in, char *err, size_t errlen)
 {
@@ -538,7 +525,7 @@ read_input(struct input *in, char *err, size_t errlen)
     }
     in->len = off;
     in->buf[off] = '\0';
-    in->sum = checksum(in->buf, in->len);
+    in->sum = folio_fnv1a64(in->buf, in->len);
 done:
     close(fd);
     return rc;
@@ -786,8 +773,8 @@ write_env(MDB_env *env, const void *img, size_t imglen, const void *cat,
     struct fb_integrity in;
     int dead, mrc;
 
-    in.i_tables = fb_sum(img, imglen);
-    in.i_catalog = fb_sum(cat, catlen);
+    in.i_tables = folio_fnv1a64(img, imglen);
+    in.i_catalog = folio_fnv1a64(cat, catlen);
     mdb_reader_check(env, &dead);
     if ((mrc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
         return lmdb_fail("mdb_txn_begin", mrc, err, errlen);

@@ -133,20 +133,6 @@ struct fb_integrity {
     uint64_t i_catalog;
 };
 
-static inline uint64_t
-fb_sum(const void *p, size_t len)
-{
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 /*
  * folio_freight_integrity_check - whether the images match the integrity
  * record (tables, catalog, integrity: the three values as stored).

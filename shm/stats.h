@@ -84,6 +84,7 @@ struct folio_stats_header {
     _Atomic uint64_t sh_restarts;   /* workers replaced after dying */
     _Atomic uint64_t sh_reloads;    /* completed reloads */
     _Atomic uint64_t sh_reload_failures;
+    _Atomic uint64_t sh_recycles;   /* replaced after max_requests_per_worker */
 } __attribute__((aligned(64)));
 
 struct folio_stats_region;

@@ -43,6 +43,20 @@ count_alloc(void *p)
     }
 }
 
+/* A realloc is one allocation call; the old block counts as freed. */
+static inline void
+count_realloc(const void *p, size_t old, void *q)
+{
+    if (q == NULL)
+        return;
+    bump(&counters->ac_calls, 1);
+    bump(&counters->ac_bytes, malloc_usable_size(q));
+    if (p != NULL) {
+        bump(&counters->ac_frees, 1);
+        bump(&counters->ac_freed_bytes, old);
+    }
+}
+
 static inline void
 count_free(void *p)
 {
@@ -112,15 +126,7 @@ realloc(void *p, size_t n)
         return NULL;
     }
     q = __libc_realloc(p, n);
-    if (q != NULL) {
-        /* A realloc is one allocation call; bytes count as moved. */
-        bump(&counters->ac_calls, 1);
-        bump(&counters->ac_bytes, malloc_usable_size(q));
-        if (p != NULL) {
-            bump(&counters->ac_frees, 1);
-            bump(&counters->ac_freed_bytes, old);
-        }
-    }
+    count_realloc(p, old, q);
     return q;
 }
 
@@ -244,14 +250,8 @@ folio_realloc(void *p, size_t n)
         folio_free(p);
         return NULL;
     }
-    if ((q = realloc(p, n)) != NULL) {
-        bump(&counters->ac_calls, 1);
-        bump(&counters->ac_bytes, malloc_usable_size(q));
-        if (p != NULL) {
-            bump(&counters->ac_frees, 1);
-            bump(&counters->ac_freed_bytes, old);
-        }
-    }
+    q = realloc(p, n);
+    count_realloc(p, old, q);
     return q;
 }
 

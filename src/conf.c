@@ -88,7 +88,7 @@ static const struct opt opts[] = {
     {"pid-file", 0, T_STR_OFF, O(pid_file), 0, 0, NULL, "PATH",
      "write the master's pid to PATH"},
     {"user", 0, T_STR_OFF, O(user), 0, 0, NULL, "USER",
-     "drop privileges to USER after binding"},
+     "drop privileges to USER after binding (needed as root)"},
     {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
      "write pid and bound addresses to PATH when ready"},
     {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
@@ -806,4 +806,43 @@ folio_cpu_count(void)
     if (n > FOLIO_MAX_WORKERS)
         n = FOLIO_MAX_WORKERS;
     return n > 0 ? n : 1;
+}
+
+/* The value of a default for a file: "off" for an unset string. */
+static const char *
+default_text(const struct opt *o)
+{
+    if (o->def != NULL)
+        return o->def;
+    return o->type == T_FLAG || o->type == T_BOOL ? "no" : "off";
+}
+
+void
+folio_config_write_defaults(FILE *f, const char *version)
+{
+    char key[64];
+    size_t i;
+
+    fprintf(f,
+            "# foliod.conf - the configuration file of foliod(8); the syntax "
+            "is in\n"
+            "# foliod.conf(5).  Every setting foliod knows is below, "
+            "commented out, at\n"
+            "# its built-in default: uncomment a line to change it.  The "
+            "command line\n"
+            "# overrides this file.  Check a change with `foliod "
+            "--check-config', apply\n"
+            "# it with `systemctl reload foliod' (or SIGHUP to the master).\n"
+            "#\n"
+            "# Generated from foliod's option table (folio %s).\n",
+            version);
+    for (i = 0; i < NOPTS; i++) {
+        const struct opt *o = &opts[i];
+
+        if (o->off == NONE || o->type == T_CONF || o->type == T_CHECK)
+            continue;
+        key_of(o, key, sizeof(key));
+        fprintf(f, "\n# %s%s%s: %s\n#%s = %s\n", key, o->arg ? " = " : "",
+                o->arg ? o->arg : "", o->help, key, default_text(o));
+    }
 }

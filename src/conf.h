@@ -92,6 +92,14 @@ void folio_config_usage(FILE *f);
 void folio_config_write(const struct folio_config *cfg, FILE *f);
 
 /*
+ * folio_config_write_defaults - the default configuration file: for every
+ * setting, its help as a comment and "#key = default", so that removing
+ * the '#' of any line changes nothing until the value is edited.
+ * `version` goes into the header.  Installed as foliod.conf.
+ */
+void folio_config_write_defaults(FILE *f, const char *version);
+
+/*
  * folio_cpu_count - the CPUs this process may use: its affinity mask,
  * bounded by a cgroup CPU quota (v2 cpu.max or v1 cfs).  At least 1.
  */

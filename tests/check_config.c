@@ -234,6 +234,54 @@ START_TEST(test_write_round_trip)
 }
 END_TEST
 
+START_TEST(test_default_file)
+{
+    /*
+     * The installed foliod.conf: every setting once, commented out; with
+     * every '#' of a setting removed it loads to the built-in defaults.
+     */
+    struct folio_config a, b;
+    const char *argv[] = {"foliod", "-c", "/dev/null", NULL};
+    char err[256], *text = NULL, *p, *q, *wa = NULL, *wb = NULL;
+    size_t len = 0, la = 0, lb = 0;
+    int settings = 0;
+    FILE *f;
+
+    f = open_memstream(&text, &len);
+    folio_config_write_defaults(f, "test");
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "(folio test)"));
+    ck_assert_ptr_nonnull(strstr(text, "\n#listen = " FOLIO_DEFAULT_LISTEN
+                                       "\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\n#max_requests_per_worker = 0\n"));
+    ck_assert_ptr_null(strstr(text, "check_config"));
+    ck_assert_ptr_null(strstr(text, "#config ="));
+    /* Uncomment: "#key = value" lines lose their '#'. */
+    for (p = text; (q = strstr(p, "\n#")) != NULL; p = q + 1)
+        if (q[2] != ' ') {
+            memmove(q + 1, q + 2, strlen(q + 2) + 1);
+            settings++;
+        }
+    ck_assert_int_ge(settings, 25);
+    write_conf(text);
+    free(text);
+    ck_assert_int_eq(load(&a, 3, argv, err, sizeof(err)), 0);
+    argv[2] = path;
+    ck_assert_msg(load(&b, 3, argv, err, sizeof(err)) == 0, "%s", err);
+    f = open_memstream(&wa, &la);
+    folio_config_write(&a, f);
+    fclose(f);
+    f = open_memstream(&wb, &lb);
+    folio_config_write(&b, f);
+    fclose(f);
+    ck_assert_str_eq(wa, wb);
+    free(wa);
+    free(wb);
+    folio_config_free(&a);
+    folio_config_free(&b);
+}
+END_TEST
+
 START_TEST(test_cpu_count)
 {
     int n = folio_cpu_count();
@@ -257,6 +305,7 @@ config_suite(void)
     tcase_add_test(tc, test_cli_errors);
     tcase_add_test(tc, test_actions);
     tcase_add_test(tc, test_write_round_trip);
+    tcase_add_test(tc, test_default_file);
     tcase_add_test(tc, test_cpu_count);
     suite_add_tcase(s, tc);
     return s;

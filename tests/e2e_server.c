@@ -543,6 +543,18 @@ START_TEST(test_check_config)
              "%s --check-config -c %s/bad.conf 2>/dev/null >/dev/null",
              e2e_foliod(), s.dir);
     ck_assert_int_ne(system(cmd), 0);
+    /* A user that does not exist; root needs no --user to check. */
+    snprintf(cmd, sizeof(cmd), "%s/user.conf", s.dir);
+    e2e_write_file(cmd, "user = no-such-user-folio\n");
+    snprintf(cmd, sizeof(cmd),
+             "%s --check-config -c %s/user.conf 2>&1 | grep -q "
+             "'user no-such-user-folio'",
+             e2e_foliod(), s.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd),
+             "%s --check-config -c %s/user.conf >/dev/null 2>&1",
+             e2e_foliod(), s.dir);
+    ck_assert_int_ne(system(cmd), 0);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", s.dir);
     ck_assert_int_eq(system(cmd), 0);
 }

@@ -64,9 +64,8 @@ folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
     return -1;
 }
 
-/* A method name fit for an error message: printable ASCII, 64 bytes at most. */
-static void
-printable(const char *s, uint32_t len, char *out, size_t cap)
+const char *
+folio_call_printable(const char *s, uint32_t len, char *out, size_t cap)
 {
     size_t i, n = len < cap - 4 ? len : cap - 4;
 
@@ -77,6 +76,7 @@ printable(const char *s, uint32_t len, char *out, size_t cap)
         n += 3;
     }
     out[n] = '\0';
+    return out;
 }
 
 void
@@ -118,7 +118,7 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
     if (!notify)
         folio_rpc_pack_result_head(&pk, m->msgid);
     if (method == NULL) {
-        printable(m->method, m->method_len, name, 68);
+        folio_call_printable(m->method, m->method_len, name, 68);
         folio_call_error(&call, FOLIO_ST_UNIMPLEMENTED, "unknown method '%s'",
                          name);
     } else if ((method->flags & FOLIO_METHOD_ADMIN) && !admin) {

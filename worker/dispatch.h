@@ -84,6 +84,14 @@ int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
+ * folio_call_printable - bytes of a request fit for an error message:
+ * printable ASCII ('?' for the rest), cut to cap - 4 bytes with "...".
+ * Returns out.
+ */
+const char *folio_call_printable(const char *s, uint32_t len, char *out,
+                                 size_t cap);
+
+/*
  * Held replies, for work that completes later in the loop (the comments
  * service's group commit).  A handler calls folio_call_hold() and returns
  * 0 having packed nothing; its reply, and everything after it on that

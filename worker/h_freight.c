@@ -51,22 +51,6 @@ folio_h_freight_fini(struct folio_worker *w)
     freight = NULL;
 }
 
-/* Bytes of a request fit for an error message. */
-static const char *
-shown(const char *s, uint32_t len, char *out, size_t cap)
-{
-    size_t i, n = len < cap - 4 ? len : cap - 4;
-
-    for (i = 0; i < n; i++)
-        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    if (n < len) {
-        memcpy(out + n, "...", 3);
-        n += 3;
-    }
-    out[n] = '\0';
-    return out;
-}
-
 static int
 read_cep(struct folio_mp_cur *c, uint32_t *cep)
 {
@@ -120,7 +104,7 @@ read_item(struct folio_call *call, uint32_t i, struct folio_freight_cart *cart)
         if (j == K_N)
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "items[%u]: unknown key '%s'", i,
-                                    shown(key, klen, b, 40));
+                                    folio_call_printable(key, klen, b, 40));
         if (seen & (1u << j))
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "items[%u]: '%s' given twice", i,
@@ -154,7 +138,7 @@ read_item(struct folio_call *call, uint32_t i, struct folio_freight_cart *cart)
         if (rc == FOLIO_ENOTFOUND)
             return folio_call_error(call, FOLIO_ST_NOT_FOUND,
                                     "items[%u]: unknown SKU '%s'", i,
-                                    shown(sku, skulen, b, 72));
+                                    folio_call_printable(sku, skulen, b, 72));
         if (rc != 0)
             return folio_call_error(call, FOLIO_ST_INTERNAL,
                                     "catalog lookup failed: %s",

@@ -153,7 +153,7 @@ folio_h_server_stats(struct folio_call *call)
 
     folio_pack_cstr(pk, "server");
     start = folio_stat_get(&h->sh_start_ms);
-    msgpack_pack_map(pk, 9);
+    msgpack_pack_map(pk, 10);
     folio_pack_cstr(pk, "version");
     folio_pack_cstr(pk, PACKAGE_VERSION);
     kv_u(pk, "pid", folio_stat_get(&h->sh_master_pid));
@@ -164,6 +164,7 @@ folio_h_server_stats(struct folio_call *call)
     kv_u(pk, "restarts", folio_stat_get(&h->sh_restarts));
     kv_u(pk, "reloads", folio_stat_get(&h->sh_reloads));
     kv_u(pk, "reload_failures", folio_stat_get(&h->sh_reload_failures));
+    kv_u(pk, "recycles", folio_stat_get(&h->sh_recycles));
 
     folio_pack_cstr(pk, "totals");
     msgpack_pack_map(pk, NCOMMON + 2);
