@@ -300,6 +300,9 @@ check_post(const uint8_t *p, size_t len)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    /* Once per process (the replay driver calls it per test case). */
+    if (out.b_data != NULL)
+        return 0;
     fuzz_setup();
     if (folio_buf_init(&out, 65536, 0) != 0 ||
         folio_buf_init(&out2, 65536, 0) != 0)

@@ -160,6 +160,9 @@ check_call(const char *method, const uint8_t *p, size_t len)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    /* Once per process (the replay driver calls it per test case). */
+    if (scratch != NULL)
+        return 0;
     fuzz_setup();
     if (folio_corpus_scratch_new(&scratch) != 0 ||
         folio_buf_init(&out, 65536, 0) != 0)

@@ -288,6 +288,9 @@ check_csv(const uint8_t *p, size_t len, int catalog)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    /* Once per process (the replay driver calls it per test case). */
+    if (skus != NULL)
+        return 0;
     fuzz_setup();
     load_catalog();
     if (folio_buf_init(&out, 65536, 0) != 0)
