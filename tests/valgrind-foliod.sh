@@ -7,6 +7,8 @@
 set -eu
 dir=${FOLIO_VALGRIND_DIR:-/tmp/folio-valgrind}
 mkdir -p "$dir"
+# Workers that dropped privileges (--user) write their logs here too.
+chmod 1777 "$dir" 2>/dev/null || true
 exec valgrind --tool=memcheck --trace-children=yes --track-fds=no \
     --leak-check=full --show-leak-kinds=definite,indirect \
     --errors-for-leak-kinds=definite,indirect --num-callers=30 \
