@@ -13,6 +13,7 @@ PACKAGES="
     systemd strace
     prometheus
     python3
+    clang libclang-rt-14-dev valgrind
     redis-server redis-tools
 "
 

@@ -42,6 +42,7 @@
 #include <msgpack.h>
 
 #include "shm/comments.h"
+#include "shm/lmdb_check.h"
 #include "src/hash.h"
 #include "src/alloc.h"
 #include "src/buf.h"
@@ -77,6 +78,7 @@ struct folio_comments {
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static int adopt(struct folio_comments *cs);
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -340,6 +342,23 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
         lmdb_fail(cs, "mdb_env_open", rc, err, errlen);
         goto fail;
     }
+    /*
+     * A data.mdb cut short would be read past its end (SIGBUS in every
+     * worker, at every respawn).  It holds what users posted: not rebuilt,
+     * refused with what to do.
+     */
+    {
+        char why[256];
+
+        if (folio_lmdb_size_check(cs->env, cs->dir, why, sizeof(why)) != 0) {
+            folio_log_errorx("comments store %s: %s", cs->dir, why);
+            seterr(err, errlen,
+                   "comments store %s: %s (restore it from a backup, or "
+                   "move it away to start an empty store)",
+                   cs->dir, why);
+            goto fail;
+        }
+    }
     /* The file's recorded size, or LMDB's default for a new one. */
     if (map_size(cs) < cs->map_init &&
         (rc = mdb_env_set_mapsize(cs->env, cs->map_init)) != 0) {
@@ -358,7 +377,17 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
     if (mdb_reader_check(cs->env, &dead) == 0 && dead > 0)
         folio_log_notice("comments store %s: cleared %d stale reader%s",
                          cs->dir, dead, dead == 1 ? "" : "s");
-    if ((rc = mdb_txn_begin(cs->env, NULL, 0, &txn)) != 0) {
+    rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
+    if (rc == MDB_MAP_RESIZED) {
+        /*
+         * Another worker grew the map between our open and now (a worker
+         * respawned while others post): adopt its size and go on, or this
+         * worker would exit and never be replaced.
+         */
+        if ((rc = adopt(cs)) == 0)
+            rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
+    }
+    if (rc != 0) {
         lmdb_fail(cs, "mdb_txn_begin", rc, err, errlen);
         goto fail;
     }
@@ -374,7 +403,10 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
         lmdb_fail(cs, "mdb_txn_commit", rc, err, errlen);
         goto fail;
     }
-    if ((rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn)) != 0) {
+    rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn);
+    if (rc == MDB_MAP_RESIZED && (rc = adopt(cs)) == 0)
+        rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn);
+    if (rc != 0) {
         cs->rtxn = NULL;
         lmdb_fail(cs, "mdb_txn_begin(MDB_RDONLY)", rc, err, errlen);
         goto fail;

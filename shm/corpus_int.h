@@ -29,7 +29,7 @@
 #include "shm/corpus.h"
 
 #define CORPUS_MAGIC "FOLIOCX\0"
-#define CORPUS_VERSION 1
+#define CORPUS_VERSION 2
 #define CORPUS_DWIDE 0x80000000u
 #define CORPUS_BUCKETS 65536
 
@@ -60,6 +60,7 @@ struct corpus_hdr {
     uint64_t h_off_dbase, h_off_doff, h_off_dwide;
     uint64_t h_off_nlbits, h_off_nlrank, h_off_lstart;
     uint64_t h_off_files, h_off_names, h_names_bytes;
+    uint64_t h_image_sum;  /* hash of everything after the header */
 };
 
 struct folio_corpus {

@@ -19,8 +19,10 @@
 
 #include "shm/freight.h"
 #include "shm/freight_int.h"
+#include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/err.h"
+#include "src/hash.h"
 #include "src/log.h"
 
 #if !defined(__SIZEOF_INT128__)
@@ -318,6 +320,22 @@ folio_freight_quote_blob(const void *blob, size_t len, uint32_t cep,
 /* ---- the environment ---- */
 
 int
+folio_freight_integrity_check(const void *tables, size_t tlen,
+                              const void *catalog, size_t clen,
+                              const void *integ, size_t ilen)
+{
+    struct fb_integrity in;
+
+    if (ilen != sizeof(in))
+        return FOLIO_ECORRUPT;
+    memcpy(&in, integ, sizeof(in));
+    if (in.i_tables != folio_fnv1a64(tables, tlen) ||
+        in.i_catalog != folio_fnv1a64(catalog, clen))
+        return FOLIO_ECORRUPT;
+    return 0;
+}
+
+int
 folio_freight_open(const char *envdir, struct folio_freight **out)
 {
     struct folio_freight *fr;
@@ -342,6 +360,15 @@ folio_freight_open(const char *envdir, struct folio_freight **out)
         folio_log_warnx("freight: mdb_env_open %s: %s", envdir,
                         mdb_strerror(mrc));
         goto fail;
+    }
+    {
+        char why[256];
+
+        if (folio_lmdb_size_check(fr->env, envdir, why, sizeof(why)) != 0) {
+            folio_log_warnx("freight: %s: %s", envdir, why);
+            rc = FOLIO_ECORRUPT;
+            goto fail;
+        }
     }
     if ((mrc = mdb_txn_begin(fr->env, NULL, MDB_RDONLY, &txn)) != 0) {
         folio_log_warnx("freight: mdb_txn_begin: %s", mdb_strerror(mrc));
@@ -388,7 +415,8 @@ fetch_images(struct folio_freight *fr)
 {
     MDB_val kt = {6, (void *)(uintptr_t) "tables"};
     MDB_val kc = {7, (void *)(uintptr_t) "catalog"};
-    MDB_val vt, vc;
+    MDB_val ki = {9, (void *)(uintptr_t) "integrity"};
+    MDB_val vt, vc, vi;
     int mrc;
 
     fr->txnid = 0;
@@ -398,6 +426,14 @@ fetch_images(struct folio_freight *fr)
             return FOLIO_ENOTFOUND;
         folio_log_warnx("freight: mdb_get: %s", mdb_strerror(mrc));
         return FOLIO_ESTORE;
+    }
+    /* Once per snapshot (an import), about 50 us for the shipped tables. */
+    if ((mrc = mdb_get(fr->txn, fr->meta, &ki, &vi)) != 0 ||
+        folio_freight_integrity_check(vt.mv_data, vt.mv_size, vc.mv_data,
+                                      vc.mv_size, vi.mv_data,
+                                      vi.mv_size) != 0) {
+        folio_log_warnx("freight: the stored tables fail their checksum");
+        return FOLIO_ECORRUPT;
     }
     if (image_header(vt.mv_data, vt.mv_size, &fr->img_h) != 0 ||
         catalog_header(vc.mv_data, vc.mv_size, &fr->cat_h) != 0) {

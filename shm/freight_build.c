@@ -29,6 +29,7 @@
 
 #include "shm/freight.h"
 #include "shm/freight_int.h"
+#include "shm/lmdb_check.h"
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/hash.h"
@@ -686,33 +687,68 @@ lmdb_fail(const char *what, int mrc, char *err, size_t errlen)
     return mrc == MDB_MAP_FULL ? FOLIO_EFULL : FOLIO_ESTORE;
 }
 
-/* What `envdir` holds: 1 and *sum if its manifest equals `m`. */
+/*
+ * What `envdir` holds: 1 and *sum if its manifest equals `m` and its
+ * images match their integrity record; 0 if it holds something else (or
+ * nothing, or an import of a version without the record); -1 with the
+ * reason in `why` if it is damaged.  Call folio_lmdb_size_check first.
+ */
 static int
 unchanged(MDB_env *env, const struct bytes *m,
-          struct folio_freight_summary *sum)
+          struct folio_freight_summary *sum, char *why, size_t whylen)
 {
     MDB_txn *txn = NULL;
     MDB_dbi meta;
-    MDB_val k, v;
-    int same = 0;
+    MDB_val k, v, vt, vc;
+    int same = 0, mrc;
 
-    if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) != 0)
-        return 0;
-    if (mdb_dbi_open(txn, "meta", 0, &meta) != 0)
-        goto done;
+    if ((mrc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) != 0)
+        goto lmdb;
+    if ((mrc = mdb_dbi_open(txn, "meta", 0, &meta)) != 0)
+        goto lmdb;
     k.mv_data = (void *)(uintptr_t) "manifest";
     k.mv_size = 8;
-    if (mdb_get(txn, meta, &k, &v) != 0 || v.mv_size != m->len ||
-        memcmp(v.mv_data, m->p, m->len) != 0)
+    if ((mrc = mdb_get(txn, meta, &k, &v)) != 0)
+        goto lmdb;
+    if (v.mv_size != m->len || memcmp(v.mv_data, m->p, m->len) != 0)
         goto done;
     k.mv_data = (void *)(uintptr_t) "summary";
     k.mv_size = 7;
-    if (mdb_get(txn, meta, &k, &v) != 0 || v.mv_size != sizeof(*sum))
+    if ((mrc = mdb_get(txn, meta, &k, &v)) != 0)
+        goto lmdb;
+    if (v.mv_size != sizeof(*sum))
         goto done;
     memcpy(sum, v.mv_data, sizeof(*sum));
+    k.mv_data = (void *)(uintptr_t) "tables";
+    k.mv_size = 6;
+    if ((mrc = mdb_get(txn, meta, &k, &vt)) != 0)
+        goto lmdb;
+    k.mv_data = (void *)(uintptr_t) "catalog";
+    k.mv_size = 7;
+    if ((mrc = mdb_get(txn, meta, &k, &vc)) != 0)
+        goto lmdb;
+    k.mv_data = (void *)(uintptr_t) "integrity";
+    k.mv_size = 9;
+    if ((mrc = mdb_get(txn, meta, &k, &v)) != 0)
+        goto lmdb;
+    if (folio_freight_integrity_check(vt.mv_data, vt.mv_size, vc.mv_data,
+                                      vc.mv_size, v.mv_data,
+                                      v.mv_size) != 0) {
+        snprintf(why, whylen, "the stored tables fail their checksum");
+        same = -1;
+        goto done;
+    }
     same = 1;
+    goto done;
+lmdb:
+    /* Not there: import.  Anything else: LMDB found damage. */
+    if (mrc != MDB_NOTFOUND) {
+        snprintf(why, whylen, "%s", mdb_strerror(mrc));
+        same = -1;
+    }
 done:
-    mdb_txn_abort(txn);
+    if (txn != NULL)
+        mdb_txn_abort(txn);
     return same;
 }
 
@@ -734,8 +770,11 @@ write_env(MDB_env *env, const void *img, size_t imglen, const void *cat,
 {
     MDB_txn *txn = NULL;
     MDB_dbi meta;
+    struct fb_integrity in;
     int dead, mrc;
 
+    in.i_tables = folio_fnv1a64(img, imglen);
+    in.i_catalog = folio_fnv1a64(cat, catlen);
     mdb_reader_check(env, &dead);
     if ((mrc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
         return lmdb_fail("mdb_txn_begin", mrc, err, errlen);
@@ -746,12 +785,90 @@ write_env(MDB_env *env, const void *img, size_t imglen, const void *cat,
     if ((mrc = put(txn, meta, "tables", 6, img, imglen, 0)) != 0 ||
         (mrc = put(txn, meta, "catalog", 7, cat, catlen, 0)) != 0 ||
         (mrc = put(txn, meta, "summary", 7, sum, sizeof(*sum), 0)) != 0 ||
+        (mrc = put(txn, meta, "integrity", 9, &in, sizeof(in), 0)) != 0 ||
         (mrc = put(txn, meta, "manifest", 8, m->p, m->len, 0)) != 0) {
         mdb_txn_abort(txn);
         return lmdb_fail("mdb_put", mrc, err, errlen);
     }
     if ((mrc = mdb_txn_commit(txn)) != 0)
         return lmdb_fail("mdb_txn_commit", mrc, err, errlen);
+    return 0;
+}
+
+static int
+env_open(const char *envdir, MDB_env **out)
+{
+    MDB_env *env = NULL;
+    int mrc;
+
+    *out = NULL;
+    if ((mrc = mdb_env_create(&env)) != 0 ||
+        (mrc = mdb_env_set_mapsize(env, ENV_MAPSIZE)) != 0 ||
+        (mrc = mdb_env_set_maxdbs(env, 2)) != 0 ||
+        (mrc = mdb_env_set_maxreaders(env, 1024)) != 0 ||
+        (mrc = mdb_env_open(env, envdir, MDB_NOTLS, 0640)) != 0) {
+        if (env != NULL)
+            mdb_env_close(env);
+        return mrc;
+    }
+    *out = env;
+    return 0;
+}
+
+/* LMDB's word for a file it cannot use as an environment. */
+static int
+damaged_code(int mrc)
+{
+    return mrc == MDB_INVALID || mrc == MDB_CORRUPTED ||
+           mrc == MDB_PAGE_NOTFOUND || mrc == MDB_VERSION_MISMATCH ||
+           mrc == MDB_BAD_TXN;
+}
+
+/*
+ * Open the environment to import into, and make sure it can be trusted:
+ * the freight environment only holds what the CSV files give, so a
+ * damaged one (a truncated or overwritten data.mdb, images that fail
+ * their checksum) is removed and created anew, and the import then
+ * writes it again.  *same as unchanged().
+ */
+static int
+env_open_checked(const char *envdir, const struct bytes *m,
+                 struct folio_freight_summary *sum, MDB_env **out, int *same,
+                 char *err, size_t errlen)
+{
+    char why[256], path[4200];
+    const char *const files[2] = {"data.mdb", "lock.mdb"};
+    int mrc, i;
+
+    *same = 0;
+    mrc = env_open(envdir, out);
+    if (mrc == 0) {
+        if (folio_lmdb_size_check(*out, envdir, why, sizeof(why)) == 0 &&
+            (*same = unchanged(*out, m, sum, why, sizeof(why))) >= 0)
+            return 0;
+    } else if (damaged_code(mrc)) {
+        snprintf(why, sizeof(why), "%s", mdb_strerror(mrc));
+    } else {
+        return lmdb_fail(envdir, mrc, err, errlen);
+    }
+    folio_log_warnx("freight environment %s is damaged (%s): rebuilding it "
+                    "from the CSV files",
+                    envdir, why);
+    if (*out != NULL)
+        mdb_env_close(*out);
+    *out = NULL;
+    *same = 0;
+    memset(sum, 0, sizeof(*sum));
+    for (i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s", envdir, files[i]);
+        if (unlink(path) != 0 && errno != ENOENT) {
+            snprintf(err, errlen, "freight environment: unlink %s: %s", path,
+                     strerror(errno));
+            return FOLIO_ESYS;
+        }
+    }
+    if ((mrc = env_open(envdir, out)) != 0)
+        return lmdb_fail(envdir, mrc, err, errlen);
     return 0;
 }
 
@@ -840,15 +957,12 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     if (!check_only) {
         if ((rc = make_dirs(envdir, err, errlen)) != 0)
             goto done;
-        if ((mrc = mdb_env_create(&env)) != 0 ||
-            (mrc = mdb_env_set_mapsize(env, ENV_MAPSIZE)) != 0 ||
-            (mrc = mdb_env_set_maxdbs(env, 2)) != 0 ||
-            (mrc = mdb_env_set_maxreaders(env, 1024)) != 0 ||
-            (mrc = mdb_env_open(env, envdir, MDB_NOTLS, 0640)) != 0) {
-            rc = lmdb_fail(envdir, mrc, err, errlen);
+        int same;
+
+        if ((rc = env_open_checked(envdir, &m, sum, &env, &same, err,
+                                   errlen)) != 0)
             goto done;
-        }
-        if (unchanged(env, &m, sum)) {
+        if (same > 0) {
             *present = 1;
             goto done;
         }

@@ -121,6 +121,27 @@ fb_u32(const unsigned char *p)
     return v;
 }
 
+/*
+ * The integrity record stored beside the images (key "integrity" of the
+ * meta database): FNV-1a of each image, written by the import, checked
+ * by the master before it trusts an environment and by each worker when
+ * it first reads a snapshot.  LMDB checks its pages' types, not what a
+ * value holds: a damaged image would be quoted from.
+ */
+struct fb_integrity {
+    uint64_t i_tables;
+    uint64_t i_catalog;
+};
+
+/*
+ * folio_freight_integrity_check - whether the images match the integrity
+ * record (tables, catalog, integrity: the three values as stored).
+ * Returns 0 or FOLIO_ECORRUPT.
+ */
+int folio_freight_integrity_check(const void *tables, size_t tlen,
+                                  const void *catalog, size_t clen,
+                                  const void *integ, size_t ilen);
+
 /* A span of the input: what one CSV field holds. */
 struct fcsv_span {
     char *p;

@@ -42,7 +42,7 @@
     X(conns_open, "connections open")                                          \
     X(cpu_user_us, "CPU time in user mode, microseconds")                      \
     X(cpu_sys_us, "CPU time in the kernel, microseconds")                      \
-    X(heap_inuse, "heap bytes in use (mallinfo2)")                             \
+    X(heap_inuse, "heap bytes in use, mmapped blocks too (mallinfo2)")          \
     X(maxrss_kb, "peak resident set, KiB")
 
 enum folio_worker_state {

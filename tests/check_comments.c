@@ -884,6 +884,58 @@ START_TEST(test_open_bad_dir)
 }
 END_TEST
 
+/*
+ * A data.mdb cut short: refused at open with a clear reason (reading it
+ * would be SIGBUS past the end of the file), never rebuilt (it holds
+ * what users posted); whole again, it opens with every comment.
+ */
+START_TEST(test_open_truncated)
+{
+    struct folio_comments *cs = open_store(0, 0);
+    char path[400], copy[420];
+    struct stat st;
+    struct folio_buf b;
+    struct folio_mp_cur c;
+    int i;
+
+    for (i = 0; i < 200; i++)
+        post1(cs, "/t", "a comment long enough to take some pages of the "
+                        "store, a comment long enough to take some pages");
+    folio_comments_close(cs);
+    snprintf(path, sizeof(path), "%s/comments/data.mdb", dir);
+    snprintf(copy, sizeof(copy), "%s/data.mdb.whole", dir);
+    ck_assert_int_eq(link(path, copy), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(unlink(path), 0);
+    {
+        /* A copy cut short. */
+        FILE *in = fopen(copy, "rb"), *o = fopen(path, "wb");
+        char buf[4096];
+        off_t left = st.st_size / 2;
+        size_t n;
+
+        ck_assert(in != NULL && o != NULL);
+        while (left > 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+            fwrite(buf, 1, n, o);
+            left -= (off_t)n;
+        }
+        fclose(in);
+        ck_assert_int_eq(fclose(o), 0);
+    }
+    ck_assert_int_eq(folio_comments_open(dir, NULL, &cs, err, sizeof(err)),
+                     FOLIO_ESTORE);
+    ck_assert_ptr_null(cs);
+    ck_assert_msg(strstr(err, "truncated") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "restore it from a backup") != NULL, "%s", err);
+    ck_assert_int_eq(rename(copy, path), 0);
+    cs = open_store(0, 0);
+    ck_assert_int_eq(folio_buf_init(&b, 64, 0), 0);
+    ck_assert_uint_eq(list(cs, "/t", &b, &c), 200);
+    folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
 static Suite *
 comments_suite(void)
 {
@@ -917,6 +969,7 @@ comments_suite(void)
     tcase_add_test(store, test_grow_in_other_process);
     tcase_add_test(store, test_list_allocates_nothing);
     tcase_add_test(store, test_open_bad_dir);
+    tcase_add_test(store, test_open_truncated);
     suite_add_tcase(s, store);
     return s;
 }

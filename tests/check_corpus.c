@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "shm/corpus.h"
+#include "shm/corpus_int.h"
 #include "src/alloc.h"
 #include "src/err.h"
 #include "tests/e2e_util.h"
@@ -796,6 +797,36 @@ START_TEST(test_cache)
     folio_corpus_info(c, &in);
     ck_assert_int_eq(in.from_cache, 0);
     folio_corpus_free(c);
+    /*
+     * Same size, the text intact, the index damaged (the suffix array, the
+     * line table): queries would read out of bounds.  Rebuilt.
+     */
+    {
+        static const char *const what[] = {"suffix array", "line starts",
+                                           "rank"};
+        struct corpus_hdr h;
+        uint64_t off[3];
+        unsigned k;
+
+        for (k = 0; k < 3; k++) {
+            f = fopen(path, "r+b");
+            ck_assert_ptr_nonnull(f);
+            ck_assert_uint_eq(fread(&h, sizeof(h), 1, f), 1);
+            off[0] = h.h_off_sa;
+            off[1] = h.h_off_lstart + 4;
+            off[2] = h.h_off_nlrank;
+            ck_assert_int_eq(fseek(f, (long)off[k], SEEK_SET), 0);
+            fputc(0xff, f);
+            fputc(0xff, f);
+            fclose(f);
+            c = open_ok(dir, cache);
+            folio_corpus_info(c, &in);
+            ck_assert_msg(in.from_cache == 0, "a damaged %s was trusted",
+                          what[k]);
+            ck_assert_uint_eq(count(c, "hello"), 3);
+            folio_corpus_free(c);
+        }
+    }
     /* an unwritable cache directory: built in memory all the same */
     snprintf(path, sizeof(path), "%s/missing", cache);
     c = open_ok(dir, path);

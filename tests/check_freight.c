@@ -1011,6 +1011,84 @@ START_TEST(test_import)
 }
 END_TEST
 
+/* Overwrite len bytes of path at off (negative: from the end) with byte b. */
+static void
+damage(const char *path, long off, size_t len, int b)
+{
+    FILE *f = fopen(path, "r+b");
+    size_t i;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, off, off < 0 ? SEEK_END : SEEK_SET), 0);
+    for (i = 0; i < len; i++)
+        fputc(b, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * A damaged environment (truncated, its header or its pages overwritten,
+ * a stored image changed) is never trusted: the import rebuilds it from
+ * the CSV files, and a worker that opens a damaged one gets
+ * FOLIO_ECORRUPT, not a SIGBUS or a quote from garbage.
+ */
+START_TEST(test_damaged_env)
+{
+    struct folio_freight *fr;
+    struct stat st;
+    char dir[300], env[300], mdb[320], err[1024];
+    int present, changed, round;
+
+    snprintf(dir, sizeof(dir), "%s/tables", tmp);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    write_file(dir, "eco.csv", BANDS);
+    write_file(tmp, "catalog.csv", CAT_HDR "PEN,20,1,1,15,350\n");
+    snprintf(env, sizeof(env), "%s/data/freight", tmp);
+    snprintf(mdb, sizeof(mdb), "%s/data.mdb", env);
+    for (round = 0; round < 4; round++) {
+        ck_assert_int_eq(import(0, &present, &changed, err, sizeof(err)), 0);
+        ck_assert_int_eq(present, 1);
+        ck_assert_int_eq(stat(mdb, &st), 0);
+        switch (round) {
+        case 0: /* truncated: pages past the end would be SIGBUS */
+            ck_assert_int_eq(truncate(mdb, st.st_size / 2), 0);
+            ck_assert_int_eq(folio_freight_open(env, &fr), FOLIO_ECORRUPT);
+            break;
+        case 1: /* both meta pages overwritten */
+            damage(mdb, 0, 8192, 0x5a);
+            break;
+        case 2: /* every data page zeroed */
+            damage(mdb, 8192, (size_t)st.st_size - 8192, 0);
+            break;
+        case 3: /* a stored image changed: LMDB cannot tell */
+            {
+                char img[1 << 16], *hit;
+                FILE *f = fopen(mdb, "rb");
+                size_t got;
+
+                ck_assert_ptr_nonnull(f);
+                got = fread(img, 1, sizeof(img), f);
+                fclose(f);
+                /* The band's name, inside the tables image. */
+                hit = memmem(img, got, "Capital", 7);
+                ck_assert_ptr_nonnull(hit);
+                damage(mdb, (long)(hit - img), 1, 'K');
+                ck_assert_int_eq(folio_freight_open(env, &fr), 0);
+                ck_assert_int_eq(folio_freight_begin(fr), FOLIO_ECORRUPT);
+                folio_freight_end(fr);
+                folio_freight_close(fr);
+            }
+            break;
+        }
+        /* The next import notices and writes it again. */
+        ck_assert_int_eq(import(0, &present, &changed, err, sizeof(err)), 0);
+        ck_assert_msg(changed == 1, "round %d: the damage was trusted", round);
+        fr = open_env();
+        ck_assert_int_eq(price_of(fr, "PEN"), 1000);
+        folio_freight_close(fr);
+    }
+}
+END_TEST
+
 START_TEST(test_quote_allocates_nothing)
 {
     struct folio_freight *fr;
@@ -1285,6 +1363,7 @@ freight_suite(void)
 
     tcase_add_checked_fixture(env, tmp_setup, tmp_teardown);
     tcase_add_test(env, test_import);
+    tcase_add_test(env, test_damaged_env);
     tcase_add_test(env, test_quote_allocates_nothing);
     tcase_add_test(env, test_shipped_data);
     suite_add_tcase(s, env);

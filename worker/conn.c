@@ -31,9 +31,21 @@
 #define FREE_CONNS_KEPT 256 /* closed connections kept for reuse */
 #define ACCEPTS_PER_EVENT 16
 #define SHRINK_IDLE_MS 10000 /* quiet this long before buffers shrink */
+/*
+ * A connection's share of one turn of the loop: once its messages have
+ * taken TURN_NS (the clock is read every TURN_CHECK messages, from the
+ * TURN_CHECK-th on), the others get their turn before it goes on (memcached's reqs_per_event, by time, so
+ * that cheap pipelined calls rarely yield).  Without it, a client that
+ * pipelines notifications (no replies, so no output backpressure) into a
+ * buffer grown by a large message had every one of them run before any
+ * other connection was looked at: seconds, for expensive calls.
+ */
+#define TURN_NS 1000000 /* 1 ms */
+#define TURN_CHECK 16
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
+static void on_resume(evutil_socket_t fd, short what, void *arg);
 
 static struct folio_conn *
 conn_get(struct folio_worker *w)
@@ -82,6 +94,7 @@ conn_unlink(struct folio_worker *w, struct folio_conn *c)
 {
     event_del(&c->ev_read);
     event_del(&c->ev_write);
+    event_del(&c->ev_resume);
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
@@ -138,6 +151,7 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     event_assign(&c->ev_read, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->ev_write, w->base, fd, EV_WRITE | EV_PERSIST, on_write,
                  c);
+    evtimer_assign(&c->ev_resume, w->base, on_resume, c);
     c->prev = NULL;
     c->next = w->conns;
     if (w->conns != NULL)
@@ -152,7 +166,20 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
         return;
     }
     if (len > 0) {
-        folio_buf_append(&c->in, data, len);
+        /*
+         * Bytes read by the worker that handed the connection over.  If
+         * they do not fit (a reload lowered max_message_bytes while a large
+         * message was arriving), dropping them would make the rest of the
+         * message be read as new messages: close instead.
+         */
+        if (folio_buf_append(&c->in, data, len) != 0) {
+            folio_log_warnx("the %zu bytes of a handed-over connection do "
+                            "not fit max_message_bytes: closed",
+                            len);
+            folio_stat_add(&w->slot->ws_protocol_errors, 1);
+            folio_conn_close(c);
+            return;
+        }
         on_read(-1, 0, c);
     }
 }
@@ -245,16 +272,33 @@ handle_message(struct folio_conn *c, const char *p, size_t len)
     c->w->dispatching = prev;
 }
 
-/* Answer every complete message in the input buffer. */
+/*
+ * This connection has had its share of the turn: read nothing more and
+ * process the rest of its input in a later turn, after the others.
+ */
+static void
+yield(struct folio_conn *c)
+{
+    static const struct timeval now = {0, 0};
+
+    c->flags |= CONN_YIELDED;
+    event_del(&c->ev_read);
+    evtimer_add(&c->ev_resume, &now);
+}
+
+/* Answer the complete messages in the input buffer, a turn's share. */
 static void
 process(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
     const char *p;
     size_t avail;
+    unsigned served = 0;
+    uint64_t t0 = 0;
     int r;
 
-    while (!(c->flags & (CONN_CLOSE_AFTER | CONN_READ_PAUSED | CONN_HELD))) {
+    while (!(c->flags & (CONN_CLOSE_AFTER | CONN_READ_PAUSED | CONN_HELD |
+                         CONN_YIELDED))) {
         if ((avail = folio_buf_pending(&c->in)) == 0)
             break;
         p = c->in.b_data + c->in.b_off;
@@ -275,9 +319,18 @@ process(struct folio_conn *c)
         if (folio_buf_pending(&c->out) > w->cfg->max_output_bytes) {
             event_del(&c->ev_read);
             c->flags |= CONN_READ_PAUSED;
+        } else if (++served % TURN_CHECK == 0 &&
+                   folio_buf_pending(&c->in) > 0 &&
+                   !(c->flags & (CONN_CLOSE_AFTER | CONN_HELD))) {
+            /* The clock from the first check on: none for short bursts. */
+            if (t0 == 0)
+                t0 = folio_now_ns();
+            else if (folio_now_ns() - t0 >= TURN_NS)
+                yield(c);
         }
     }
-    if ((c->flags & CONN_EOF) && !(c->flags & (CONN_READ_PAUSED | CONN_HELD)))
+    if ((c->flags & CONN_EOF) &&
+        !(c->flags & (CONN_READ_PAUSED | CONN_HELD | CONN_YIELDED)))
         c->flags |= CONN_CLOSE_AFTER;
 }
 
@@ -331,7 +384,7 @@ drain_check(struct folio_conn *c)
     struct folio_worker *w = c->w;
 
     if (folio_buf_pending(&c->out) != 0 ||
-        (c->flags & (CONN_READ_PAUSED | CONN_HELD)))
+        (c->flags & (CONN_READ_PAUSED | CONN_HELD | CONN_YIELDED)))
         return;
     if (w->retiring && !(c->flags & CONN_REJECT) &&
         folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA) {
@@ -378,9 +431,17 @@ read_some(struct folio_conn *c)
     size_t want = READ_MIN, pending = folio_buf_pending(&c->in);
     ssize_t n;
 
-    /* A large message announced by its header: make room for all of it. */
-    if (c->scan.pos > pending && c->scan.pos - pending > want)
-        want = (size_t)(c->scan.pos - pending);
+    /*
+     * A large message announced by its header: grow toward it as its bytes
+     * arrive (doubling), not for the claim alone, so that a header costs
+     * nothing until what it announces comes.
+     */
+    if (c->scan.pos > pending && c->scan.pos - pending > want) {
+        if (pending > want)
+            want = pending;
+        if (want > c->scan.pos - pending)
+            want = (size_t)(c->scan.pos - pending);
+    }
     if (folio_buf_space(&c->in) < want &&
         folio_buf_reserve(&c->in, want) != 0) {
         folio_log_warnx("no memory for a %zu-byte message: connection closed",
@@ -422,6 +483,18 @@ on_write(evutil_socket_t fd, short what, void *arg)
     run(arg);
 }
 
+static void
+on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct folio_conn *c = arg;
+
+    c->flags &= ~CONN_YIELDED;
+    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_HELD |
+                      CONN_CLOSE_AFTER)))
+        event_add(&c->ev_read, NULL);
+    run(c);
+}
+
 int
 folio_call_hold(struct folio_call *call, struct folio_hold *h)
 {
@@ -432,7 +505,7 @@ folio_call_hold(struct folio_call *call, struct folio_hold *h)
     c->flags |= CONN_HELD;
     event_del(&c->ev_read); /* nothing more until the release */
     h->conn = c;
-    h->head = call->head - c->out.b_off;
+    h->head = call->head; /* from the first pending byte, as dispatch keeps it */
     h->msgid = call->msgid;
     h->notify = call->notify;
     return 0;
@@ -458,7 +531,8 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
             folio_stat_add(&c->w->slot->ws_errors, 1);
         }
     }
-    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_CLOSE_AFTER)))
+    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_CLOSE_AFTER |
+                      CONN_YIELDED)))
         event_add(&c->ev_read, NULL);
     run(c);
 }
@@ -474,7 +548,8 @@ folio_conn_drain(struct folio_conn *c)
             return;
         process(c);
     } while (r > 0 && --rounds > 0 &&
-             !(c->flags & (CONN_CLOSE_AFTER | CONN_READ_PAUSED | CONN_EOF)));
+             !(c->flags & (CONN_CLOSE_AFTER | CONN_READ_PAUSED | CONN_EOF |
+                           CONN_YIELDED)));
     run(c);
 }
 

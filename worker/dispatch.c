@@ -89,7 +89,13 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
     struct folio_call call;
     msgpack_packer pk;
     char name[72];
-    size_t mark = out->b_len;
+    /*
+     * Where this reply starts, counted from the first pending byte: packing
+     * may move the pending bytes to the front of the buffer (when the
+     * client has read part of the earlier replies), so an offset from the
+     * buffer's start would go stale and a dropped reply would stay.
+     */
+    size_t mark = folio_buf_pending(out);
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
     uint64_t t0 = w->cfg->stats ? folio_now_ns() : 0;
@@ -138,7 +144,7 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
         folio_call_error(&call, FOLIO_ST_RESOURCE_EXHAUSTED,
                          "reply too large for memory");
     if (call.err_code != 0 || notify)
-        folio_buf_truncate(out, mark);
+        folio_buf_truncate(out, out->b_off + mark);
     if (call.err_code != 0 && !notify) {
         out->b_failed = 0;
         folio_rpc_pack_error(&pk, m->msgid, call.err_code, call.err_msg,

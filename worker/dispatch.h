@@ -33,7 +33,9 @@ struct folio_call {
     int admin;                   /* came over the admin socket */
     int notify;                  /* a notification: no reply is sent */
     uint32_t msgid;
-    size_t head;                 /* where the reply begins in *out */
+    size_t head;                 /* where the reply begins in *out,
+                                    from its first pending byte (packing
+                                    may move the pending bytes) */
     struct folio_worker *w;
     int err_code;                /* set by folio_call_error */
     size_t err_len;

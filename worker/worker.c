@@ -79,7 +79,12 @@ refresh_usage(struct folio_worker *w)
         folio_stat_set(&w->slot->ws_maxrss_kb, (uint64_t)ru.ru_maxrss);
     }
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    folio_stat_set(&w->slot->ws_heap_inuse, mallinfo2().uordblks);
+    {
+        /* Large blocks are mmap'd, not in the arenas: count both. */
+        struct mallinfo2 mi = mallinfo2();
+
+        folio_stat_set(&w->slot->ws_heap_inuse, mi.uordblks + mi.hblkhd);
+    }
 #endif
 }
 

@@ -28,6 +28,8 @@
 #define CONN_TCP 0x40
 #define CONN_HELD 0x80        /* a reply is held (folio_call_hold): no
                                  sending, no reading, no next request */
+#define CONN_YIELDED 0x100    /* served its share of this loop turn: the
+                                 rest of its input waits for ev_resume */
 
 struct folio_worker;
 
@@ -37,6 +39,7 @@ struct folio_conn {
     struct folio_worker *w;
     struct event ev_read;
     struct event ev_write;
+    struct event ev_resume;  /* a zero time-out: the next turn's share */
     struct folio_buf in;
     struct folio_buf out;
     struct folio_mp_scan scan;

@@ -1,0 +1,276 @@
+/*
+ * check_dispatch.c - worker/dispatch.c on a masterless worker
+ * (tests/fuzz_harness.h): what a reply leaves in the connection's output
+ * buffer, in particular when packing it makes the buffer move its pending
+ * bytes to the front (the client had read only part of the earlier
+ * replies).  A reply that is dropped (a notification's, or an error's
+ * partial result) must be dropped from where it really starts.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/buf.h"
+#include "src/err.h"
+#include "src/mp.h"
+#include "src/rpc.h"
+#include "tests/fuzz_harness.h"
+#include "worker/dispatch.h"
+#include "worker/worker_int.h"
+
+#define CAP 16384
+
+/*
+ * An output buffer as a slow reader leaves it: `sent` bytes already
+ * written (b_off), `pending` bytes of earlier replies waiting, the end
+ * `room` bytes short of the capacity.  The pending bytes are a pattern
+ * that must come out unchanged.
+ */
+static void
+fill(struct folio_buf *out, size_t sent, size_t room)
+{
+    size_t i;
+
+    ck_assert_int_eq(folio_buf_init(out, CAP, 0), 0);
+    for (i = 0; i < CAP - room; i++)
+        out->b_data[i] = (char)(i * 7);
+    out->b_off = sent;
+    out->b_len = CAP - room;
+}
+
+static void
+assert_pattern_kept(const struct folio_buf *out, size_t sent, size_t room)
+{
+    size_t i, n = CAP - room - sent;
+
+    ck_assert_uint_ge(folio_buf_pending(out), n);
+    /* One assertion, not one per byte: each is a message to Check. */
+    for (i = 0; i < n; i++)
+        if (out->b_data[out->b_off + i] != (char)((sent + i) * 7))
+            break;
+    ck_assert_msg(i == n, "pending byte %zu changed", i);
+}
+
+/* The replies after the earlier pending bytes: how many, the first code. */
+static size_t
+replies_after(const struct folio_buf *out, size_t earlier, int *code)
+{
+    return fuzz_check_replies(out->b_data + out->b_off + earlier,
+                              folio_buf_pending(out) - earlier, code);
+}
+
+static const unsigned char no_params[] = {0x90};
+static const unsigned char two_params[] = {0x92, 0x01, 0x02};
+
+START_TEST(test_notification_dropped_after_compaction)
+{
+    struct folio_buf out;
+    size_t sent = 8064, room, before;
+
+    /* Every position of the buffer's end relative to the reply's bytes. */
+    for (room = 0; room < 800; room++) {
+        fill(&out, sent, room);
+        before = folio_buf_pending(&out);
+        ck_assert_int_eq(fuzz_dispatch("server.methods", no_params,
+                                       sizeof(no_params), 1, 0, &out),
+                         0);
+        ck_assert_msg(folio_buf_pending(&out) == before,
+                      "room %zu: a notification left %zu bytes", room,
+                      folio_buf_pending(&out) - before);
+        assert_pattern_kept(&out, sent, room);
+        folio_buf_free(&out);
+    }
+}
+END_TEST
+
+START_TEST(test_error_replaces_result_after_compaction)
+{
+    struct folio_buf out;
+    size_t sent = 8064, room, before;
+    int code;
+
+    for (room = 0; room < 64; room++) {
+        fill(&out, sent, room);
+        before = folio_buf_pending(&out);
+        /* Wrong arity: the result's head is packed, then dropped. */
+        ck_assert_int_eq(fuzz_dispatch("server.ping", two_params,
+                                       sizeof(two_params), 0, 0, &out),
+                         0);
+        assert_pattern_kept(&out, sent, room);
+        ck_assert_uint_eq(replies_after(&out, before, &code), 1);
+        ck_assert_int_eq(code, FOLIO_ST_INVALID_ARGUMENT);
+        folio_buf_free(&out);
+    }
+}
+END_TEST
+
+START_TEST(test_result_after_compaction)
+{
+    struct folio_buf out;
+    size_t sent = 8064, room, before;
+    int code;
+
+    for (room = 0; room < 800; room += 7) {
+        fill(&out, sent, room);
+        before = folio_buf_pending(&out);
+        ck_assert_int_eq(fuzz_dispatch("server.methods", no_params,
+                                       sizeof(no_params), 0, 0, &out),
+                         0);
+        assert_pattern_kept(&out, sent, room);
+        ck_assert_uint_eq(replies_after(&out, before, &code), 1);
+        ck_assert_int_eq(code, 0);
+        folio_buf_free(&out);
+    }
+}
+END_TEST
+
+START_TEST(test_unknown_method_and_admin)
+{
+    struct folio_buf out;
+    int code;
+
+    ck_assert_int_eq(folio_buf_init(&out, 256, 0), 0);
+    code = fuzz_call("no.such", no_params, sizeof(no_params), 0, &out);
+    ck_assert_int_eq(code, FOLIO_ST_UNIMPLEMENTED);
+    code = fuzz_call("server.stats", no_params, sizeof(no_params), 0, &out);
+    ck_assert_int_eq(code, FOLIO_ST_PERMISSION_DENIED);
+    code = fuzz_call("server.stats", no_params, sizeof(no_params), 1, &out);
+    ck_assert_int_eq(code, 0);
+    folio_buf_free(&out);
+}
+END_TEST
+
+/* comments.post [{"path": "/p", "author": "a", "body": body}] */
+static size_t
+post_params(unsigned char *b, size_t body)
+{
+    size_t n = 0;
+
+    b[n++] = 0x91;
+    b[n++] = 0x83;
+    memcpy(b + n,
+           "\xa4"
+           "path"
+           "\xa2"
+           "/p"
+           "\xa6"
+           "author"
+           "\xa1"
+           "a"
+           "\xa4"
+           "body",
+           22);
+    n += 22;
+    b[n++] = 0xdb;
+    b[n++] = (unsigned char)(body >> 24);
+    b[n++] = (unsigned char)(body >> 16);
+    b[n++] = (unsigned char)(body >> 8);
+    b[n++] = (unsigned char)body;
+    memset(b + n, 'x', body);
+    return n + body;
+}
+
+/*
+ * A held reply (comments.post's group commit) released with an error,
+ * when packing the result's head moved the pending bytes: the error must
+ * replace the held reply, not follow its stale head.  The store is full,
+ * so the commit fails with error 8.
+ */
+START_TEST(test_held_error_after_compaction)
+{
+    static unsigned char params[70000];
+    struct folio_worker *w;
+    struct folio_buf rx;
+    struct folio_conn *c;
+    size_t n, sent = 8064, room, i, pend;
+    ssize_t k;
+    int sv[2], code;
+
+    fuzz_config("comments_max_size", "1m");
+    w = fuzz_setup();
+    ck_assert_int_eq(folio_buf_init(&rx, 65536, 0), 0);
+    /*
+     * Fill the store (outside a connection, posts are not held), with
+     * smaller and smaller posts, until even the one below does not fit.
+     */
+    for (k = 60000; k >= 10; k /= 10) {
+        n = post_params(params, (size_t)k);
+        for (i = 0; i < 100000; i++)
+            if ((code = fuzz_call("comments.post", params, n, 0, &rx)) != 0)
+                break;
+        ck_assert_int_eq(code, FOLIO_ST_RESOURCE_EXHAUSTED);
+    }
+    n = post_params(params, 10);
+    for (room = 0; room < 24; room++) {
+        ck_assert_int_eq(
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+        folio_conn_open(w, sv[0], 0, NULL, 0);
+        c = w->conns;
+        ck_assert_int_eq(c->fd, sv[0]);
+        for (i = 0; i < CAP - room; i++)
+            c->out.b_data[i] = (char)(i * 7);
+        c->out.b_off = sent;
+        c->out.b_len = CAP - room;
+        pend = CAP - room - sent;
+        w->dispatching = c;
+        ck_assert_int_eq(
+            fuzz_dispatch("comments.post", params, n, 0, 0, &c->out), 0);
+        w->dispatching = NULL;
+        ck_assert_msg(c->flags & CONN_HELD, "the post was not held");
+        /* The commit runs in the loop; the release sends. */
+        for (i = 0; i < 10 && (c->flags & CONN_HELD); i++)
+            event_base_loop(w->base, EVLOOP_NONBLOCK);
+        ck_assert(!(c->flags & CONN_HELD));
+        folio_buf_reset(&rx);
+        for (i = 0; i < 100; i++) {
+            event_base_loop(w->base, EVLOOP_NONBLOCK);
+            k = recv(sv[1], rx.b_data + rx.b_len, folio_buf_space(&rx), 0);
+            if (k > 0)
+                rx.b_len += (size_t)k;
+            else if (k < 0 && errno != EAGAIN)
+                break;
+            else if (rx.b_len > pend && k < 0)
+                break;
+        }
+        ck_assert_uint_gt(rx.b_len, pend);
+        for (i = 0; i < pend; i++)
+            if (rx.b_data[i] != (char)((sent + i) * 7))
+                break;
+        ck_assert_msg(i == pend, "room %zu: pending byte %zu changed", room, i);
+        ck_assert_msg(
+            fuzz_check_replies(rx.b_data + pend, rx.b_len - pend, &code) == 1,
+            "room %zu: not one reply after the pending bytes", room);
+        ck_assert_int_eq(code, FOLIO_ST_RESOURCE_EXHAUSTED);
+        folio_conn_close(c);
+        close(sv[1]);
+    }
+    folio_buf_free(&rx);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("dispatch");
+    TCase *tc = tcase_create("output");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_notification_dropped_after_compaction);
+    tcase_add_test(tc, test_error_replaces_result_after_compaction);
+    tcase_add_test(tc, test_result_after_compaction);
+    tcase_add_test(tc, test_unknown_method_and_admin);
+    tcase_add_test(tc, test_held_error_after_compaction);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
