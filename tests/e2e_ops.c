@@ -378,7 +378,10 @@ proc_ids(pid_t pid, const char *key, long ids[4])
     int found = 0;
 
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    ck_assert_ptr_nonnull(f = fopen(path, "r"));
+    if ((f = fopen(path, "r")) == NULL) {
+        e2e_print_log(&srv); /* why did it go? */
+        ck_abort_msg("%s: %s", path, strerror(errno));
+    }
     while (fgets(line, sizeof(line), f) != NULL)
         if (strncmp(line, key, klen) == 0) {
             found = sscanf(line + klen, "%ld %ld %ld %ld", &ids[0], &ids[1],

@@ -122,8 +122,8 @@ kill_all(void)
     }
 }
 
-static void
-print_log_tail(const struct e2e_server *s)
+void
+e2e_print_log(const struct e2e_server *s)
 {
     char line[1024];
     FILE *f = fopen(s->log, "r");
@@ -183,14 +183,14 @@ e2e_wait_ready(struct e2e_server *s, uint64_t gen, int timeout_ms)
             fprintf(stderr, "foliod exited during start-up (status 0x%x)\n",
                     st);
             s->pid = -1;
-            print_log_tail(s);
+            e2e_print_log(s);
             return -1;
         }
         if (e2e_now_ms() >= deadline) {
             if (timeout_ms > 0) {
                 fprintf(stderr, "foliod not ready (generation %llu) in %d ms\n",
                         (unsigned long long)gen, timeout_ms);
-                print_log_tail(s);
+                e2e_print_log(s);
             }
             return -1;
         }
@@ -401,12 +401,12 @@ e2e_stop(struct e2e_server *s)
             kill(s->pid, SIGKILL);
             waitpid(s->pid, NULL, 0);
             s->pid = -1;
-            print_log_tail(s);
+            e2e_print_log(s);
         }
     }
     bad = e2e_log_check(s);
     if (bad != 0 || (rc != 0 && getenv("E2E_KEEP") == NULL))
-        print_log_tail(s);
+        e2e_print_log(s);
     forget(s);
     if (getenv("E2E_KEEP") == NULL)
         rm_rf(s->dir);

@@ -74,6 +74,9 @@ int e2e_wait_exit(struct e2e_server *s, int timeout_ms);
 /* e2e_log_check - 0 if the log is clean, -1 (and print the line) if not. */
 int e2e_log_check(const struct e2e_server *s);
 
+/* e2e_print_log - the last 4000 bytes of the server's log, on stderr. */
+void e2e_print_log(const struct e2e_server *s);
+
 /* e2e_log_has - 1 if the log contains `needle`. */
 int e2e_log_has(const struct e2e_server *s, const char *needle);
 
