@@ -164,6 +164,22 @@ send_request(struct lconn *c)
     return 0;
 }
 
+/* "comments.post: error 8 no space" from an error object [code, message]. */
+static void
+describe_error(struct folio_mp_cur e, int writer, char *out, size_t len)
+{
+    const char *msg = "";
+    uint32_t n, mlen = 0;
+    int64_t code = -1;
+
+    if (folio_mp_read_array(&e, &n) == 0 && n >= 2 &&
+        folio_mp_read_int(&e, &code) == 0)
+        folio_mp_read_str(&e, &msg, &mlen);
+    snprintf(out, len, "%s: error %lld %.*s",
+             writer ? "comments.post" : "comments.list", (long long)code,
+             (int)mlen, msg);
+}
+
 /* Read what arrived; returns 1 when the reply is complete, 0, or -1. */
 static int
 read_reply(struct lthread *t, struct lconn *c)
@@ -196,10 +212,9 @@ read_reply(struct lthread *t, struct lconn *c)
     if (now >= t->measure_ns) {
         t->done[c->writer]++;
         t->hist[c->writer][folio_lat_bucket(dt)]++;
-        if (folio_mp_read_nil(&m.error) != 0) {
-            if (t->errors++ == 0 && t->err[0] == '\0')
-                snprintf(t->err, sizeof(t->err), "an error reply");
-        }
+        if (folio_mp_read_nil(&m.error) != 0 && t->errors++ == 0 &&
+            t->err[0] == '\0')
+            describe_error(m.error, c->writer, t->err, sizeof(t->err));
     }
     folio_buf_consume(&c->in, (size_t)c->scan.pos);
     folio_mp_scan_reset(&c->scan);
