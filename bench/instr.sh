@@ -16,19 +16,20 @@ count() {
     rm -f "$BENCH_TMP"/cg.*
     FOLIOD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$BENCH_TMP/cg.%p"
     start_foliod --workers 1 --request-timeout 0 --idle-timeout 0 "$@"
-    FOLIOD_WRAP=""
-    VG_MASTER=$FOLIOD_PID
+    FOLIOD_WRAP=""; : "$FOLIOD_WRAP"
     "$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 1 -t 1 -n "$REQS" -w "$WORKLOAD" >/dev/null
+    # The worker's file, by its pid.
+    worker=$(foliod_workers | awk '{print $1}')
     stop_foliod
-    # The worker's file is the one that is not the master's.
-    for f in "$BENCH_TMP"/cg.*; do
-        pid=${f##*.}
-        [ "$pid" = "$VG_MASTER" ] && continue
-        sed -n 's/^summary: *//p' "$f"
-    done | sort -n | tail -n 1
+    sed -n 's/^summary: *//p' "$BENCH_TMP/cg.$worker"
 }
 
-# start_foliod records $! (valgrind's pid is the master's pid).
+# A forked worker's callgrind counts start from its master's at fork, so
+# both runs must do the same work before forking: a first start, without
+# valgrind, builds the corpus index cache and imports the freight tables
+# that both counted runs then map.
+start_foliod --workers 1 "$@"
+stop_foliod
 REQS=$N; a=$(count "$@")
 REQS=$((2 * N)); b=$(count "$@")
 echo "instructions per request ($WORKLOAD, foliod $*): $(( (b - a) / N ))"
