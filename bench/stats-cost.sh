@@ -44,6 +44,7 @@ for _ in $(seq "$RUNS"); do
         out=$("$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c "$CONNS" -d "$SECS" --warmup 0.5 --json)
         stop_foliod
         rps=$(json_field "$out" rps)
+        echo "stats-cost: stats $mode: 1 worker $cpu us/req $rps1 req/s; 2 workers $rps req/s" >&2
         if [ "$mode" = on ]; then
             on="$on $rps"; on_cpu="$on_cpu $cpu"; on1="$on1 $rps1"
         else
