@@ -42,10 +42,8 @@ wait_for() {
 start_foliod() {
     FOLIO_ADMIN="$BENCH_TMP/admin.sock"
     rm -f "$BENCH_TMP/ready"
-    # As root foliod wants a user to become: the benchmarks stay root.
-    FOLIO_USER=$(id -un)
     # shellcheck disable=SC2086
-    ${FOLIOD_WRAP:-} "$FOLIOD" -f --user "$FOLIO_USER" --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
+    ${FOLIOD_WRAP:-} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
         --data-dir "$BENCH_TMP/data" --metrics-listen off \
         --ready-file "$BENCH_TMP/ready" --log-level warn "$@" \
         2>>"$BENCH_TMP/foliod.log" &

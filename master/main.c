@@ -322,8 +322,9 @@ main(int argc, char *argv[])
         folio_priv_own_fd(&m->priv, folio_log_fd(), logpath);
     }
     if (geteuid() == 0 && !m->priv.active)
-        folio_log_warnx("serving as root (user root): a bug in foliod "
-                        "would be a bug with every privilege");
+        folio_log_warnx("serving as root: a bug in foliod would be a bug "
+                        "with every privilege (set --user USER to drop "
+                        "privileges once the sockets are bound)");
     /* Sockets from systemd: LISTEN_PID names us, not the daemon child. */
     if (folio_activate_init(err, sizeof(err)) != 0)
         folio_fatalx("%s", err);

@@ -30,16 +30,8 @@ folio_priv_init(struct folio_priv *p, const char *user, int check_only,
     struct passwd *pw;
 
     memset(p, 0, sizeof(*p));
-    if (user == NULL) {
-        if (geteuid() == 0 && !check_only) {
-            snprintf(err, errlen,
-                     "refusing to serve as root: set --user USER (the "
-                     "`user' key) to drop privileges after binding, or "
-                     "--user root to serve as root anyway");
-            return FOLIO_ECONFIG;
-        }
-        return 0;
-    }
+    if (user == NULL)
+        return 0; /* stay who we are: as root, main.c warns */
     errno = 0;
     if ((pw = getpwnam(user)) == NULL) {
         snprintf(err, errlen, "user %s: %s", user,

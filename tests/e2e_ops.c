@@ -1,7 +1,7 @@
 /*
  * e2e_ops.c - foliod as an operator runs it: the service manager's notify
  * protocol (READY, RELOADING, STOPPING over NOTIFY_SOCKET, as systemd
- * would see them, without systemd) and privileges (refusing root,
+ * would see them, without systemd) and privileges (root without --user,
  * dropping to --user after binding, what the user owns afterwards).
  * The privilege tests need root (CI runs as root); they pass with a note
  * otherwise.
@@ -327,20 +327,8 @@ run_foliod(const char *const *args, char *out, size_t len)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-START_TEST(test_root_needs_user)
+START_TEST(test_root_without_user)
 {
-    const char *refuse[] = {"-f",
-                            "-c",
-                            "/dev/null",
-                            "--listen",
-                            "127.0.0.1:0",
-                            "--admin-socket",
-                            "off",
-                            "--metrics-listen",
-                            "off",
-                            "--data-dir",
-                            "/tmp/folio-e2e-never",
-                            NULL};
     const char *nosuch[] = {"-f",
                             "-c",
                             "/dev/null",
@@ -351,20 +339,36 @@ START_TEST(test_root_needs_user)
                             "--metrics-listen",
                             "off",
                             NULL};
-    char out[2048];
+    struct folio_client *c;
+    char out[2048], path[64], line[256];
+    long uid = -1;
+    FILE *f;
 
     /* An unknown user is a configuration error (--check-config: e2e_server). */
     ck_assert_int_eq(run_foliod(nosuch, out, sizeof(out)), 1);
     ck_assert_msg(strstr(out, "no-such-user-folio") != NULL, "%s", out);
     if (geteuid() != 0) {
-        fprintf(stderr, "test_root_needs_user: not root, refusal not "
-                        "tested\n");
+        fprintf(stderr, "test_root_without_user: not root, not tested\n");
         return;
     }
-    /* Root without --user: refused before anything is created. */
-    ck_assert_int_eq(run_foliod(refuse, out, sizeof(out)), 1);
-    ck_assert_msg(strstr(out, "refusing to serve as root") != NULL, "%s", out);
-    ck_assert_int_eq(access("/tmp/folio-e2e-never", F_OK), -1);
+    /*
+     * Root without --user (e2e_start writes no user): it serves, as root,
+     * and says so (PROTOCOL.md: defaults work with no option).
+     */
+    ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
+    ck_assert(e2e_log_has(&srv, "serving as root"));
+    ck_assert(e2e_log_has(&srv, "set --user USER"));
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)srv.pid);
+    ck_assert_ptr_nonnull(f = fopen(path, "r"));
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Uid: %ld", &uid) == 1)
+            break;
+    fclose(f);
+    ck_assert_int_eq(uid, 0);
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
 
@@ -718,7 +722,7 @@ ops_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("privileges");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_root_needs_user);
+    tcase_add_test(tc, test_root_without_user);
     tcase_add_test(tc, test_drop_to_user);
     suite_add_tcase(s, tc);
     tc = tcase_create("activation");

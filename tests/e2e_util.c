@@ -301,11 +301,8 @@ e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
              "corpus = off\n" /* tests that want one say so */
              "ready_file = %s\n"
              "shutdown_timeout = 5s\n"
-             "%s"
              "%s",
-             s->admin, s->dir, s->ready,
-             /* As root foliod wants a user; the tests stay root. */
-             geteuid() == 0 ? "user = root\n" : "", extra);
+             s->admin, s->dir, s->ready, extra);
     if (e2e_write_file(s->conf, text) != 0) {
         perror(s->conf);
         return -1;
