@@ -88,7 +88,7 @@ static const struct opt opts[] = {
     {"pid-file", 0, T_STR_OFF, O(pid_file), 0, 0, NULL, "PATH",
      "write the master's pid to PATH"},
     {"user", 0, T_STR_OFF, O(user), 0, 0, NULL, "USER",
-     "drop privileges to USER after binding (needed as root)"},
+     "drop privileges to USER after binding (as root)"},
     {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
      "write pid and bound addresses to PATH when ready"},
     {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
