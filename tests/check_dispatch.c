@@ -68,6 +68,38 @@ replies_after(const struct folio_buf *out, size_t earlier, int *code)
 static const unsigned char no_params[] = {0x90};
 static const unsigned char two_params[] = {0x92, 0x01, 0x02};
 
+/* Every method found at its row; near misses (prefixes, longer names,
+ * an embedded NUL, bytes above 0x7f) not. */
+START_TEST(test_method_find)
+{
+    const struct folio_method *m;
+    char name[80];
+    unsigned i, row;
+    uint32_t len;
+
+    for (i = 0; i < folio_nmethods; i++) {
+        len = (uint32_t)strlen(folio_methods[i].name);
+        memcpy(name, folio_methods[i].name, len);
+        m = folio_method_find(name, len, &row);
+        ck_assert_ptr_eq(m, &folio_methods[i]);
+        ck_assert_uint_eq(row, i);
+        ck_assert_ptr_null(folio_method_find(name, len - 1, &row));
+        ck_assert_uint_eq(row, FOLIO_MAX_METHODS);
+        name[len] = 'x';
+        ck_assert_ptr_null(folio_method_find(name, len + 1, &row));
+        name[len] = '\0';
+        ck_assert_ptr_null(folio_method_find(name, len + 1, &row));
+        name[len - 1] = (char)0xff;
+        ck_assert_ptr_null(folio_method_find(name, len, &row));
+        name[len - 1] = '\0';
+        ck_assert_ptr_null(folio_method_find(name, len, &row));
+    }
+    ck_assert_ptr_null(folio_method_find("", 0, &row));
+    ck_assert_ptr_null(folio_method_find("\xff", 1, &row));
+    ck_assert_ptr_null(folio_method_find("a", 1, &row));
+}
+END_TEST
+
 START_TEST(test_notification_dropped_after_compaction)
 {
     struct folio_buf out;
@@ -262,6 +294,7 @@ main(void)
     SRunner *sr;
     int failed;
 
+    tcase_add_test(tc, test_method_find);
     tcase_add_test(tc, test_notification_dropped_after_compaction);
     tcase_add_test(tc, test_error_replaces_result_after_compaction);
     tcase_add_test(tc, test_result_after_compaction);
