@@ -52,7 +52,8 @@ align64(uint64_t x)
 
 void
 corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles,
-              uint64_t names_bytes, uint64_t nwide, struct corpus_layout *l)
+              uint64_t names_bytes, uint64_t nwide, uint64_t nq,
+              struct corpus_layout *l)
 {
     uint64_t words = (n + 63) / 64, off = align64(sizeof(struct corpus_hdr));
 
@@ -80,6 +81,10 @@ corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles,
     off = align64(off + sizeof(struct corpus_file) * nfiles);
     l->off_names = off;
     off = align64(off + names_bytes);
+    l->off_qidx = off;
+    off = align64(off + 2 * (uint64_t)CORPUS_QKEYS);
+    l->off_qbits = off;
+    off = align64(off + 8 * nq * (((uint64_t)lines + 63) / 64));
     l->total = off;
 }
 
@@ -105,6 +110,9 @@ corpus_bind(struct folio_corpus *c)
     c->lstart = (const uint32_t *)(const void *)(b + h->h_off_lstart);
     c->files = (const struct corpus_file *)(const void *)(b + h->h_off_files);
     c->names = (const char *)(b + h->h_off_names);
+    c->qidx = (const uint16_t *)(const void *)(b + h->h_off_qidx);
+    c->qbits = (const uint64_t *)(const void *)(b + h->h_off_qbits);
+    c->qwords = (uint32_t)(((uint64_t)c->lines + 63) / 64);
 }
 
 /* A 64-bit hash of the names, sizes and text: the cache key. */
@@ -320,16 +328,19 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
         h->h_version != CORPUS_VERSION || h->h_hdr_size != sizeof(*h) ||
         h->h_checksum != sum || h->h_n != n || h->h_files != nfiles ||
         h->h_image_bytes != c->map_len || h->h_lines == 0 || h->h_lines > n ||
-        h->h_nwide > n / 64 + 1 || h->h_names_bytes > c->map_len)
+        h->h_nwide > n / 64 + 1 || h->h_names_bytes > c->map_len ||
+        h->h_nq > CORPUS_QKEYS)
         return 0;
-    corpus_layout(n, h->h_lines, nfiles, h->h_names_bytes, h->h_nwide, &l);
+    corpus_layout(n, h->h_lines, nfiles, h->h_names_bytes, h->h_nwide,
+                  h->h_nq, &l);
     if (l.total != c->map_len || l.off_text != h->h_off_text ||
         l.off_lower != h->h_off_lower || l.off_sa != h->h_off_sa ||
         l.off_bucket != h->h_off_bucket || l.off_dbase != h->h_off_dbase ||
         l.off_doff != h->h_off_doff || l.off_dwide != h->h_off_dwide ||
         l.off_nlbits != h->h_off_nlbits || l.off_nlrank != h->h_off_nlrank ||
         l.off_lstart != h->h_off_lstart || l.off_files != h->h_off_files ||
-        l.off_names != h->h_off_names)
+        l.off_names != h->h_off_names || l.off_qidx != h->h_off_qidx ||
+        l.off_qbits != h->h_off_qbits)
         return 0;
     if (memcmp((const uint8_t *)c->map + h->h_off_text, raw, n) != 0)
         return 0;
@@ -348,6 +359,16 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
             memcmp((const char *)c->map + h->h_off_names + cf->cf_name_off,
                    f[i].name, cf->cf_name_len) != 0)
             return 0;
+    }
+    /* A bitmap index past the bitmaps would read outside the image. */
+    {
+        const uint16_t *q =
+            (const uint16_t *)(const void *)((const uint8_t *)c->map +
+                                             h->h_off_qidx);
+
+        for (i = 0; i < CORPUS_QKEYS; i++)
+            if (q[i] != CORPUS_QNONE && q[i] >= h->h_nq)
+                return 0;
     }
     return 1;
 }
@@ -514,7 +535,8 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     uint8_t *lower = NULL, *img;
     uint64_t *nlbits = NULL;
     uint32_t *nlrank = NULL, *lstart = NULL, *sa = NULL, *bucket = NULL,
-             *hc = NULL, lines = 0, line;
+             *hc = NULL, lines = 0, line, nq;
+    uint16_t *qidx = NULL;
     char *names = NULL;
     int rc = FOLIO_ENOMEM;
 
@@ -563,8 +585,15 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     if ((rc = corpus_build_sa_h(&t, hc, err, errlen)) != 0)
         goto done;
     nwide = corpus_wide_blocks(hc, (uint32_t)n);
+    /* Line bitmaps for the broadest keys, within half the text's size. */
+    if ((qidx = folio_malloc(2 * (size_t)CORPUS_QKEYS)) == NULL) {
+        snprintf(err, errlen, "out of memory building the corpus index");
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    nq = corpus_choose_qkeys(&t, n / 2, qidx);
 
-    corpus_layout(n, lines, nfiles, names_bytes, nwide, &l);
+    corpus_layout(n, lines, nfiles, names_bytes, nwide, nq, &l);
     img = mmap(NULL, l.total, PROT_READ | PROT_WRITE,
                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (img == MAP_FAILED) {
@@ -601,6 +630,10 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     h->h_off_files = l.off_files;
     h->h_off_names = l.off_names;
     h->h_names_bytes = names_bytes;
+    h->h_nq = nq;
+    h->h_off_qidx = l.off_qidx;
+    h->h_off_qbits = l.off_qbits;
+    memcpy(img + l.off_qidx, qidx, 2 * (size_t)CORPUS_QKEYS);
     memcpy(img + l.off_text, raw, n);
     memcpy(img + l.off_lower, lower, n);
     memcpy(img + l.off_sa, sa, 4 * n);
@@ -630,6 +663,7 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     }
     corpus_bind(c);
     corpus_fill_d(c, hc);
+    corpus_fill_qbits(c);
     h->h_build_ms = now_ms() - t0;
     h->h_image_sum =
         image_sum((const uint8_t *)c->map + sizeof(*h), c->map_len - sizeof(*h));
@@ -643,6 +677,7 @@ done:
     folio_free(bucket);
     folio_free(hc);
     folio_free(names);
+    folio_free(qidx);
     return rc;
 }
 

@@ -18,6 +18,12 @@
  *   nlbits  ceil(n/64) u64  bit p set when lower[p] is a line terminator
  *   nlrank  ceil(n/64) u32  terminators before each word: line of p in O(1)
  *   lstart  lines+1 u32     text offset of each line; lstart[lines] = n
+ *   qidx    65536+256 u16   the line bitmap of each one- or two-byte query
+ *                     (two bytes: qidx[b0 << 8 | b1]; one: qidx[65536 + b]),
+ *                     or CORPUS_QNONE
+ *   qbits   nq * ceil(lines/64) u64: bit L set when line L holds the key;
+ *                     only for keys whose suffix-array range is too large
+ *                     to sort (corpus_query.c), within a byte budget
  *   files   nfiles struct corpus_file
  *   names   the work names (file names without ".txt"), back to back
  */
@@ -29,9 +35,12 @@
 #include "shm/corpus.h"
 
 #define CORPUS_MAGIC "FOLIOCX\0"
-#define CORPUS_VERSION 2
+#define CORPUS_VERSION 3
 #define CORPUS_DWIDE 0x80000000u
 #define CORPUS_BUCKETS 65536
+#define CORPUS_QKEYS (65536 + 256)
+#define CORPUS_QNONE 0xffffu
+#define CORPUS_QMIN 65536 /* a key's range above this gets a bitmap */
 
 struct corpus_file {
     uint32_t cf_first_line;
@@ -60,6 +69,7 @@ struct corpus_hdr {
     uint64_t h_off_dbase, h_off_doff, h_off_dwide;
     uint64_t h_off_nlbits, h_off_nlrank, h_off_lstart;
     uint64_t h_off_files, h_off_names, h_names_bytes;
+    uint64_t h_nq, h_off_qidx, h_off_qbits;
     uint64_t h_image_sum;  /* hash of everything after the header */
 };
 
@@ -83,6 +93,9 @@ struct folio_corpus {
     const uint32_t *lstart;
     const struct corpus_file *files;
     const char *names;
+    const uint16_t *qidx;
+    const uint64_t *qbits;
+    uint32_t qwords;       /* ceil(lines / 64): one bitmap's words */
     uint32_t n;
     uint32_t lines;
     uint32_t nfiles;
@@ -91,13 +104,14 @@ struct folio_corpus {
 /* The section sizes of an image, from n, lines, files, names and nwide. */
 struct corpus_layout {
     uint64_t off_text, off_lower, off_sa, off_bucket, off_dbase, off_doff,
-        off_dwide, off_nlbits, off_nlrank, off_lstart, off_files, off_names;
+        off_dwide, off_nlbits, off_nlrank, off_lstart, off_files, off_names,
+        off_qidx, off_qbits;
     uint64_t total;
 };
 
-/* corpus.c: fill `l` for these sizes. */
+/* corpus.c: fill `l` for these sizes (nq: the query bitmaps). */
 void corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles,
-                   uint64_t names_bytes, uint64_t nwide,
+                   uint64_t names_bytes, uint64_t nwide, uint64_t nq,
                    struct corpus_layout *l);
 
 /* corpus.c: set c's section pointers from its image's header. */
@@ -116,6 +130,32 @@ uint64_t corpus_wide_blocks(const uint32_t *h, uint32_t n);
 
 /* corpus_fill_d - dbase, doff and dwide from H. */
 void corpus_fill_d(struct folio_corpus *c, const uint32_t *h);
+
+/*
+ * corpus_choose_qkeys - which one- and two-byte keys get a line bitmap:
+ * those whose sa range (c's sa and bucket) exceeds CORPUS_QMIN, largest
+ * first, while their bitmaps fit in `budget` bytes.  Fills qidx
+ * (CORPUS_QKEYS entries); returns how many were chosen.
+ */
+uint32_t corpus_choose_qkeys(const struct folio_corpus *c, uint64_t budget,
+                             uint16_t *qidx);
+
+/* corpus_fill_qbits - set the bits of c's chosen keys (c bound, qbits zero). */
+void corpus_fill_qbits(struct folio_corpus *c);
+
+/* The sa range [*l, *r) of a one- or two-byte key (its qidx slot). */
+static inline void
+corpus_qkey_range(const struct folio_corpus *c, uint32_t slot, uint32_t *l,
+                  uint32_t *r)
+{
+    if (slot >= 65536) {
+        *l = c->bucket[(slot - 65536) << 8];
+        *r = c->bucket[(slot - 65536 + 1) << 8];
+    } else {
+        *l = c->bucket[slot];
+        *r = c->bucket[slot + 1];
+    }
+}
 
 /* The line holding text offset p (O(1)). */
 static inline uint32_t

@@ -8,7 +8,9 @@
  * search lists the lines in corpus order: for a small suffix-array range
  * it sorts the range's line numbers; for a large one it scans the
  * lowercased text from the start until it has offset+limit lines, which
- * costs about n * (offset+limit) / count bytes.  It takes the cheaper.
+ * costs about n * (offset+limit) / count bytes.  It takes the cheaper;
+ * the broadest one- and two-byte queries, whose deep pages a scan makes
+ * slow, have line bitmaps instead (corpus_build.c).
  */
 #include "config.h"
 
@@ -233,6 +235,39 @@ search_scan(const struct folio_corpus *c, const uint8_t *q, uint32_t len,
     return out;
 }
 
+/* The line bitmap of a one- or two-byte query, or NULL if it has none. */
+static const uint64_t *
+query_bits(const struct folio_corpus *c, const uint8_t *q, uint32_t len)
+{
+    uint32_t slot = len == 1 ? 65536u + q[0] : (uint32_t)q[0] << 8 | q[1];
+    uint16_t i = c->qidx[slot];
+
+    return i == CORPUS_QNONE ? NULL : c->qbits + (uint64_t)i * c->qwords;
+}
+
+/* The same from the query's line bitmap: skip `offset` set bits, take. */
+static uint32_t
+search_bits(const struct folio_corpus *c, const uint64_t *bits,
+            uint64_t offset, uint32_t want, uint32_t *ids)
+{
+    uint64_t x;
+    uint32_t w, pc, out = 0;
+
+    for (w = 0; w < c->qwords && out < want; w++) {
+        x = bits[w];
+        pc = (uint32_t)__builtin_popcountll(x);
+        if (offset >= pc) {
+            offset -= pc;
+            continue;
+        }
+        for (; offset > 0; offset--)
+            x &= x - 1;
+        for (; x != 0 && out < want; x &= x - 1)
+            ids[out++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+    }
+    return out;
+}
+
 int
 folio_corpus_search(const struct folio_corpus *c,
                     struct folio_corpus_scratch *s, const char *q, size_t len,
@@ -240,6 +275,7 @@ folio_corpus_search(const struct folio_corpus *c,
                     uint32_t *ids, uint32_t *n)
 {
     uint8_t buf[FOLIO_CORPUS_MAX_QUERY];
+    const uint64_t *bits;
     uint32_t l, r, cnt, want;
     uint64_t scan_bytes;
     int gather;
@@ -256,6 +292,10 @@ folio_corpus_search(const struct folio_corpus *c,
     if (offset >= cnt || limit == 0)
         return 0;
     want = cnt - offset < limit ? (uint32_t)(cnt - offset) : limit;
+    if (len <= 2 && strategy != 2 && (bits = query_bits(c, buf, len)) != NULL) {
+        *n = search_bits(c, bits, offset, want, ids);
+        return 0;
+    }
     /* Scanning reads about n * (offset + want) / cnt bytes. */
     scan_bytes = (uint64_t)c->n * (offset + want) / cnt;
     gather = r - l <= SORT_MAX &&

@@ -487,6 +487,81 @@ START_TEST(test_search_lines)
 }
 END_TEST
 
+/*
+ * The broadest one- and two-byte queries are listed from their line
+ * bitmaps: every page, deep ones too, equals what the scan lists, and
+ * each bitmap holds exactly the query's count of lines.
+ */
+START_TEST(test_search_bitmaps)
+{
+    static const char *queries[] = {"e", "a", " ", "t", "th", "e ", "E",
+                                    "TH", ",", "zq", "x"};
+    static uint32_t got[FOLIO_CORPUS_MAX_LIMIT], want[FOLIO_CORPUS_MAX_LIMIT];
+    const char *dir = e2e_corpus();
+    struct folio_corpus_scratch *s;
+    struct folio_corpus *c;
+    uint64_t offsets[8], total, total2, ones;
+    uint32_t n, n2, i, k, w, slot, with_bits = 0;
+    const uint64_t *bits;
+    uint8_t lq[2];
+    size_t q, len;
+
+    if (dir == NULL)
+        return;
+    c = open_ok(dir, shared_cache);
+    ck_assert_int_eq(folio_corpus_scratch_new(&s), 0);
+    for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+        len = strlen(queries[q]);
+        ck_assert_int_eq(folio_corpus_search(c, s, queries[q], len, 0, 1,
+                                             &total, got, &n),
+                         0);
+        for (i = 0; i < len; i++)
+            lq[i] = (uint8_t)(queries[q][i] >= 'A' && queries[q][i] <= 'Z'
+                                  ? queries[q][i] + 32
+                                  : queries[q][i]);
+        slot = len == 1 ? 65536u + lq[0] : (uint32_t)lq[0] << 8 | lq[1];
+        if (c->qidx[slot] != CORPUS_QNONE) {
+            with_bits++;
+            bits = c->qbits + (uint64_t)c->qidx[slot] * c->qwords;
+            for (w = 0, ones = 0; w < c->qwords; w++)
+                ones += (uint64_t)__builtin_popcountll(bits[w]);
+            ck_assert_uint_eq(ones, total);
+        }
+        offsets[0] = 0;
+        offsets[1] = 1;
+        offsets[2] = 63;
+        offsets[3] = 64;
+        offsets[4] = total / 2;
+        offsets[5] = total > 1000 ? total - 1000 : 0;
+        offsets[6] = total > 0 ? total - 1 : 0;
+        offsets[7] = total;
+        for (k = 0; k < 8; k++) {
+            folio_corpus_strategy(0);
+            ck_assert_int_eq(folio_corpus_search(c, s, queries[q], len,
+                                                 offsets[k], 1000, &total,
+                                                 got, &n),
+                             0);
+            folio_corpus_strategy(2); /* scan */
+            ck_assert_int_eq(folio_corpus_search(c, s, queries[q], len,
+                                                 offsets[k], 1000, &total2,
+                                                 want, &n2),
+                             0);
+            folio_corpus_strategy(0);
+            ck_assert_uint_eq(total, total2);
+            ck_assert_msg(n == n2, "'%s' offset %llu: %u lines, scan %u",
+                          queries[q], (unsigned long long)offsets[k], n, n2);
+            for (i = 0; i < n; i++)
+                ck_assert_msg(got[i] == want[i], "'%s' offset %llu line %u",
+                              queries[q], (unsigned long long)offsets[k], i);
+        }
+    }
+    /* the broad ones did take the bitmaps: e, a, " ", t, th, e  at least */
+    ck_assert_uint_ge(with_bits, 6);
+    folio_corpus_scratch_free(s);
+    folio_corpus_free(c);
+}
+END_TEST
+
 START_TEST(test_no_allocation)
 {
     const char *dir = e2e_corpus();
@@ -940,6 +1015,7 @@ corpus_suite(void)
     tcase_add_test(tc, test_reference_counts);
     tcase_add_test(tc, test_property_shared_corpus);
     tcase_add_test(tc, test_search_lines);
+    tcase_add_test(tc, test_search_bitmaps);
     tcase_add_test(tc, test_no_allocation);
     tcase_add_test(tc, test_fetch_script_verifies);
     suite_add_tcase(s, tc);
