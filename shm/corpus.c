@@ -51,9 +51,8 @@ align64(uint64_t x)
 }
 
 void
-corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles,
-              uint64_t names_bytes, uint64_t nwide, uint64_t nq,
-              struct corpus_layout *l)
+corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles, uint64_t names_bytes,
+              uint64_t nwide, uint64_t nq, struct corpus_layout *l)
 {
     uint64_t words = (n + 63) / 64, off = align64(sizeof(struct corpus_hdr));
 
@@ -323,16 +322,15 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
     struct corpus_layout l;
     uint32_t i;
 
-    if (c->map_len < sizeof(*h) ||
-        memcmp(h->h_magic, CORPUS_MAGIC, 8) != 0 ||
+    if (c->map_len < sizeof(*h) || memcmp(h->h_magic, CORPUS_MAGIC, 8) != 0 ||
         h->h_version != CORPUS_VERSION || h->h_hdr_size != sizeof(*h) ||
         h->h_checksum != sum || h->h_n != n || h->h_files != nfiles ||
         h->h_image_bytes != c->map_len || h->h_lines == 0 || h->h_lines > n ||
         h->h_nwide > n / 64 + 1 || h->h_names_bytes > c->map_len ||
         h->h_nq > CORPUS_QKEYS)
         return 0;
-    corpus_layout(n, h->h_lines, nfiles, h->h_names_bytes, h->h_nwide,
-                  h->h_nq, &l);
+    corpus_layout(n, h->h_lines, nfiles, h->h_names_bytes, h->h_nwide, h->h_nq,
+                  &l);
     if (l.total != c->map_len || l.off_text != h->h_off_text ||
         l.off_lower != h->h_off_lower || l.off_sa != h->h_off_sa ||
         l.off_bucket != h->h_off_bucket || l.off_dbase != h->h_off_dbase ||

@@ -95,7 +95,7 @@ struct folio_corpus {
     const char *names;
     const uint16_t *qidx;
     const uint64_t *qbits;
-    uint32_t qwords;       /* ceil(lines / 64): one bitmap's words */
+    uint32_t qwords; /* ceil(lines / 64): one bitmap's words */
     uint32_t n;
     uint32_t lines;
     uint32_t nfiles;

@@ -247,8 +247,8 @@ query_bits(const struct folio_corpus *c, const uint8_t *q, uint32_t len)
 
 /* The same from the query's line bitmap: skip `offset` set bits, take. */
 static uint32_t
-search_bits(const struct folio_corpus *c, const uint64_t *bits,
-            uint64_t offset, uint32_t want, uint32_t *ids)
+search_bits(const struct folio_corpus *c, const uint64_t *bits, uint64_t offset,
+            uint32_t want, uint32_t *ids)
 {
     uint64_t x;
     uint32_t w, pc, out = 0;

@@ -494,8 +494,8 @@ END_TEST
  */
 START_TEST(test_search_bitmaps)
 {
-    static const char *queries[] = {"e", "a", " ", "t", "th", "e ", "E",
-                                    "TH", ",", "zq", "x"};
+    static const char *queries[] = {"e", "a",  " ", "t",  "th", "e ",
+                                    "E", "TH", ",", "zq", "x"};
     static uint32_t got[FOLIO_CORPUS_MAX_LIMIT], want[FOLIO_CORPUS_MAX_LIMIT];
     const char *dir = e2e_corpus();
     struct folio_corpus_scratch *s;
@@ -512,9 +512,9 @@ START_TEST(test_search_bitmaps)
     ck_assert_int_eq(folio_corpus_scratch_new(&s), 0);
     for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
         len = strlen(queries[q]);
-        ck_assert_int_eq(folio_corpus_search(c, s, queries[q], len, 0, 1,
-                                             &total, got, &n),
-                         0);
+        ck_assert_int_eq(
+            folio_corpus_search(c, s, queries[q], len, 0, 1, &total, got, &n),
+            0);
         for (i = 0; i < len; i++)
             lq[i] = (uint8_t)(queries[q][i] >= 'A' && queries[q][i] <= 'Z'
                                   ? queries[q][i] + 32
@@ -538,8 +538,8 @@ START_TEST(test_search_bitmaps)
         for (k = 0; k < 8; k++) {
             folio_corpus_strategy(0);
             ck_assert_int_eq(folio_corpus_search(c, s, queries[q], len,
-                                                 offsets[k], 1000, &total,
-                                                 got, &n),
+                                                 offsets[k], 1000, &total, got,
+                                                 &n),
                              0);
             folio_corpus_strategy(2); /* scan */
             ck_assert_int_eq(folio_corpus_search(c, s, queries[q], len,
