@@ -80,8 +80,8 @@ corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles, uint64_t names_bytes,
     off = align64(off + sizeof(struct corpus_file) * nfiles);
     l->off_names = off;
     off = align64(off + names_bytes);
-    l->off_qidx = off;
-    off = align64(off + 2 * (uint64_t)CORPUS_QKEYS);
+    l->off_qkeys = off;
+    off = align64(off + sizeof(struct corpus_qkey) * nq);
     l->off_qbits = off;
     off = align64(off + 8 * nq * (((uint64_t)lines + 63) / 64));
     l->total = off;
@@ -109,7 +109,8 @@ corpus_bind(struct folio_corpus *c)
     c->lstart = (const uint32_t *)(const void *)(b + h->h_off_lstart);
     c->files = (const struct corpus_file *)(const void *)(b + h->h_off_files);
     c->names = (const char *)(b + h->h_off_names);
-    c->qidx = (const uint16_t *)(const void *)(b + h->h_off_qidx);
+    c->qkeys = (const struct corpus_qkey *)(const void *)(b + h->h_off_qkeys);
+    c->nq = (uint32_t)h->h_nq;
     c->qbits = (const uint64_t *)(const void *)(b + h->h_off_qbits);
     c->qwords = (uint32_t)(((uint64_t)c->lines + 63) / 64);
 }
@@ -326,8 +327,7 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
         h->h_version != CORPUS_VERSION || h->h_hdr_size != sizeof(*h) ||
         h->h_checksum != sum || h->h_n != n || h->h_files != nfiles ||
         h->h_image_bytes != c->map_len || h->h_lines == 0 || h->h_lines > n ||
-        h->h_nwide > n / 64 + 1 || h->h_names_bytes > c->map_len ||
-        h->h_nq > CORPUS_QKEYS)
+        h->h_nwide > n / 64 + 1 || h->h_names_bytes > c->map_len || h->h_nq > n)
         return 0;
     corpus_layout(n, h->h_lines, nfiles, h->h_names_bytes, h->h_nwide, h->h_nq,
                   &l);
@@ -337,7 +337,7 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
         l.off_doff != h->h_off_doff || l.off_dwide != h->h_off_dwide ||
         l.off_nlbits != h->h_off_nlbits || l.off_nlrank != h->h_off_nlrank ||
         l.off_lstart != h->h_off_lstart || l.off_files != h->h_off_files ||
-        l.off_names != h->h_off_names || l.off_qidx != h->h_off_qidx ||
+        l.off_names != h->h_off_names || l.off_qkeys != h->h_off_qkeys ||
         l.off_qbits != h->h_off_qbits)
         return 0;
     if (memcmp((const uint8_t *)c->map + h->h_off_text, raw, n) != 0)
@@ -358,14 +358,18 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
                    f[i].name, cf->cf_name_len) != 0)
             return 0;
     }
-    /* A bitmap index past the bitmaps would read outside the image. */
+    /* Ranges inside the suffix array, in order: searches rely on both. */
     {
-        const uint16_t *q =
-            (const uint16_t *)(const void *)((const uint8_t *)c->map +
-                                             h->h_off_qidx);
+        const struct corpus_qkey *q =
+            (const struct corpus_qkey *)(const void *)((const uint8_t *)c->map +
+                                                       h->h_off_qkeys);
+        uint64_t k;
 
-        for (i = 0; i < CORPUS_QKEYS; i++)
-            if (q[i] != CORPUS_QNONE && q[i] >= h->h_nq)
+        for (k = 0; k < h->h_nq; k++)
+            if (q[k].q_l >= q[k].q_r || q[k].q_r > n ||
+                (k > 0 &&
+                 (q[k - 1].q_l > q[k].q_l ||
+                  (q[k - 1].q_l == q[k].q_l && q[k - 1].q_r >= q[k].q_r))))
                 return 0;
     }
     return 1;
@@ -534,7 +538,8 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     uint64_t *nlbits = NULL;
     uint32_t *nlrank = NULL, *lstart = NULL, *sa = NULL, *bucket = NULL,
              *hc = NULL, lines = 0, line, nq;
-    uint16_t *qidx = NULL;
+    struct corpus_qkey *qkeys = NULL;
+    int64_t nqk;
     char *names = NULL;
     int rc = FOLIO_ENOMEM;
 
@@ -584,12 +589,12 @@ build_image(struct folio_corpus *c, const struct src_file *f,
         goto done;
     nwide = corpus_wide_blocks(hc, (uint32_t)n);
     /* Line bitmaps for the broadest keys, within half the text's size. */
-    if ((qidx = folio_malloc(2 * (size_t)CORPUS_QKEYS)) == NULL) {
+    if ((nqk = corpus_choose_qkeys(&t, n / 2, &qkeys)) < 0) {
         snprintf(err, errlen, "out of memory building the corpus index");
         rc = FOLIO_ENOMEM;
         goto done;
     }
-    nq = corpus_choose_qkeys(&t, n / 2, qidx);
+    nq = (uint32_t)nqk;
 
     corpus_layout(n, lines, nfiles, names_bytes, nwide, nq, &l);
     img = mmap(NULL, l.total, PROT_READ | PROT_WRITE,
@@ -629,9 +634,10 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     h->h_off_names = l.off_names;
     h->h_names_bytes = names_bytes;
     h->h_nq = nq;
-    h->h_off_qidx = l.off_qidx;
+    h->h_off_qkeys = l.off_qkeys;
     h->h_off_qbits = l.off_qbits;
-    memcpy(img + l.off_qidx, qidx, 2 * (size_t)CORPUS_QKEYS);
+    if (nq > 0)
+        memcpy(img + l.off_qkeys, qkeys, sizeof(*qkeys) * nq);
     memcpy(img + l.off_text, raw, n);
     memcpy(img + l.off_lower, lower, n);
     memcpy(img + l.off_sa, sa, 4 * n);
@@ -675,7 +681,7 @@ done:
     folio_free(bucket);
     folio_free(hc);
     folio_free(names);
-    folio_free(qidx);
+    folio_free(qkeys);
     return rc;
 }
 

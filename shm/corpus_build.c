@@ -177,82 +177,173 @@ corpus_fill_d(struct folio_corpus *c, const uint32_t *hc)
 }
 
 /*
- * Line bitmaps for the broadest one- and two-byte keys.  A search lists
- * lines in corpus order; for a range too large to sort it scans the text,
- * about 11 ns per matching line here: "e" at offset 100,000 took 1.1 ms.
- * With the key's line bitmap it counts set bits up to the offset instead
- * (2,700 words for Shakespeare) and reads the lines from there.  Only
- * keys of one or two bytes can have such ranges in numbers (n / QMIN of
- * each length at most), and the budget bounds them on any corpus.
+ * Line bitmaps for the broadest queries.  A search lists lines in corpus
+ * order; for a suffix-array range too large to sort it scanned the text,
+ * about 11 ns per matching line and more when the query starts with a
+ * frequent byte: "e" at offset 100,000 took 1.1 ms, " th" near its end
+ * 3.2 ms.  A range's bitmap of lines makes any page a count of set bits
+ * to the offset (2,700 words for Shakespeare).  The ranges larger than
+ * CORPUS_QMIN are few (at most n / CORPUS_QMIN at each query length, and
+ * each inside its prefix's), found largest first from the one-byte ones
+ * down, until the byte budget (or the work of filling them) is spent.
  */
-struct qcand {
-    uint32_t slot;
-    uint32_t size;
+struct qnode {
+    uint32_t l, r, depth;
+    uint32_t dup; /* the same range as its parent's: no bitmap of its own */
+};
+
+struct qheap {
+    struct qnode *a;
+    size_t n, cap;
 };
 
 static int
-cmp_qcand(const void *a, const void *b)
+qheap_push(struct qheap *h, uint32_t l, uint32_t r, uint32_t depth,
+           uint32_t dup)
 {
-    const struct qcand *x = a, *y = b;
+    struct qnode x = {l, r, depth, dup}, t;
+    size_t i, p;
 
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return x->slot < y->slot ? -1 : x->slot > y->slot;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 1024;
+        struct qnode *a = folio_realloc(h->a, cap * sizeof(*a));
+
+        if (a == NULL)
+            return -1;
+        h->a = a;
+        h->cap = cap;
+    }
+    i = h->n++;
+    h->a[i] = x;
+    for (; i > 0; i = p) { /* larger ranges first */
+        p = (i - 1) / 2;
+        if (h->a[p].r - h->a[p].l >= h->a[i].r - h->a[i].l)
+            break;
+        t = h->a[p];
+        h->a[p] = h->a[i];
+        h->a[i] = t;
+    }
+    return 0;
 }
 
-uint32_t
-corpus_choose_qkeys(const struct folio_corpus *c, uint64_t budget,
-                    uint16_t *qidx)
+static struct qnode
+qheap_pop(struct qheap *h)
 {
-    struct qcand *cand;
-    uint64_t each = 8 * (((uint64_t)c->lines + 63) / 64), used = 0;
-    uint32_t slot, l, r, m = 0, i, nq = 0;
+    struct qnode top = h->a[0], t;
+    size_t i = 0, k, best;
 
-    for (slot = 0; slot < CORPUS_QKEYS; slot++)
-        qidx[slot] = CORPUS_QNONE;
-    /* without memory for the choice, no bitmaps: searches scan */
-    if ((cand = folio_malloc(sizeof(*cand) * CORPUS_QKEYS)) == NULL)
+    h->a[0] = h->a[--h->n];
+    for (;;) {
+        best = i;
+        for (k = 2 * i + 1; k <= 2 * i + 2 && k < h->n; k++)
+            if (h->a[k].r - h->a[k].l > h->a[best].r - h->a[best].l)
+                best = k;
+        if (best == i)
+            break;
+        t = h->a[i];
+        h->a[i] = h->a[best];
+        h->a[best] = t;
+        i = best;
+    }
+    return top;
+}
+
+static int
+cmp_qkey(const void *a, const void *b)
+{
+    const struct corpus_qkey *x = a, *y = b;
+
+    if (x->q_l != y->q_l)
+        return x->q_l < y->q_l ? -1 : 1;
+    return x->q_r < y->q_r ? -1 : x->q_r > y->q_r;
+}
+
+/* The byte at `depth` of the suffix at sa[i] (its query has no "\n", the
+ * text ends with one: always inside the text). */
+static inline uint8_t
+qbyte(const struct folio_corpus *c, uint32_t i, uint32_t depth)
+{
+    return c->lower[c->sa[i] + depth];
+}
+
+int64_t
+corpus_choose_qkeys(const struct folio_corpus *c, uint64_t budget,
+                    struct corpus_qkey **keys)
+{
+    uint64_t each = 8 * (((uint64_t)c->lines + 63) / 64);
+    uint64_t want = each > 0 ? budget / each : 0, work = 0;
+    struct qheap h = {NULL, 0, 0};
+    struct corpus_qkey *k = NULL;
+    struct qnode x;
+    uint32_t b, l, r, i, j, lo, hi, mid;
+    uint8_t ch;
+    int64_t nk = 0;
+
+    *keys = NULL;
+    if (want == 0)
         return 0;
-    for (slot = 0; slot < CORPUS_QKEYS; slot++) {
-        /* a key holding "\n" matches nothing */
-        if (slot < 65536 ? ((slot >> 8) == '\n' || (slot & 0xff) == '\n')
-                         : slot - 65536 == '\n')
-            continue;
-        corpus_qkey_range(c, slot, &l, &r);
-        if (r - l > CORPUS_QMIN) {
-            cand[m].slot = slot;
-            cand[m].size = r - l;
-            m++;
+    if (want > 65536)
+        want = 65536; /* a bound for corpora of very short lines */
+    if ((k = folio_malloc(sizeof(*k) * want)) == NULL)
+        return -1;
+    for (b = 0; b < 256; b++) {
+        l = c->bucket[b << 8];
+        r = c->bucket[(b + 1) << 8];
+        if (b != '\n' && r - l > CORPUS_QMIN && qheap_push(&h, l, r, 1, 0) != 0)
+            goto nomem;
+    }
+    /*
+     * Filling a bitmap reads its range: the ranges' sum is bounded too
+     * (a corpus of one long run of a byte nests a range in every other).
+     */
+    while (h.n > 0 && (uint64_t)nk < want) {
+        x = qheap_pop(&h);
+        if (!x.dup) {
+            if ((work += x.r - x.l) > 8 * (uint64_t)c->n)
+                break;
+            k[nk].q_l = x.l;
+            k[nk].q_r = x.r;
+            nk++;
+        }
+        /* its extensions by one byte: runs of equal bytes at x.depth */
+        for (i = x.l; i < x.r; i = j) {
+            ch = qbyte(c, i, x.depth);
+            lo = i + 1;
+            hi = x.r;
+            while (lo < hi) { /* the first index past the run of ch */
+                mid = lo + (hi - lo) / 2;
+                if (qbyte(c, mid, x.depth) <= ch)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            j = lo;
+            if (ch != '\n' && j - i > CORPUS_QMIN &&
+                qheap_push(&h, i, j, x.depth + 1, i == x.l && j == x.r) != 0)
+                goto nomem;
         }
     }
-    qsort(cand, m, sizeof(cand[0]), cmp_qcand);
-    for (i = 0; i < m && used + each <= budget && nq < CORPUS_QNONE;
-         i++, used += each)
-        qidx[cand[i].slot] = (uint16_t)nq++;
-    folio_free(cand);
-    return nq;
+    folio_free(h.a);
+    qsort(k, (size_t)nk, sizeof(*k), cmp_qkey);
+    *keys = k;
+    return nk;
+nomem:
+    folio_free(h.a);
+    folio_free(k);
+    return -1;
 }
 
 void
 corpus_fill_qbits(struct folio_corpus *c)
 {
-    uint64_t *bits = (uint64_t *)(uintptr_t)c->qbits, bit;
-    const uint8_t *t = c->lower;
-    uint32_t p, line = 0, word = 0;
-    uint16_t i;
+    uint64_t *bits;
+    uint32_t k, i, line;
 
-    /* One pass over the text: each byte, and each pair in a line. */
-    for (p = 0; p < c->n; p++) {
-        if (t[p] == '\n') {
-            line++;
-            continue;
+    for (k = 0; k < c->nq; k++) {
+        bits = (uint64_t *)(uintptr_t)(c->qbits + (uint64_t)k * c->qwords);
+        for (i = c->qkeys[k].q_l; i < c->qkeys[k].q_r; i++) {
+            line = corpus_line_of(c, c->sa[i]);
+            bits[line >> 6] |= (uint64_t)1 << (line & 63);
         }
-        word = line >> 6;
-        bit = (uint64_t)1 << (line & 63);
-        if ((i = c->qidx[65536u + t[p]]) != CORPUS_QNONE)
-            bits[(uint64_t)i * c->qwords + word] |= bit;
-        if (p + 1 < c->n &&
-            (i = c->qidx[(uint32_t)t[p] << 8 | t[p + 1]]) != CORPUS_QNONE)
-            bits[(uint64_t)i * c->qwords + word] |= bit;
     }
 }

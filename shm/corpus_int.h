@@ -18,12 +18,12 @@
  *   nlbits  ceil(n/64) u64  bit p set when lower[p] is a line terminator
  *   nlrank  ceil(n/64) u32  terminators before each word: line of p in O(1)
  *   lstart  lines+1 u32     text offset of each line; lstart[lines] = n
- *   qidx    65536+256 u16   the line bitmap of each one- or two-byte query
- *                     (two bytes: qidx[b0 << 8 | b1]; one: qidx[65536 + b]),
- *                     or CORPUS_QNONE
- *   qbits   nq * ceil(lines/64) u64: bit L set when line L holds the key;
- *                     only for keys whose suffix-array range is too large
- *                     to sort (corpus_query.c), within a byte budget
+ *   qkeys   nq struct corpus_qkey: the sa ranges [l, r) that have a line
+ *                     bitmap, sorted by l then r (a range is its queries:
+ *                     every query with that range matches the same lines)
+ *   qbits   nq * ceil(lines/64) u64, in qkeys' order: bit L set when line
+ *                     L holds the range's queries; only for ranges too
+ *                     large to sort (corpus_query.c), within a byte budget
  *   files   nfiles struct corpus_file
  *   names   the work names (file names without ".txt"), back to back
  */
@@ -38,9 +38,11 @@
 #define CORPUS_VERSION 3
 #define CORPUS_DWIDE 0x80000000u
 #define CORPUS_BUCKETS 65536
-#define CORPUS_QKEYS (65536 + 256)
-#define CORPUS_QNONE 0xffffu
-#define CORPUS_QMIN 65536 /* a key's range above this gets a bitmap */
+#define CORPUS_QMIN 65536 /* a range above this may get a bitmap */
+
+struct corpus_qkey {
+    uint32_t q_l, q_r;
+};
 
 struct corpus_file {
     uint32_t cf_first_line;
@@ -69,7 +71,7 @@ struct corpus_hdr {
     uint64_t h_off_dbase, h_off_doff, h_off_dwide;
     uint64_t h_off_nlbits, h_off_nlrank, h_off_lstart;
     uint64_t h_off_files, h_off_names, h_names_bytes;
-    uint64_t h_nq, h_off_qidx, h_off_qbits;
+    uint64_t h_nq, h_off_qkeys, h_off_qbits;
     uint64_t h_image_sum;  /* hash of everything after the header */
 };
 
@@ -93,8 +95,9 @@ struct folio_corpus {
     const uint32_t *lstart;
     const struct corpus_file *files;
     const char *names;
-    const uint16_t *qidx;
+    const struct corpus_qkey *qkeys;
     const uint64_t *qbits;
+    uint32_t nq;
     uint32_t qwords; /* ceil(lines / 64): one bitmap's words */
     uint32_t n;
     uint32_t lines;
@@ -105,7 +108,7 @@ struct folio_corpus {
 struct corpus_layout {
     uint64_t off_text, off_lower, off_sa, off_bucket, off_dbase, off_doff,
         off_dwide, off_nlbits, off_nlrank, off_lstart, off_files, off_names,
-        off_qidx, off_qbits;
+        off_qkeys, off_qbits;
     uint64_t total;
 };
 
@@ -132,30 +135,16 @@ uint64_t corpus_wide_blocks(const uint32_t *h, uint32_t n);
 void corpus_fill_d(struct folio_corpus *c, const uint32_t *h);
 
 /*
- * corpus_choose_qkeys - which one- and two-byte keys get a line bitmap:
- * those whose sa range (c's sa and bucket) exceeds CORPUS_QMIN, largest
- * first, while their bitmaps fit in `budget` bytes.  Fills qidx
- * (CORPUS_QKEYS entries); returns how many were chosen.
+ * corpus_choose_qkeys - the sa ranges that get a line bitmap: every range
+ * of a query (of any length) larger than CORPUS_QMIN, largest first,
+ * while their bitmaps fit in `budget` bytes; in *keys (folio_malloc'ed,
+ * sorted by l then r).  Returns how many, or -1 out of memory.
  */
-uint32_t corpus_choose_qkeys(const struct folio_corpus *c, uint64_t budget,
-                             uint16_t *qidx);
+int64_t corpus_choose_qkeys(const struct folio_corpus *c, uint64_t budget,
+                            struct corpus_qkey **keys);
 
-/* corpus_fill_qbits - set the bits of c's chosen keys (c bound, qbits zero). */
+/* corpus_fill_qbits - set the bits of c's ranges (c bound, qbits zero). */
 void corpus_fill_qbits(struct folio_corpus *c);
-
-/* The sa range [*l, *r) of a one- or two-byte key (its qidx slot). */
-static inline void
-corpus_qkey_range(const struct folio_corpus *c, uint32_t slot, uint32_t *l,
-                  uint32_t *r)
-{
-    if (slot >= 65536) {
-        *l = c->bucket[(slot - 65536) << 8];
-        *r = c->bucket[(slot - 65536 + 1) << 8];
-    } else {
-        *l = c->bucket[slot];
-        *r = c->bucket[slot + 1];
-    }
-}
 
 /* The line holding text offset p (O(1)). */
 static inline uint32_t

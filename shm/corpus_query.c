@@ -9,8 +9,8 @@
  * it sorts the range's line numbers; for a large one it scans the
  * lowercased text from the start until it has offset+limit lines, which
  * costs about n * (offset+limit) / count bytes.  It takes the cheaper;
- * the broadest one- and two-byte queries, whose deep pages a scan makes
- * slow, have line bitmaps instead (corpus_build.c).
+ * the ranges too large to sort have line bitmaps, when the index's budget
+ * allowed (corpus_build.c): any page of them is a count of set bits.
  */
 #include "config.h"
 
@@ -21,7 +21,7 @@
 #include "src/alloc.h"
 #include "src/err.h"
 
-#define SORT_MAX 65536      /* largest range sorted: the scratch's size */
+#define SORT_MAX CORPUS_QMIN /* largest range sorted: the scratch's size */
 #define RADIX_BITS 11
 #define RADIX (1u << RADIX_BITS)
 
@@ -235,14 +235,23 @@ search_scan(const struct folio_corpus *c, const uint8_t *q, uint32_t len,
     return out;
 }
 
-/* The line bitmap of a one- or two-byte query, or NULL if it has none. */
+/* The line bitmap of sa range [l, r), or NULL if it has none. */
 static const uint64_t *
-query_bits(const struct folio_corpus *c, const uint8_t *q, uint32_t len)
+range_bits(const struct folio_corpus *c, uint32_t l, uint32_t r)
 {
-    uint32_t slot = len == 1 ? 65536u + q[0] : (uint32_t)q[0] << 8 | q[1];
-    uint16_t i = c->qidx[slot];
+    uint32_t lo = 0, hi = c->nq, mid;
 
-    return i == CORPUS_QNONE ? NULL : c->qbits + (uint64_t)i * c->qwords;
+    while (lo < hi) { /* the first key with q_l >= l */
+        mid = lo + (hi - lo) / 2;
+        if (c->qkeys[mid].q_l < l)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < c->nq && c->qkeys[lo].q_l == l; lo++)
+        if (c->qkeys[lo].q_r == r)
+            return c->qbits + (uint64_t)lo * c->qwords;
+    return NULL;
 }
 
 /* The same from the query's line bitmap: skip `offset` set bits, take. */
@@ -292,7 +301,8 @@ folio_corpus_search(const struct folio_corpus *c,
     if (offset >= cnt || limit == 0)
         return 0;
     want = cnt - offset < limit ? (uint32_t)(cnt - offset) : limit;
-    if (len <= 2 && strategy != 2 && (bits = query_bits(c, buf, len)) != NULL) {
+    if (r - l > SORT_MAX && strategy != 2 &&
+        (bits = range_bits(c, l, r)) != NULL) {
         *n = search_bits(c, bits, offset, want, ids);
         return 0;
     }
