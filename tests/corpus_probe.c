@@ -106,6 +106,7 @@ time_search(const struct folio_corpus *c, struct folio_corpus_scratch *s,
 int
 main(int argc, char **argv)
 {
+    static const char *deep[] = {"e", " ", "th", " th", "the", ", ", "and"};
     static const char *queries[] = {"hello", "world", "to be, or not to be",
                                     "insolence", "e", "a", " ", "the",
                                     "zqxj"};
@@ -245,6 +246,14 @@ main(int argc, char **argv)
             time_search(c, s, "e", 100000, 1000, st, r, t);
             time_search(c, s, "world", 700, 10, st, r, t);
             time_search(c, s, "the", 40000, 10, st, r, t);
+        }
+        /* the last page of broad queries: the deepest offsets there are */
+        for (k = 0; k < sizeof(deep) / sizeof(deep[0]); k++) {
+            uint64_t cnt = 0;
+
+            folio_corpus_count(c, deep[k], strlen(deep[k]), &cnt);
+            time_search(c, s, deep[k], cnt > 1000 ? cnt - 1000 : 0, 1000, 0,
+                        r, t);
         }
     }
     free(t);
