@@ -536,6 +536,110 @@ START_TEST(test_disk_full)
 }
 END_TEST
 
+/* One comments.post on c; its code, and *id when acknowledged. */
+static int
+post_one(struct folio_client *c, int page, uint32_t seq, uint64_t *id)
+{
+    struct folio_reply r;
+    const char *key;
+    uint32_t msgid, m, kl;
+
+    pack_post(c, page, seq, 100 + seq % 50, &msgid);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    ck_assert_uint_eq(r.msgid, msgid);
+    if (r.code == 0) {
+        ck_assert_int_eq(folio_mp_read_map(&r.result, &m), 0);
+        ck_assert_int_eq(folio_mp_read_str(&r.result, &key, &kl), 0);
+        ck_assert_int_eq(folio_mp_read_uint(&r.result, id), 0);
+    }
+    return r.code;
+}
+
+/*
+ * A disk that fails (EIO) under the comments store, three ways: the sync
+ * of a commit, its page writes, its meta page (after which LMDB declares
+ * the environment dead: MDB_PANIC).  While it fails, every post is
+ * answered with an error, never acknowledged; when it heals, posts are
+ * acknowledged again; what is listed is exactly what was acknowledged,
+ * before and after a restart.
+ */
+START_TEST(test_failing_disk)
+{
+    static const char *const modes[] = {"sync", "write", "meta"};
+    static struct acked acked[64];
+    const char *mode = modes[_i];
+    struct folio_client *c;
+    char trigger[400], conf[512];
+    uint32_t seq = 0;
+    uint64_t id;
+    int nacked = 0, k, code, failed[16] = {0};
+
+#ifdef FOLIO_SANITIZED
+    fprintf(stderr, "test_failing_disk: sanitizers: no LD_PRELOAD shim\n");
+    return;
+#endif
+    if (getenv("E2E_VALGRIND") != NULL || access(FOLIO_EIO_SHIM, R_OK) != 0) {
+        fprintf(stderr, "test_failing_disk: no shim here, not tested\n");
+        return;
+    }
+    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
+    snprintf(conf, sizeof(conf), "workers = 2\n");
+    start(conf);
+    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
+    snprintf(trigger, sizeof(trigger), "%s/eio", srv.dir);
+    ck_assert_int_eq(setenv("FOLIO_EIO_TRIGGER", trigger, 1), 0);
+    /* the workers read the trigger's name from their environment */
+    stop_keep();
+    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
+    ck_assert_int_eq(e2e_restart(&srv, NULL), 0);
+    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
+    ck_assert_int_eq(unsetenv("FOLIO_EIO_TRIGGER"), 0);
+
+    c = e2e_connect(&srv);
+    for (k = 0; k < 10; k++, seq++) {
+        ck_assert_int_eq(post_one(c, (int)(seq % FULL_PAGES), seq, &id), 0);
+        acked[nacked].id = id;
+        acked[nacked].page = (int)(seq % FULL_PAGES);
+        acked[nacked].seq = seq;
+        nacked++;
+    }
+    /* The disk fails: errors, not acknowledgements, and the server lives. */
+    ck_assert_int_eq(e2e_write_file(trigger, mode), 0);
+    for (k = 0; k < 10; k++, seq++) {
+        code = post_one(c, (int)(seq % FULL_PAGES), seq, &id);
+        ck_assert_msg(code != 0, "%s: a post acknowledged on a failing disk",
+                      mode);
+        failed[code < 16 ? code : 15]++;
+    }
+    ck_assert_int_eq(e2e_ping(c), 0);
+    printf("faults: failing disk (%s): 10 posts answered", mode);
+    for (k = 0; k < 16; k++)
+        if (failed[k] > 0)
+            printf(" %d x error %d", failed[k], k);
+    printf("\n");
+    /* It heals: acknowledged again. */
+    ck_assert_int_eq(unlink(trigger), 0);
+    for (k = 0; k < 10; k++, seq++) {
+        code = post_one(c, (int)(seq % FULL_PAGES), seq, &id);
+        ck_assert_msg(code == 0, "%s: post %d after the disk healed: %d", mode,
+                      k, code);
+        ck_assert_uint_gt(id, acked[nacked - 1].id);
+        acked[nacked].id = id;
+        acked[nacked].page = (int)(seq % FULL_PAGES);
+        acked[nacked].seq = seq;
+        nacked++;
+    }
+    folio_client_close(c);
+    verify_acked(acked, nacked);
+    assert_no_crash();
+    stop_keep();
+    ck_assert_int_eq(e2e_restart(&srv, NULL), 0);
+    verify_acked(acked, nacked);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 START_TEST(test_readonly_data_dir)
 {
     char conf[512];
@@ -864,6 +968,7 @@ main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_kill9_under_load);
     tcase_add_test(tc, test_disk_full);
+    tcase_add_loop_test(tc, test_failing_disk, 0, 3);
     tcase_add_test(tc, test_readonly_data_dir);
     tcase_add_test(tc, test_freight_env_damaged);
     tcase_add_test(tc, test_corpus_cache_damaged);
