@@ -465,7 +465,8 @@ folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
                         size_t errlen)
 {
     char line[4096], msg[512], *key, *eq, *value, *p;
-    unsigned lineno = 0, seen_list = 0;
+    unsigned char seen_list[NOPTS] = {0}; /* a list option met in this file */
+    unsigned lineno = 0;
     const struct opt *o;
     FILE *f;
     int bad, rc = 0;
@@ -510,8 +511,8 @@ folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
             break;
         }
         /* The first `listen` of a file replaces the default list. */
-        if (o->type == T_LIST && !(seen_list & (1u << (o - opts)))) {
-            seen_list |= 1u << (o - opts);
+        if (o->type == T_LIST && !seen_list[o - opts]) {
+            seen_list[o - opts] = 1;
             clear_list(cfg, o);
         }
         if ((rc = apply(cfg, o, value, msg, sizeof(msg))) != 0) {
@@ -683,6 +684,30 @@ key_of(const struct opt *o, char *buf, size_t len)
     buf[i] = '\0';
 }
 
+/*
+ * "key = value", the value quoted when reading it back bare would change
+ * it (a '#', a quote, a backslash, spaces at either end, nothing at all):
+ * what trim_value() reads.
+ */
+static void
+write_str(FILE *f, const char *key, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n > 0 && !isspace((unsigned char)s[0]) &&
+        !isspace((unsigned char)s[n - 1]) && strpbrk(s, "#\"\\") == NULL) {
+        fprintf(f, "%s = %s\n", key, s);
+        return;
+    }
+    fprintf(f, "%s = \"", key);
+    for (; *s != '\0'; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputs("\"\n", f);
+}
+
 void
 folio_config_write(const struct folio_config *cfg, FILE *f)
 {
@@ -708,7 +733,7 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
         case T_STR_OFF: {
             const char *s = *FIELD(cfg, o, char *const);
 
-            fprintf(f, "%s = %s\n", key, s != NULL ? s : "off");
+            write_str(f, key, s != NULL ? s : "off");
             break;
         }
         case T_LIST: {
@@ -716,7 +741,7 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
             const int *n = (const int *)(const void *)(list + FOLIO_MAX_LISTEN);
 
             for (j = 0; j < *n; j++)
-                fprintf(f, "%s = %s\n", key, list[j]);
+                write_str(f, key, list[j]);
             break;
         }
         case T_WORKERS:

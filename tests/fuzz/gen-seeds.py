@@ -4,6 +4,8 @@
 # names, in the input format each target reads (see tests/fuzz_*.c).
 # Run from the source tree: python3 tests/fuzz/gen-seeds.py
 # The seeds are committed; this script says where they came from.
+# (tests/fuzz/conf/ is hand-written: the installed foliod.conf, every kind
+# of value, quoting and escapes, and one file per kind of error.)
 import os
 import struct
 import sys
