@@ -15,11 +15,26 @@
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
-static int
-cmp_span(const char *name, uint32_t len, const char *lit)
+/* The methods' name lengths, measured once (no strlen per probe). */
+static uint8_t name_len[FOLIO_MAX_METHODS];
+static int name_len_ready;
+
+static void
+measure_names(void)
 {
-    size_t ll = strlen(lit);
-    int r = memcmp(name, lit, len < ll ? len : ll);
+    unsigned i;
+
+    for (i = 0; i < folio_nmethods; i++)
+        name_len[i] = (uint8_t)strlen(folio_methods[i].name);
+    name_len_ready = 1;
+}
+
+/* memcmp order of span name/len against method i's name, shorter first. */
+static int
+cmp_span(const char *name, uint32_t len, unsigned i)
+{
+    uint32_t ll = name_len[i];
+    int r = memcmp(name, folio_methods[i].name, len < ll ? len : ll);
 
     if (r != 0)
         return r;
@@ -32,9 +47,11 @@ folio_method_find(const char *name, uint32_t len, unsigned *row)
     unsigned lo = 0, hi = folio_nmethods, mid;
     int r;
 
+    if (!name_len_ready)
+        measure_names();
     while (lo < hi) {
         mid = (lo + hi) / 2;
-        r = cmp_span(name, len, folio_methods[mid].name);
+        r = cmp_span(name, len, mid);
         if (r == 0) {
             *row = mid;
             return &folio_methods[mid];
