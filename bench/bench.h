@@ -163,7 +163,6 @@ struct bench_counts {
     _Atomic uint64_t hist[FOLIO_LAT_BUCKETS];
     _Atomic uint64_t max_ns;
     _Atomic uint64_t sum_ns;
-    _Atomic uint64_t first_ns; /* time of the first measured send */
     _Atomic uint64_t last_ns;  /* time of the last measured answer */
     _Atomic uint64_t conn_failures;
     _Atomic uint64_t vus;   /* ramp: virtual users running */
@@ -196,7 +195,7 @@ struct bench_totals {
     uint64_t kind_sent[BENCH_NKINDS];
     uint64_t kind_err[BENCH_NKINDS];
     uint64_t hist[FOLIO_LAT_BUCKETS];
-    uint64_t max_ns, sum_ns, first_ns, last_ns;
+    uint64_t max_ns, sum_ns, last_ns;
     uint64_t conn_failures, vus, paced;
 };
 
@@ -221,14 +220,12 @@ struct bench_run {
     uint64_t measure_ns;     /* t0 + warmup: measured from here */
     uint64_t stop_ns;        /* -d: stop sending at (0: never) */
     uint64_t round_n;        /* rounds: requests in this round */
-    uint64_t round_max_ns;   /* rounds: the slowest answer of the round */
     pthread_barrier_t go;    /* threads connected / told to go */
     pthread_barrier_t round; /* rounds: start and end of each round */
     pthread_mutex_t lock;    /* guards the fields below */
     pthread_cond_t done_cv;
     int done; /* threads finished */
     int connect_failed;
-    int wrong_seen;
     char first_error[512]; /* the first connection failure */
     char first_wrong[512]; /* the first wrong answer */
 };

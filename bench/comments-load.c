@@ -80,16 +80,9 @@ now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* [0, msgid (uint32: 0xce at offset 2), method, [param]] */
-static void
-encode_head(msgpack_packer *pk, const char *method)
-{
-    msgpack_pack_array(pk, 4);
-    msgpack_pack_int(pk, 0);
-    msgpack_pack_uint32(pk, 0x80000000u); /* forces the 5-byte form */
-    folio_pack_cstr(pk, method);
-    msgpack_pack_array(pk, 1);
-}
+/* A msgid that takes the 5-byte form (0xce at offset 2): send_request()
+ * patches it in place. */
+#define MSGID_5 0x80000000u
 
 static void
 build_requests(const struct opts *o)
@@ -102,7 +95,7 @@ build_requests(const struct opts *o)
     memset(body, 'b', o->body);
     msgpack_sbuffer_init(&list_req);
     msgpack_packer_init(&pk, &list_req, msgpack_sbuffer_write);
-    encode_head(&pk, "comments.list");
+    folio_rpc_pack_request_head(&pk, 0, MSGID_5, "comments.list", 1);
     folio_pack_cstr(&pk, o->path);
     post_req = calloc((size_t)n, sizeof(*post_req));
     for (i = 0; i < n; i++) {
@@ -112,7 +105,7 @@ build_requests(const struct opts *o)
             snprintf(page, sizeof(page), "%s", o->path);
         msgpack_sbuffer_init(&post_req[i]);
         msgpack_packer_init(&pk, &post_req[i], msgpack_sbuffer_write);
-        encode_head(&pk, "comments.post");
+        folio_rpc_pack_request_head(&pk, 0, MSGID_5, "comments.post", 1);
         msgpack_pack_map(&pk, 3);
         folio_pack_cstr(&pk, "path");
         folio_pack_cstr(&pk, page);

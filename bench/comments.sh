@@ -28,7 +28,6 @@ if ! "$FOLIO_BENCH" --help 2>&1 | grep -q comments; then
     exit 1
 fi
 
-m() { printf '%s\n' $1 | median; }
 
 # start: a fresh store, and PAGE with 50 comments (folio-bench's bodies)
 start() {

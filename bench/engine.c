@@ -192,8 +192,6 @@ bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
     c->inflight++;
     t->inflight++;
     if (counted) {
-        if (bench_get(&t->c.sent) == 0)
-            bench_set(&t->c.first_ns, when);
         bench_add(&t->c.sent, 1);
         bench_add(&t->c.kind_sent[q->kind], 1);
     }
@@ -308,7 +306,6 @@ wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
         snprintf(want, sizeof(want), "\"%s\"", q->x_str);
     folio_bench_req_label(t->pool, q, label, sizeof(label));
     pthread_mutex_lock(&r->lock);
-    r->wrong_seen = 1;
     if (r->first_wrong[0] == '\0')
         snprintf(r->first_wrong, sizeof(r->first_wrong),
                  "%s answered %s, expected %s", label, got, want);
@@ -633,13 +630,7 @@ folio_bench_run_start(struct bench_run *r)
     sigset_t all, old;
     int i, n, nconns;
 
-    nconns = o->conns;
-    if (o->mode == BENCH_RAMP) {
-        nconns = 0;
-        for (i = 0; i < o->nstages; i++)
-            if ((int)o->stages[i].target > nconns)
-                nconns = (int)o->stages[i].target;
-    }
+    nconns = o->conns; /* ramp: the largest stage (parse_args) */
     if ((r->th = calloc((size_t)r->nthreads, sizeof(*r->th))) == NULL) {
         snprintf(r->first_error, sizeof(r->first_error), "out of memory");
         return -1;
@@ -730,9 +721,6 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
     if ((v = bench_get(&c->max_ns)) > t->max_ns)
         t->max_ns = v;
     t->sum_ns += bench_get(&c->sum_ns);
-    v = bench_get(&c->first_ns);
-    if (v != 0 && (t->first_ns == 0 || v < t->first_ns))
-        t->first_ns = v;
     if ((v = bench_get(&c->last_ns)) > t->last_ns)
         t->last_ns = v;
     t->conn_failures += bench_get(&c->conn_failures);

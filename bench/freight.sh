@@ -54,7 +54,6 @@ for conns in 240 480; do
         r_p50="$r_p50 $(echo "$csv" | awk -F'"' '{print $10 * 1000}')"
         r_p99="$r_p99 $(echo "$csv" | awk -F'"' '{print $14 * 1000}')"
     done
-    m() { printf '%s\n' $1 | median; }
     fr=$(m "$f_rps"); rr=$(m "$r_rps")
     printf '| %s | %.0f | %.0f / %.0f / %.0f | %s%% | %s | %.0f | %.0f / %.0f | %.2f |\n' \
         "$conns" "$fr" "$(m "$f_p50")" "$(m "$f_p99")" "$(m "$f_p999")" \

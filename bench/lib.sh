@@ -129,3 +129,9 @@ per_req() {
 median() {
     sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
 }
+
+# m "V1 V2 ...": the median of a space-separated list of figures.
+m() {
+    # shellcheck disable=SC2086
+    printf '%s\n' $1 | median
+}

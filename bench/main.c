@@ -579,7 +579,8 @@ rounds(struct bench_run *r, struct bench_result *res)
     r->round_n = o->total;
     for (;;) {
         pthread_mutex_lock(&r->lock);
-        stop = r->wrong_seen || r->first_error[0] != '\0';
+        /* a wrong answer stops the run itself (r->stop) */
+        stop = r->first_error[0] != '\0';
         pthread_mutex_unlock(&r->lock);
         if (got_signal || stop || atomic_load(&r->stop) ||
             (o->rounds > 0 && res->rounds_done >= o->rounds) ||

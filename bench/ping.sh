@@ -25,7 +25,6 @@ echo "| conns | pipeline | foliod req/s | foliod p50 / p99 (us) | foliod CPU us/
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 # The medians split their lists of numbers on purpose.
 # shellcheck disable=SC2086
-m() { printf '%s\n' $1 | median; }
 for conns in $CONNS; do
     for pipe in $PIPES; do
         f_rps=""; f_p50=""; f_p99=""; f_cpu=""; f_gen=""

@@ -22,7 +22,6 @@ N=$((SECS * 160000))   # about SECS seconds for one worker
 PIN=""
 command -v taskset >/dev/null 2>&1 && [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] && PIN=1
 
-m() { printf '%s\n' $1 | median; }
 ratio() { echo "$1 $2" | awk '{printf "%.3f", $1 / $2}'; }
 
 on=""; off=""; on_cpu=""; off_cpu=""; on1=""; off1=""
