@@ -14,6 +14,7 @@
 
 #include "src/addr.h"
 #include "src/err.h"
+#include "tests/check_run.h"
 
 static void
 roundtrip(const char *in, const char *want)
@@ -104,11 +105,5 @@ addr_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(addr_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(addr_suite());
 }

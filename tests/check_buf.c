@@ -10,6 +10,7 @@
 
 #include "src/buf.h"
 #include "src/err.h"
+#include "tests/check_run.h"
 
 START_TEST(test_compact_before_grow)
 {
@@ -82,11 +83,5 @@ buf_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(buf_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(buf_suite());
 }

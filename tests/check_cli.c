@@ -18,6 +18,7 @@
 
 #include "src/cli_int.h"
 #include "src/rpc.h"
+#include "tests/check_run.h"
 
 static msgpack_sbuffer sb;
 static msgpack_packer pk;
@@ -540,11 +541,5 @@ cli_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(cli_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(cli_suite());
 }

@@ -14,6 +14,7 @@
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
+#include "tests/check_run.h"
 
 static char path[64];
 
@@ -314,11 +315,5 @@ config_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(config_suite());
 }

@@ -25,6 +25,7 @@
 #include "src/alloc.h"
 #include "src/err.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 /* ---- a brute-force model: the files, split and lowercased naively ---- */
 
@@ -1035,8 +1036,7 @@ corpus_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(corpus_suite());
-    int failed;
+    int rc;
 
     snprintf(shared_cache, sizeof(shared_cache), "%s/folio-corpus.XXXXXX",
              getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
@@ -1044,9 +1044,7 @@ main(void)
         perror("mkdtemp");
         return EXIT_FAILURE;
     }
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    rc = folio_check_run(corpus_suite());
     rm_rf(shared_cache);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rc;
 }

@@ -21,6 +21,7 @@
 #include "src/mp.h"
 #include "src/rpc.h"
 #include "tests/fuzz_harness.h"
+#include "tests/check_run.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
@@ -291,8 +292,6 @@ main(void)
 {
     Suite *s = suite_create("dispatch");
     TCase *tc = tcase_create("output");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_method_find);
     tcase_add_test(tc, test_notification_dropped_after_compaction);
@@ -301,9 +300,5 @@ main(void)
     tcase_add_test(tc, test_unknown_method_and_admin);
     tcase_add_test(tc, test_held_error_after_compaction);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

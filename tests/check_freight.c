@@ -21,6 +21,7 @@
 #include "shm/freight.h"
 #include "src/alloc.h"
 #include "src/err.h"
+#include "tests/check_run.h"
 
 #define HDR_SEMI                                                           \
     "ZipCodeStart;ZipCodeEnd;PolygonName;WeightStart;WeightEnd;"           \
@@ -1377,11 +1378,5 @@ freight_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(freight_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(freight_suite());
 }

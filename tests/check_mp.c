@@ -12,6 +12,7 @@
 #include <msgpack.h>
 
 #include "src/mp.h"
+#include "tests/check_run.h"
 
 static msgpack_sbuffer sb;
 static msgpack_packer pk;
@@ -457,11 +458,5 @@ mp_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(mp_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(mp_suite());
 }

@@ -14,6 +14,7 @@
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/rpc.h"
+#include "tests/check_run.h"
 
 static msgpack_sbuffer sb;
 static msgpack_packer pk;
@@ -186,11 +187,5 @@ rpc_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(rpc_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(rpc_suite());
 }

@@ -32,6 +32,7 @@
 #include "src/rpc.h"
 #include "tests/e2e_bench_util.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -581,13 +582,7 @@ int
 main(void)
 {
     Suite *s = suite_create("bench");
-    SRunner *sr;
-    int failed;
 
     add_tests(s);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

@@ -25,6 +25,7 @@
 #include "src/mp.h"
 #include "tests/e2e_bench_util.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 #ifndef E2E_BENCH_PART
 #error "E2E_BENCH_PART: 1 corpus, 2 freight, 3 comments, 4 mixed"
@@ -413,13 +414,7 @@ main(void)
     static const char *const names[] = {"", "bench-corpus", "bench-freight",
                                         "bench-comments", "bench-mixed"};
     Suite *s = suite_create(names[E2E_BENCH_PART]);
-    SRunner *sr;
-    int failed;
 
     add_tests(s);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

@@ -27,6 +27,7 @@
 #include "src/mp.h"
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -629,11 +630,5 @@ cli_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(cli_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(cli_suite());
 }

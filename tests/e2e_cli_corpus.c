@@ -15,6 +15,7 @@
 
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -101,16 +102,10 @@ main(void)
 {
     Suite *s = suite_create("e2e_cli_corpus");
     TCase *tc = tcase_create("corpus");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_count_and_search);
     tcase_add_test(tc, test_search_json_is_the_result);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

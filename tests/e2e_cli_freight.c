@@ -15,6 +15,7 @@
 
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -102,16 +103,10 @@ main(void)
 {
     Suite *s = suite_create("e2e_cli_freight");
     TCase *tc = tcase_create("freight");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_quote);
     tcase_add_test(tc, test_quote_uncovered_message);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

@@ -29,6 +29,7 @@
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 #define NPAGES 3
 
@@ -1011,11 +1012,5 @@ comments_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(comments_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(comments_suite());
 }

@@ -25,6 +25,7 @@
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -620,14 +621,8 @@ corpus_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(corpus_suite());
-    int failed;
-
     if (e2e_corpus() == NULL)
         fprintf(stderr, "e2e_corpus: no shared corpus (configure "
                         "--with-corpus=DIR): its tests are skipped\n");
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(corpus_suite());
 }

@@ -42,6 +42,7 @@
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -962,8 +963,6 @@ main(void)
 {
     Suite *s = suite_create("e2e_faults");
     TCase *tc = tcase_create("faults");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_kill9_under_load);
@@ -975,9 +974,5 @@ main(void)
     tcase_add_test(tc, test_comments_env_truncated);
     tcase_add_test(tc, test_reload_shrinks_limit_mid_message);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

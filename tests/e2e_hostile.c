@@ -43,6 +43,7 @@
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -951,8 +952,6 @@ main(void)
 {
     Suite *s = suite_create("e2e_hostile");
     TCase *tc = tcase_create("hostile");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 90);
     tcase_add_test(tc, test_slowloris);
@@ -965,9 +964,5 @@ main(void)
     tcase_add_test(tc, test_never_reads);
     tcase_add_test(tc, test_notification_flood);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }

@@ -26,6 +26,7 @@
 #include "src/client.h"
 #include "src/mp.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static char dest[128]; /* the DESTDIR */
 static char makelog[160];
@@ -338,11 +339,5 @@ install_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(install_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(install_suite());
 }

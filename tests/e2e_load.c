@@ -29,6 +29,7 @@
 #include "src/mp.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -450,11 +451,5 @@ load_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(load_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(load_suite());
 }

@@ -33,6 +33,7 @@
 #include "src/client.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
+#include "tests/check_run.h"
 
 static struct e2e_server srv;
 
@@ -735,11 +736,5 @@ ops_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(ops_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(ops_suite());
 }

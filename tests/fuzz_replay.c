@@ -7,6 +7,7 @@
  * it replays those instead, without forking: for gdb and valgrind.
  */
 #include "config.h"
+#include "tests/check_run.h"
 
 #include <sys/stat.h>
 
@@ -100,8 +101,7 @@ main(int argc, char **argv)
 {
     Suite *s;
     TCase *tc;
-    SRunner *sr;
-    int i, failed;
+    int i;
 
     if (argc > 1) {
         LLVMFuzzerInitialize(&argc, &argv);
@@ -115,9 +115,5 @@ main(int argc, char **argv)
     tcase_add_test(tc, test_seeds);
     tcase_add_test(tc, test_regressions);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(s);
 }
