@@ -709,16 +709,16 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     for (i = 0; i < a->n; i++, id++) {
         struct post_one *p = &a->p[i];
 
-        start = a->out->b_len;
+        start = folio_buf_mark(a->out);
         if (encode(a->out, id, p->np, p->nlen, p->in, now) != 0)
             return ENOMEM;
         if (a->ends != NULL)
-            a->ends[i] = a->out->b_len;
+            a->ends[i] = folio_buf_mark(a->out);
         put_be64(p->key + p->klen, id);
         k.mv_data = p->key;
         k.mv_size = p->klen + 8;
-        v.mv_data = a->out->b_data + start;
-        v.mv_size = a->out->b_len - start;
+        v.mv_data = folio_buf_at(a->out, start);
+        v.mv_size = folio_buf_mark(a->out) - start;
         if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) != 0)
             return rc;
         put_be64(idkey, id);
@@ -765,7 +765,7 @@ folio_comments_post_batch(struct folio_comments *cs,
     a.p = p;
     a.n = n;
     a.out = out;
-    a.mark = out->b_len;
+    a.mark = folio_buf_mark(out);
     a.ends = ends;
     a.first = 0;
     rc = write_txn(cs, post_txn, &a, "post", err, errlen);
@@ -846,7 +846,7 @@ folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
     char np[FOLIO_COMMENTS_NPATH_MAX];
     unsigned char key[KEY_MAX];
     unsigned char *h;
-    size_t nlen, klen, mark = out->b_len;
+    size_t nlen, klen, mark = folio_buf_mark(out);
     uint32_t n = 0;
     MDB_val k, v;
     int rc, is_long, res = 0;
@@ -880,7 +880,8 @@ folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
     while (rc == 0 && k.mv_size == klen + 8 &&
            memcmp(k.mv_data, key, klen) == 0) {
         if (!is_long || stored_path_is(&v, np, nlen)) {
-            if (max_bytes != 0 && out->b_len - mark + v.mv_size > max_bytes) {
+            if (max_bytes != 0 &&
+                folio_buf_mark(out) - mark + v.mv_size > max_bytes) {
                 seterr(err, errlen,
                        "the page's comments are over %zu bytes: too large "
                        "for one reply",
@@ -904,10 +905,10 @@ folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
         folio_buf_truncate(out, mark);
         return res;
     }
-    h = (unsigned char *)out->b_data + mark;
+    h = (unsigned char *)folio_buf_at(out, mark);
     if (n == 0) {
         h[0] = 0x90; /* [] */
-        out->b_len = mark + 1;
+        folio_buf_truncate(out, mark + 1);
     } else {
         h[1] = (unsigned char)(n >> 24);
         h[2] = (unsigned char)(n >> 16);

@@ -72,12 +72,30 @@ folio_buf_consume(struct folio_buf *b, size_t n)
         b->b_off = b->b_len = 0;
 }
 
-/* Drop everything appended after `mark` (a previous b_len). */
+/*
+ * Marks: positions counted from the first pending byte.  An append may
+ * move the pending bytes to the front (folio_buf_reserve), so b_len is no
+ * position to come back to; a mark is.
+ */
+static inline size_t
+folio_buf_mark(const struct folio_buf *b)
+{
+    return b->b_len - b->b_off;
+}
+
+/* The byte at `mark`. */
+static inline char *
+folio_buf_at(const struct folio_buf *b, size_t mark)
+{
+    return b->b_data + b->b_off + mark;
+}
+
+/* Drop everything appended after `mark` (a folio_buf_mark()). */
 static inline void
 folio_buf_truncate(struct folio_buf *b, size_t mark)
 {
-    if (mark < b->b_len)
-        b->b_len = mark;
+    if (b->b_off + mark < b->b_len)
+        b->b_len = b->b_off + mark;
 }
 
 static inline int

@@ -23,6 +23,7 @@
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/mp.h"
+#include "tests/check_run.h"
 
 static char dir[256];
 static char err[512];
@@ -388,6 +389,67 @@ START_TEST(test_post_encoding)
     folio_buf_reset(&b);
     ck_assert_uint_eq(post(cs, "/x.html", "b", "c", &b), 2);
     folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
+/*
+ * Post and list into a buffer whose first bytes were already sent (b_off
+ * > 0) and that must make room while the comment is appended: the buffer
+ * moves its pending bytes to the front (as a connection's output does for
+ * a client that reads slowly).  The stored comment and the listed page
+ * are what they would be in an empty buffer.
+ */
+START_TEST(test_post_and_list_after_compaction)
+{
+    struct folio_comments *cs = open_store(0, 0);
+    struct folio_buf b, ref;
+    struct folio_mp_cur c;
+    struct dc d;
+    char body[300];
+    size_t off;
+    uint32_t n;
+    int i;
+
+    memset(body, 'x', sizeof(body) - 1);
+    body[sizeof(body) - 1] = '\0';
+    for (i = 0; i < 2; i++) {
+        /* 600 bytes, 500 of them sent: the post's append must compact */
+        ck_assert_int_eq(folio_buf_init(&b, 600, 0), 0);
+        memset(b.b_data, 'p', 600);
+        b.b_len = 600;
+        folio_buf_consume(&b, 500);
+        off = folio_buf_pending(&b);
+        post(cs, "/compaction", "a", body, &b);
+        ck_assert_int_eq(memcmp(b.b_data + b.b_off, "pppp", 4), 0);
+        folio_mp_cur_init(&c, b.b_data + b.b_off + off,
+                          folio_buf_pending(&b) - off);
+        decode(&c, &d);
+        ck_assert_ptr_eq(c.p, c.end);
+        ck_assert_uint_eq(d.id, (uint64_t)i + 1);
+        ck_assert(folio_mp_str_eq(d.body, d.body_len, body));
+        folio_buf_free(&b);
+    }
+    /* the page, listed into an empty buffer and into a compacting one */
+    ck_assert_int_eq(folio_buf_init(&ref, 64, 0), 0);
+    ck_assert_int_eq(folio_comments_list(cs, "/compaction", 11, &ref, 0, &n,
+                                         err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(folio_buf_init(&b, 600, 0), 0);
+    memset(b.b_data, 'p', 600);
+    b.b_len = 600;
+    folio_buf_consume(&b, 500);
+    off = folio_buf_pending(&b);
+    ck_assert_int_eq(folio_comments_list(cs, "/compaction", 11, &b, 0, &n,
+                                         err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(folio_buf_pending(&b) - off, ref.b_len);
+    ck_assert_int_eq(memcmp(b.b_data + b.b_off + off, ref.b_data, ref.b_len),
+                     0);
+    folio_buf_free(&b);
+    folio_buf_free(&ref);
     folio_comments_close(cs);
 }
 END_TEST
@@ -956,6 +1018,7 @@ comments_suite(void)
     tcase_set_timeout(store, 60);
     tcase_add_test(store, test_post_encoding);
     tcase_add_test(store, test_post_invalid_leaves_out);
+    tcase_add_test(store, test_post_and_list_after_compaction);
     tcase_add_test(store, test_post_batch);
     tcase_add_test(store, test_post_batch_grows);
     tcase_add_test(store, test_list_order_and_bytes);
@@ -977,11 +1040,5 @@ comments_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(comments_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return folio_check_run(comments_suite());
 }

@@ -525,7 +525,7 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
             msg = "reply too large for memory";
         }
         if (code != 0) {
-            folio_buf_truncate(&c->out, c->out.b_off + h->head);
+            folio_buf_truncate(&c->out, h->head);
             msgpack_packer_init(&pk, &c->out, folio_buf_pack_write);
             folio_rpc_pack_error(&pk, h->msgid, code, msg, strlen(msg));
             folio_stat_add(&c->w->slot->ws_errors, 1);

@@ -161,7 +161,7 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
         folio_call_error(&call, FOLIO_ST_RESOURCE_EXHAUSTED,
                          "reply too large for memory");
     if (call.err_code != 0 || notify)
-        folio_buf_truncate(out, out->b_off + mark);
+        folio_buf_truncate(out, mark);
     if (call.err_code != 0 && !notify) {
         out->b_failed = 0;
         folio_rpc_pack_error(&pk, m->msgid, call.err_code, call.err_msg,

@@ -193,7 +193,7 @@ commit_batch(void)
         snprintf(err, sizeof(err), "out of memory");
     } else {
         for (i = 0; i < n; i++) {
-            const char *t = b->arena.b_data + b->p[i].off;
+            const char *t = folio_buf_at(&b->arena, b->p[i].off);
 
             gc.in[i].path = t;
             gc.in[i].path_len = b->p[i].path_len;
@@ -211,7 +211,7 @@ commit_batch(void)
             for (i = 0; i < n; i++) {
                 gc.codes[i] = folio_comments_post(store, &gc.in[i], &gc.results,
                                                   NULL, err, sizeof(err));
-                gc.ends[i] = gc.results.b_len;
+                gc.ends[i] = folio_buf_mark(&gc.results);
             }
             rc = 0;
         }
@@ -220,7 +220,7 @@ commit_batch(void)
         int code = rc != 0 ? status_of(rc) : status_of(gc.codes[i]);
 
         if (code == 0)
-            folio_hold_release(&b->p[i].hold, gc.results.b_data + start,
+            folio_hold_release(&b->p[i].hold, folio_buf_at(&gc.results, start),
                                gc.ends[i] - start, 0, NULL);
         else
             folio_hold_release(&b->p[i].hold, NULL, 0, code, err);
@@ -260,7 +260,7 @@ enqueue(struct folio_call *call, const struct folio_comment_in *in)
         b->p = p;
         b->cap = cap;
     }
-    off = b->arena.b_len;
+    off = folio_buf_mark(&b->arena);
     if (folio_buf_append(&b->arena, in->path, in->path_len) != 0 ||
         folio_buf_append(&b->arena, in->author, in->author_len) != 0 ||
         folio_buf_append(&b->arena, in->body, in->body_len) != 0) {
