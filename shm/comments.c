@@ -73,6 +73,8 @@ struct folio_comments {
     uint64_t map_init;
     uint64_t max_size;
     uint64_t grows, adopts, reopens;
+    struct post_one *posts; /* a batch's work area, grown once */
+    size_t posts_cap;
     char dir[PATH_MAX];
 };
 
@@ -331,7 +333,7 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
     }
     if ((rc = mdb_env_set_maxdbs(cs->env, 4)) != 0 ||
         (rc = mdb_env_set_maxreaders(cs->env, MAX_READERS)) != 0) {
-        lmdb_fail(cs, "mdb_env_set_maxdbs", rc, err, errlen);
+        lmdb_fail(cs, "mdb_env_set_maxdbs/maxreaders", rc, err, errlen);
         goto fail;
     }
     /*
@@ -482,6 +484,7 @@ folio_comments_close(struct folio_comments *cs)
     if (cs == NULL)
         return;
     env_close(cs);
+    folio_free(cs->posts);
     folio_free(cs);
 }
 
@@ -743,20 +746,25 @@ folio_comments_post_batch(struct folio_comments *cs,
                           struct folio_buf *out, size_t *ends, uint64_t *first,
                           char *err, size_t errlen)
 {
-    struct post_one one, *p = &one;
+    struct post_one *p;
     struct post_arg a;
     size_t i;
     int rc, is_long;
 
     if (n == 0)
         return 0;
-    if (n > 1 && (p = folio_calloc(n, sizeof(*p))) == NULL) {
-        seterr(err, errlen, "out of memory");
-        return FOLIO_ENOMEM;
+    if (n > cs->posts_cap) { /* grown once to the largest batch */
+        if ((p = folio_realloc(cs->posts, n * sizeof(*p))) == NULL) {
+            seterr(err, errlen, "out of memory");
+            return FOLIO_ENOMEM;
+        }
+        cs->posts = p;
+        cs->posts_cap = n;
     }
+    p = cs->posts;
     for (i = 0; i < n; i++) {
         if ((rc = folio_comments_validate(&in[i], err, errlen)) != 0)
-            goto done;
+            return rc;
         p[i].in = &in[i];
         p[i].nlen =
             folio_comments_normalize(in[i].path, in[i].path_len, p[i].np);
@@ -773,9 +781,6 @@ folio_comments_post_batch(struct folio_comments *cs,
         folio_buf_truncate(out, a.mark);
     else if (first != NULL)
         *first = a.first;
-done:
-    if (p != &one)
-        folio_free(p);
     return rc;
 }
 

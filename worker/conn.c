@@ -483,15 +483,22 @@ on_write(evutil_socket_t fd, short what, void *arg)
     run(arg);
 }
 
+/* Read again, unless something still holds reading back. */
+static void
+resume_read(struct folio_conn *c)
+{
+    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_HELD |
+                      CONN_CLOSE_AFTER | CONN_YIELDED)))
+        event_add(&c->ev_read, NULL);
+}
+
 static void
 on_resume(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_conn *c = arg;
 
     c->flags &= ~CONN_YIELDED;
-    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_HELD |
-                      CONN_CLOSE_AFTER)))
-        event_add(&c->ev_read, NULL);
+    resume_read(c);
     run(c);
 }
 
@@ -516,7 +523,6 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
                    int code, const char *msg)
 {
     struct folio_conn *c = h->conn;
-    msgpack_packer pk;
 
     c->flags &= ~CONN_HELD;
     if (!h->notify) {
@@ -526,14 +532,10 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
         }
         if (code != 0) {
             folio_buf_truncate(&c->out, h->head);
-            msgpack_packer_init(&pk, &c->out, folio_buf_pack_write);
-            folio_rpc_pack_error(&pk, h->msgid, code, msg, strlen(msg));
-            folio_stat_add(&c->w->slot->ws_errors, 1);
+            reply_error(c, h->msgid, code, msg);
         }
     }
-    if (!(c->flags & (CONN_EOF | CONN_READ_PAUSED | CONN_CLOSE_AFTER |
-                      CONN_YIELDED)))
-        event_add(&c->ev_read, NULL);
+    resume_read(c);
     run(c);
 }
 
