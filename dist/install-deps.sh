@@ -5,9 +5,8 @@ set -eu
 
 PACKAGES="
     build-essential autoconf automake libtool pkg-config
-    libevent-dev libmsgpack-dev liblmdb-dev check
-    libjansson-dev
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
+    libjansson-dev
     curl
     mandoc
     systemd strace

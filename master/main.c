@@ -302,7 +302,7 @@ main(int argc, char *argv[])
         return rc;
     }
 
-    /* Root: refuse, or know whom to become (priv.c). */
+    /* Whom to become, if anyone (priv.c). */
     if (folio_priv_init(&m->priv, probe.user, 0, err, sizeof(err)) != 0) {
         fprintf(stderr, "foliod: %s\n", err);
         folio_config_free(&probe);

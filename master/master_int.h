@@ -141,9 +141,9 @@ void folio_proc_retire(struct folio_master *m, struct folio_proc *p);
 
 /*
  * priv.c
- * folio_priv_init - resolve `user` (NULL: none).  As root without a user,
- * refuses (FOLIO_ECONFIG, the reason in err) unless check_only; as another
- * user, accepts only that user.  p->active says a drop is due.
+ * folio_priv_init - resolve `user` (NULL: none, stay who we are; as root
+ * main.c warns); as another user than root, accepts only that user.
+ * p->active says a drop is due.
  * folio_priv_own - chown `path` to the user (group_only: its group), or
  * folio_priv_own_fd a descriptor; no-ops unless a drop is due; warns on
  * failure.

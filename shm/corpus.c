@@ -83,7 +83,7 @@ corpus_layout(uint64_t n, uint32_t lines, uint32_t nfiles, uint64_t names_bytes,
     l->off_qkeys = off;
     off = align64(off + sizeof(struct corpus_qkey) * nq);
     l->off_qbits = off;
-    off = align64(off + 8 * nq * (((uint64_t)lines + 63) / 64));
+    off = align64(off + 8 * nq * corpus_qwords(lines));
     l->total = off;
 }
 
@@ -112,7 +112,7 @@ corpus_bind(struct folio_corpus *c)
     c->qkeys = (const struct corpus_qkey *)(const void *)(b + h->h_off_qkeys);
     c->nq = (uint32_t)h->h_nq;
     c->qbits = (const uint64_t *)(const void *)(b + h->h_off_qbits);
-    c->qwords = (uint32_t)(((uint64_t)c->lines + 63) / 64);
+    c->qwords = corpus_qwords(c->lines);
 }
 
 /* A 64-bit hash of the names, sizes and text: the cache key. */
@@ -357,20 +357,6 @@ valid_image(const struct folio_corpus *c, uint64_t sum, const uint8_t *raw,
             memcmp((const char *)c->map + h->h_off_names + cf->cf_name_off,
                    f[i].name, cf->cf_name_len) != 0)
             return 0;
-    }
-    /* Ranges inside the suffix array, in order: searches rely on both. */
-    {
-        const struct corpus_qkey *q =
-            (const struct corpus_qkey *)(const void *)((const uint8_t *)c->map +
-                                                       h->h_off_qkeys);
-        uint64_t k;
-
-        for (k = 0; k < h->h_nq; k++)
-            if (q[k].q_l >= q[k].q_r || q[k].q_r > n ||
-                (k > 0 &&
-                 (q[k - 1].q_l > q[k].q_l ||
-                  (q[k - 1].q_l == q[k].q_l && q[k - 1].q_r >= q[k].q_r))))
-                return 0;
     }
     return 1;
 }

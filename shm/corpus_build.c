@@ -270,7 +270,7 @@ int64_t
 corpus_choose_qkeys(const struct folio_corpus *c, uint64_t budget,
                     struct corpus_qkey **keys)
 {
-    uint64_t each = 8 * (((uint64_t)c->lines + 63) / 64);
+    uint64_t each = 8 * (uint64_t)corpus_qwords(c->lines);
     uint64_t want = each > 0 ? budget / each : 0, work = 0;
     struct qheap h = {NULL, 0, 0};
     struct corpus_qkey *k = NULL;

@@ -18,14 +18,14 @@
  *   nlbits  ceil(n/64) u64  bit p set when lower[p] is a line terminator
  *   nlrank  ceil(n/64) u32  terminators before each word: line of p in O(1)
  *   lstart  lines+1 u32     text offset of each line; lstart[lines] = n
+ *   files   nfiles struct corpus_file
+ *   names   the work names (file names without ".txt"), back to back
  *   qkeys   nq struct corpus_qkey: the sa ranges [l, r) that have a line
  *                     bitmap, sorted by l then r (a range is its queries:
  *                     every query with that range matches the same lines)
  *   qbits   nq * ceil(lines/64) u64, in qkeys' order: bit L set when line
  *                     L holds the range's queries; only for ranges too
  *                     large to sort (corpus_query.c), within a byte budget
- *   files   nfiles struct corpus_file
- *   names   the work names (file names without ".txt"), back to back
  */
 #ifndef FOLIO_SHM_CORPUS_INT_H
 #define FOLIO_SHM_CORPUS_INT_H
@@ -43,6 +43,13 @@
 struct corpus_qkey {
     uint32_t q_l, q_r;
 };
+
+/* The 64-bit words of one line bitmap. */
+static inline uint32_t
+corpus_qwords(uint32_t lines)
+{
+    return (uint32_t)(((uint64_t)lines + 63) / 64);
+}
 
 struct corpus_file {
     uint32_t cf_first_line;
