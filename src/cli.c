@@ -28,7 +28,6 @@
 #include "src/rpc.h"
 
 #define DEFAULT_TIMEOUT_S 5
-#define DEFAULT_ADMIN FOLIO_RUNDIR "/admin.sock"
 
 enum { OPT_LIMIT = 256, OPT_OFFSET, OPT_WATCH, OPT_TIMEOUT, OPT_JSON };
 
@@ -171,7 +170,7 @@ target_addr(struct cli *cli)
         }
         return env;
     }
-    return cli->admin ? "unix:" DEFAULT_ADMIN : FOLIO_DEFAULT_LISTEN;
+    return cli->admin ? "unix:" FOLIO_DEFAULT_ADMIN : FOLIO_DEFAULT_LISTEN;
 }
 
 /* The address as the user knows it, for messages. */
@@ -805,7 +804,7 @@ usage(FILE *f)
           "\n"
           "The server: -H or -U, else $FOLIO_ADDR, else " FOLIO_DEFAULT_LISTEN
           ";\nfor stats and comments delete (admin methods): -H or -U, else"
-          " $FOLIO_ADMIN,\nelse " DEFAULT_ADMIN ".\n"
+          " $FOLIO_ADMIN,\nelse " FOLIO_DEFAULT_ADMIN ".\n"
           "\n"
           "ITEM is SKU[:QTY] or WEIGHTg[/LxWxH][:QTY] (grams, centimetres),"
           " e.g. 1200g:2.\n"

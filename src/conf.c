@@ -61,7 +61,7 @@ static const struct opt opts[] = {
     {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
      "serve on HOST:PORT, [V6ADDR]:PORT or unix:PATH (repeatable)"},
     {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0,
-     FOLIO_RUNDIR "/admin.sock", "PATH|off",
+     FOLIO_DEFAULT_ADMIN, "PATH|off",
      "Unix socket for admin methods"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
      "N|auto", "worker processes (auto: usable CPUs)"},

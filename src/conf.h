@@ -15,6 +15,7 @@
 #define FOLIO_MAX_WORKERS 128
 #define FOLIO_DEFAULT_LISTEN "127.0.0.1:7788"
 #define FOLIO_DEFAULT_METRICS "127.0.0.1:9788"
+#define FOLIO_DEFAULT_ADMIN FOLIO_RUNDIR "/admin.sock"
 
 struct folio_config {
     char *conf_file;    /* the file read, or NULL */

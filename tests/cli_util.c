@@ -19,17 +19,10 @@
 #include <unistd.h>
 
 #include "tests/cli_util.h"
+#include "tests/e2e_util.h"
 
-static uint64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-const char *
+/* The folio under test: $FOLIO or the build's. */
+static const char *
 cli_folio(void)
 {
     const char *p = getenv("FOLIO");
@@ -66,7 +59,7 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
     const char *args[64];
     int out[2], err[2], in[2], i, n = 0, st, sent = 0, open_fds = 2;
     size_t outcap = 1, errcap = 1, inlen, inoff = 0;
-    uint64_t t0 = now_ms(), deadline;
+    uint64_t t0 = e2e_now_ms(), deadline;
     struct pollfd p[3];
     pid_t pid;
 
@@ -118,7 +111,7 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
     }
     deadline = t0 + (uint64_t)(o->deadline_ms > 0 ? o->deadline_ms : 15000);
     while (open_fds > 0) {
-        uint64_t now = now_ms();
+        uint64_t now = e2e_now_ms();
 
         if (now >= deadline) {
             kill(pid, SIGKILL);
@@ -162,7 +155,7 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
         close(in[1]);
     while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
         ;
-    r->ms = now_ms() - t0;
+    r->ms = e2e_now_ms() - t0;
     if (open_fds > 0)
         r->status = -1;
     else if (WIFEXITED(st))
@@ -230,13 +223,11 @@ cli_golden(const char *name, const char *text)
 {
     char path[1024];
     char *want;
-    FILE *f;
     int rc;
 
     snprintf(path, sizeof(path), "%s/tests/cli/%s.ref", FOLIO_SRCDIR, name);
     if (getenv("FOLIO_CLI_REGEN") != NULL) {
-        if ((f = fopen(path, "w")) == NULL || fputs(text, f) < 0 ||
-            fclose(f) != 0) {
+        if (e2e_write_file(path, text) != 0) {
             perror(path);
             return -1;
         }

@@ -27,8 +27,6 @@ struct cli_opts {
     int deadline_ms;        /* 0: 15 s; then SIGKILL and status -1 */
 };
 
-/* cli_folio - path of the folio under test ($FOLIO or the build's). */
-const char *cli_folio(void);
 
 /*
  * cli_run - run folio with the arguments `argv` (NULL-terminated, without
