@@ -156,7 +156,7 @@ check_comments(const struct folio_config *cfg, char *err, size_t errlen)
     struct stat st;
     char path[4200], why[512];
 
-    snprintf(path, sizeof(path), "%s/comments", cfg->data_dir);
+    snprintf(path, sizeof(path), "%s/" FOLIO_COMMENTS_ENV, cfg->data_dir);
     if (cfg->check_only && stat(path, &st) != 0)
         return 0;
     memset(&opts, 0, sizeof(opts));

@@ -24,6 +24,7 @@
 
 #include "master/master_int.h"
 #include "src/alloc.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
 
@@ -34,10 +35,7 @@ static char pid_file[4096];
 uint64_t
 folio_master_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return folio_mono_ms();
 }
 
 static void
@@ -357,14 +355,8 @@ main(int argc, char *argv[])
     folio_config_free(&probe);
     if (folio_gen_load(m, m->cur, err, sizeof(err)) != 0)
         folio_fatalx("%s", err);
-    {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
-                       (uint64_t)ts.tv_sec * 1000 +
-                           (uint64_t)ts.tv_nsec / 1000000);
-    }
+    folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
+                   folio_unix_ms());
     folio_stats_publish(m);
     if (folio_stats_log_start(m) != 0)
         folio_fatalx("cannot start the counters log");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "master/master_int.h"
+#include "src/clock.h"
 #include "src/log.h"
 
 /* Previous sample of each slot, for rates. */
@@ -77,12 +78,10 @@ on_stats_log(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_master *m = arg;
     struct folio_worker_slot *s;
-    struct timespec ts;
     uint64_t now, req, cpu, allocs, dms, dreq;
     int i;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    now = folio_mono_ms();
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         if (m->procs[i].pid == 0)
             continue;

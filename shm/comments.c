@@ -43,6 +43,7 @@
 
 #include "shm/comments.h"
 #include "shm/lmdb_check.h"
+#include "src/clock.h"
 #include "src/hash.h"
 #include "src/alloc.h"
 #include "src/buf.h"
@@ -114,15 +115,6 @@ get_be64(const unsigned char *p)
     for (i = 0; i < 8; i++)
         v = v << 8 | p[i];
     return v;
-}
-
-static uint64_t
-unix_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* ---- text ---------------------------------------------------------- */
@@ -440,8 +432,8 @@ folio_comments_open(const char *data_dir,
         seterr(err, errlen, "out of memory");
         return FOLIO_ENOMEM;
     }
-    if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%s/comments", data_dir) >=
-        sizeof(cs->dir)) {
+    if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%s/" FOLIO_COMMENTS_ENV,
+                         data_dir) >= sizeof(cs->dir)) {
         seterr(err, errlen, "data directory name too long: %s", data_dir);
         rc = FOLIO_EINVAL;
         goto fail;
@@ -691,7 +683,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     struct post_arg *a = arg;
     unsigned char idkey[8], next[8];
     MDB_val k, v;
-    uint64_t id = 1, now = unix_ms();
+    uint64_t id = 1, now = folio_unix_ms();
     size_t i, start;
     int rc;
 

@@ -17,6 +17,9 @@
 
 struct folio_buf;
 
+/* The environment under the data directory. */
+#define FOLIO_COMMENTS_ENV "comments"
+
 /* Limits of PROTOCOL.md section 3, in bytes. */
 #define FOLIO_COMMENTS_PATH_MAX 1024
 #define FOLIO_COMMENTS_AUTHOR_MAX 128

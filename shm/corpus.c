@@ -23,6 +23,7 @@
 #include "shm/corpus.h"
 #include "shm/corpus_int.h"
 #include "src/alloc.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
 
@@ -34,15 +35,6 @@ struct src_file {
     char *name;
     uint64_t size;
 };
-
-static uint64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static uint64_t
 align64(uint64_t x)
@@ -518,8 +510,8 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     struct corpus_layout l;
     struct corpus_hdr *h;
     struct corpus_file *cf;
-    uint64_t t0 = now_ms(), words = (n + 63) / 64, names_bytes = 0, nwide,
-             name_off = 0, i;
+    uint64_t t0 = folio_mono_ms(), words = (n + 63) / 64, names_bytes = 0,
+             nwide, name_off = 0, i;
     uint8_t *lower = NULL, *img;
     uint64_t *nlbits = NULL;
     uint32_t *nlrank = NULL, *lstart = NULL, *sa = NULL, *bucket = NULL,
@@ -654,7 +646,7 @@ build_image(struct folio_corpus *c, const struct src_file *f,
     corpus_bind(c);
     corpus_fill_d(c, hc);
     corpus_fill_qbits(c);
-    h->h_build_ms = now_ms() - t0;
+    h->h_build_ms = folio_mono_ms() - t0;
     h->h_image_sum =
         image_sum((const uint8_t *)c->map + sizeof(*h), c->map_len - sizeof(*h));
     rc = 0;
@@ -678,7 +670,7 @@ folio_corpus_open(const char *dir, const char *cache_dir,
     struct folio_corpus *c = NULL;
     struct src_file *f = NULL;
     uint32_t nfiles = 0, i;
-    uint64_t t0 = now_ms(), n = 0, sum;
+    uint64_t t0 = folio_mono_ms(), n = 0, sum;
     uint8_t *raw = NULL;
     int rc;
 
@@ -714,7 +706,7 @@ folio_corpus_open(const char *dir, const char *cache_dir,
         }
     }
     corpus_bind(c);
-    c->load_ms = now_ms() - t0;
+    c->load_ms = folio_mono_ms() - t0;
     folio_free(raw);
     free_files(f, nfiles);
     *out = c;

@@ -31,6 +31,7 @@
 #include "shm/freight_int.h"
 #include "shm/lmdb_check.h"
 #include "src/alloc.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/hash.h"
 #include "src/log.h"
@@ -894,15 +895,6 @@ keep_first(void *arg, const char *file, unsigned line, unsigned col,
     }
 }
 
-static uint64_t
-unix_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int
 folio_freight_import(const char *envdir, const char *freight_dir,
                      const char *catalog, int check_only,
@@ -1006,7 +998,7 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     for (i = 0; i < nt; i++)
         sum->fm_rows += (uint32_t)tables[i]->ft_nrows;
     sum->fm_skus = cat != NULL ? (uint32_t)cat->fc_nskus : 0;
-    sum->fm_imported_ms = unix_ms();
+    sum->fm_imported_ms = folio_unix_ms();
     *present = 1;
     if (check_only)
         goto done;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "shm/stats.h"
+#include "src/clock.h"
 #include "src/hist.h"
 #include "src/rpc.h"
 #include "worker/dispatch.h"
@@ -35,15 +36,6 @@ kv_f(msgpack_packer *pk, const char *k, double v)
 {
     folio_pack_cstr(pk, k);
     msgpack_pack_double(pk, v);
-}
-
-static uint64_t
-unix_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* The counters every row and the totals share. */
@@ -145,7 +137,7 @@ folio_h_server_stats(struct folio_call *call)
     struct folio_stats_region *r = call->w->args->stats;
     struct folio_stats_header *h = folio_stats_header_of(r);
     msgpack_packer *pk = call->pk;
-    uint64_t now = unix_ms(), start;
+    uint64_t now = folio_unix_ms(), start;
     unsigned i, n = 0, nslots = folio_stats_nslots(r);
 
     folio_stats_total(r, &total);

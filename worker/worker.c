@@ -22,6 +22,7 @@
 #include "shm/stats.h"
 #include "src/alloc.h"
 #include "src/chan.h"
+#include "src/clock.h"
 #include "src/log.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
@@ -33,10 +34,7 @@ struct folio_worker *folio_worker_self;
 uint64_t
 folio_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return folio_mono_ms();
 }
 
 uint64_t
@@ -46,15 +44,6 @@ folio_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-unix_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void
@@ -338,7 +327,7 @@ folio_worker_main(const struct folio_worker_args *a)
     w->now_ms = folio_now_ms();
     folio_alloc_use(&w->slot->ws_alloc);
     folio_stat_set(&w->slot->ws_pid, (uint64_t)getpid());
-    folio_stat_set(&w->slot->ws_start_ms, unix_ms());
+    folio_stat_set(&w->slot->ws_start_ms, folio_unix_ms());
     check_method_table();
     if (a->cfg->max_requests_per_worker > 0) {
         /* Jitter of up to 10%, so workers do not all recycle at once. */
