@@ -11,7 +11,7 @@ PACKAGES="
     mandoc
     systemd strace
     prometheus
-    python3
+    python3 python3-pynvim
     clang libclang-rt-14-dev valgrind
     redis-server redis-tools
 "

@@ -58,7 +58,13 @@ folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
         m->result = c;
         return 0;
     }
-    if (folio_mp_read_str(&c, &m->method, &m->method_len) != 0) {
+    /*
+     * The method is a str, or a bin from clients of the msgpack-RPC spec
+     * written before the str/bin split (msgpack's old "raw"), such as
+     * Neovim's: the same bytes either way (PROTOCOL.md section 1).
+     */
+    if (folio_mp_read_str(&c, &m->method, &m->method_len) != 0 &&
+        folio_mp_read_bin(&c, &m->method, &m->method_len) != 0) {
         *why = "method must be a string";
         return FOLIO_EPROTO;
     }

@@ -25,7 +25,8 @@ struct folio_rpc_msg {
     int type;
     int has_msgid; /* msgid could be read (even if the rest is bad) */
     uint32_t msgid;
-    const char *method; /* request, notification: span, not NUL-terminated */
+    const char *method; /* request, notification: span, not NUL-terminated;
+                         * sent as str or as bin, read alike */
     uint32_t method_len;
     uint32_t nparams;         /* elements of params */
     struct folio_mp_cur params; /* positioned after the params array header */

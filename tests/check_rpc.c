@@ -64,6 +64,56 @@ START_TEST(test_notification)
 }
 END_TEST
 
+/*
+ * A method name sent as bin (msgpack-RPC clients from before the str/bin
+ * split, Neovim's among them) is read exactly like a str: requests and
+ * notifications, every bin width.
+ */
+START_TEST(test_bin_method)
+{
+    static const char name[] = "server.ping";
+    char long_name[300];
+    struct folio_rpc_msg m;
+    const char *why;
+    int notify;
+
+    for (notify = 0; notify <= 1; notify++) {
+        msgpack_sbuffer_clear(&sb);
+        msgpack_pack_array(&pk, notify ? 3 : 4);
+        msgpack_pack_int(&pk, notify ? 2 : 0);
+        if (!notify)
+            msgpack_pack_uint32(&pk, 9);
+        msgpack_pack_bin_with_body(&pk, name, sizeof(name) - 1);
+        msgpack_pack_array(&pk, 1);
+        msgpack_pack_int(&pk, 1);
+        ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), 0);
+        ck_assert_int_eq(m.type, notify ? FOLIO_RPC_NOTIFY : FOLIO_RPC_REQUEST);
+        ck_assert(folio_mp_str_eq(m.method, m.method_len, name));
+        ck_assert_uint_eq(m.nparams, 1);
+        ck_assert_uint_eq(m.msgid, notify ? 0 : 9);
+    }
+    /* bin 16: a name longer than 255 bytes (unknown, but read). */
+    memset(long_name, 'x', sizeof(long_name));
+    msgpack_sbuffer_clear(&sb);
+    msgpack_pack_array(&pk, 4);
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, 1);
+    msgpack_pack_bin_with_body(&pk, long_name, sizeof(long_name));
+    msgpack_pack_array(&pk, 0);
+    ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), 0);
+    ck_assert_uint_eq(m.method_len, sizeof(long_name));
+    /* A truncated bin is not a method. */
+    msgpack_sbuffer_clear(&sb);
+    msgpack_pack_array(&pk, 4);
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, 1);
+    msgpack_pack_bin(&pk, 20);
+    msgpack_pack_bin_body(&pk, "server", 6);
+    ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), FOLIO_EPROTO);
+    ck_assert(m.has_msgid);
+}
+END_TEST
+
 START_TEST(test_response_heads)
 {
     static const uint32_t ids[] = {0, 1, 127, 128, 255, 256, 65535, 65536,
@@ -149,6 +199,12 @@ START_TEST(test_malformed)
     msgpack_pack_int(&pk, 3);
     msgpack_pack_array(&pk, 0);
     expect_bad(1);
+    msgpack_pack_array(&pk, 4); /* method an ext, not str or bin */
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_int(&pk, 5);
+    msgpack_pack_ext_with_body(&pk, "m", 1, 1);
+    msgpack_pack_array(&pk, 0);
+    expect_bad(1);
     msgpack_pack_array(&pk, 4); /* params not an array */
     msgpack_pack_int(&pk, 0);
     msgpack_pack_int(&pk, 5);
@@ -178,6 +234,7 @@ rpc_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_request);
     tcase_add_test(tc, test_notification);
+    tcase_add_test(tc, test_bin_method);
     tcase_add_test(tc, test_response_heads);
     tcase_add_test(tc, test_malformed);
     suite_add_tcase(s, tc);

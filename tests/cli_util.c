@@ -68,7 +68,7 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
     memset(r, 0, sizeof(*r));
     r->out = calloc(1, 1);
     r->err = calloc(1, 1);
-    args[n++] = cli_folio();
+    args[n++] = o->prog != NULL ? o->prog : cli_folio();
     for (i = 0; argv[i] != NULL && n < 63; i++)
         args[n++] = argv[i];
     args[n] = NULL;
@@ -94,7 +94,7 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
         unsetenv("FOLIO_ADMIN");
         for (i = 0; o->env != NULL && o->env[i] != NULL; i++)
             putenv((char *)o->env[i]);
-        execv(args[0], (char *const *)args);
+        execvp(args[0], (char *const *)args); /* o->prog on PATH */
         fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
         _exit(127); /* not exit(): the test's atexit handlers are not ours */
     }

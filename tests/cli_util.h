@@ -25,12 +25,13 @@ struct cli_opts {
     const char *input;      /* standard input (else /dev/null) */
     const char *until;      /* SIGINT folio once its output contains this */
     int deadline_ms;        /* 0: 15 s; then SIGKILL and status -1 */
+    const char *prog;       /* run this program instead of folio */
 };
 
 
 /*
- * cli_run - run folio with the arguments `argv` (NULL-terminated, without
- * argv[0]).  FOLIO_ADDR and FOLIO_ADMIN are removed from its environment
+ * cli_run - run folio (or o->prog) with the arguments `argv`
+ * (NULL-terminated, without argv[0]).  FOLIO_ADDR and FOLIO_ADMIN are removed from its environment
  * unless `o->env` sets them.  `o` may be NULL.  Returns 0, or -1 if it
  * could not be run (reason printed).  Free with cli_run_free.
  */
