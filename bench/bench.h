@@ -33,9 +33,9 @@
 /* Exit status (folio-bench(1), EXIT STATUS). */
 #define BENCH_EXIT_OK 0
 #define BENCH_EXIT_THRESHOLD 1 /* --max-p99 or --max-errors missed */
-#define BENCH_EXIT_USAGE 2
-#define BENCH_EXIT_CONNECT 3 /* cannot connect, or a connection failed */
-#define BENCH_EXIT_WRONG 4   /* an answer contradicted the expected one */
+#define BENCH_EXIT_USAGE 2     /* also: a pre-run check, the report unwritten */
+#define BENCH_EXIT_CONNECT 3   /* cannot connect, or a connection failed */
+#define BENCH_EXIT_WRONG 4     /* an answer contradicted the expected one */
 
 enum bench_mode {
     BENCH_CLOSED = 0, /* -c connections, -P each, send on every answer */
@@ -90,6 +90,7 @@ struct bench_opts {
     int json;
     int quiet;
     const char *hgrm;      /* --hgrm FILE */
+    FILE *hgrm_f;          /* ... opened before the run (main.c) */
     uint64_t max_p99_ns;   /* 0: no threshold */
     uint64_t max_errors;   /* unexpected errors allowed */
     double max_errors_pct; /* >= 0: a percentage of the sent requests */
@@ -105,12 +106,17 @@ enum bench_expect {
     BENCH_X_STR       /* a str equal to x_str */
 };
 
+#define BENCH_CODES (FOLIO_ST_MAX + 1) /* [FOLIO_ST_MAX]: any other code */
+
+/* A set of status codes (bit k: code k), the errors a request expects. */
+#define BENCH_CODE(k) (1u << (k))
+
 struct bench_req {
     uint32_t off; /* into pool bytes: [0, msgid, method, params] */
     uint32_t len;
-    uint8_t kind;    /* enum bench_kind */
-    uint8_t expect;  /* enum bench_expect */
-    uint8_t ok_code; /* an error with this code is expected (0: none) */
+    uint8_t kind;      /* enum bench_kind */
+    uint8_t expect;    /* enum bench_expect */
+    uint32_t ok_codes; /* BENCH_CODE()s of the errors that are expected */
     int64_t x_int;
     const char *x_str; /* static */
 };
@@ -120,14 +126,18 @@ struct bench_pool {
     struct bench_req *reqs;
     uint32_t n;
     uint32_t cap;
-    uint32_t maxlen; /* the longest request */
-    char desc[160];  /* what the workload is, for the report */
+    uint32_t maxlen;   /* the longest request */
+    uint32_t ok_codes; /* every code some request expects */
+    const char *code_why[BENCH_CODES]; /* static: which requests expect it */
+    char desc[160];    /* what the workload is, for the report */
 };
 
 /*
  * folio_bench_pool_build - encode the requests of o->workload into p
- * (zeroed by the caller).  Reads --queries, --corpus, --catalog.  Returns
- * 0, or FOLIO_EINVAL / FOLIO_ESYS / FOLIO_ENOMEM with a message in err.
+ * (zeroed by the caller).  Reads --queries, --corpus, --catalog (which
+ * must be a catalog: its header, then rows of six fields with numbers
+ * where numbers go).  Returns 0, or FOLIO_EINVAL / FOLIO_ESYS /
+ * FOLIO_ENOMEM with a message in err (file:line for a bad row).
  */
 int folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
                            char *err, size_t errlen);
@@ -147,17 +157,18 @@ void folio_bench_req_label(const struct bench_pool *p,
 /* and store, relaxed); the main thread reads them for the progress    */
 /* line and sums them at the end.                                      */
 
-#define BENCH_CODES (FOLIO_ST_MAX + 1) /* [FOLIO_ST_MAX]: any other code */
 
 struct bench_counts {
+    /* sent = ok + wrong + err_replies + lost */
     _Atomic uint64_t sent;        /* measured requests written */
-    _Atomic uint64_t ok;          /* answered without error */
+    _Atomic uint64_t ok;          /* answered without error, and right */
+    _Atomic uint64_t wrong;       /* answered, but not what was expected */
     _Atomic uint64_t err_replies; /* answered with an error */
     _Atomic uint64_t expected;    /* ... whose code the workload expected */
     _Atomic uint64_t lost;        /* never answered: connection failed */
-    _Atomic uint64_t wrong;       /* answered, but not what was expected */
     _Atomic uint64_t behind;      /* open loop: due but never sent */
     _Atomic uint64_t codes[BENCH_CODES];
+    _Atomic uint64_t codes_expected[BENCH_CODES];
     _Atomic uint64_t kind_sent[BENCH_NKINDS];
     _Atomic uint64_t kind_err[BENCH_NKINDS];
     _Atomic uint64_t hist[FOLIO_LAT_BUCKETS];
@@ -190,8 +201,9 @@ bench_get(const _Atomic uint64_t *c)
 
 /* A plain copy of the counters, summed over threads. */
 struct bench_totals {
-    uint64_t sent, ok, err_replies, expected, lost, wrong, behind;
+    uint64_t sent, ok, wrong, err_replies, expected, lost, behind;
     uint64_t codes[BENCH_CODES];
+    uint64_t codes_expected[BENCH_CODES];
     uint64_t kind_sent[BENCH_NKINDS];
     uint64_t kind_err[BENCH_NKINDS];
     uint64_t hist[FOLIO_LAT_BUCKETS];
@@ -265,6 +277,14 @@ struct bench_server_snap {
 };
 
 /*
+ * folio_bench_server_check - before the run: can --admin's server.stats
+ * be read, is --server-pid a live process?  0, or -1 with the reason in
+ * why.  Blocking: main thread only.
+ */
+int folio_bench_server_check(const struct bench_opts *o, char *why,
+                             size_t whylen);
+
+/*
  * folio_bench_server_snap - read the server's counters: server.stats over
  * o->admin if given (requests, allocations, CPU), and the CPU time of
  * o->server_pid and its descendants from /proc if given, which then
@@ -289,15 +309,61 @@ void folio_bench_progress(const struct bench_run *r,
                           const struct bench_totals *prev, double elapsed_s,
                           double interval_s);
 
+/*
+ * A threshold the run is judged by (judge.c): every one is evaluated
+ * and every one that failed is reported, not only the first.
+ */
+struct bench_check {
+    const char *name; /* the option, without "--": "max-p99" */
+    const char *unit; /* of limit and measured: "us", "errors" */
+    const char *verb; /* between measured and limit: " is over" */
+    double limit, measured;
+    int failed;
+    char limit_text[48];    /* the limit as given: "2ms", "1%" */
+    char measured_text[48]; /* "p99 4.19ms", "12 unexpected errors" */
+    char detail[256];       /* more, for the message: the codes */
+};
+
+#define BENCH_MAX_CHECKS 16
+
 /* The outcome of a run, for the summary and the exit status. */
 struct bench_result {
     struct bench_totals t;
     double secs; /* measured window */
     struct bench_server_snap before, after;
     uint64_t rounds_done;
-    int status;    /* BENCH_EXIT_* */
-    char why[600]; /* why the status is not 0 */
+    struct bench_check checks[BENCH_MAX_CHECKS];
+    int nchecks;
+    int status;     /* BENCH_EXIT_*: the highest that applies */
+    char why[1200]; /* why the status is not 0: reasons joined by "; " */
+    char reasons[BENCH_MAX_CHECKS + 2][600]; /* ... one by one */
+    int nreasons;
 };
+
+/*
+ * folio_bench_judge - evaluate every threshold into res->checks, and set
+ * res->status and res->why from the wrong answers, the connection
+ * failures and the failed thresholds (judge.c).
+ */
+void folio_bench_judge(const struct bench_run *r, struct bench_result *res);
+
+/*
+ * folio_bench_errors_allowed - the unexpected errors --max-errors allows
+ * after `sent` requests.
+ */
+uint64_t folio_bench_errors_allowed(const struct bench_opts *o,
+                                    uint64_t sent);
+
+/* folio_bench_answered - the answers: ok + wrong + error replies. */
+uint64_t folio_bench_answered(const struct bench_totals *t);
+
+/*
+ * folio_bench_codes_text - "11 OUT_OF_RANGE 12, 8 RESOURCE_EXHAUSTED 2"
+ * into buf: the codes of `counts` that are not zero (and "lost N" when
+ * lost > 0); "" when there are none.
+ */
+const char *folio_bench_codes_text(const uint64_t counts[BENCH_CODES],
+                                   uint64_t lost, char *buf, size_t len);
 
 /*
  * folio_bench_pct - the q-quantile of the latencies (ns): the upper bound
@@ -318,9 +384,10 @@ void folio_bench_json(FILE *f, const struct bench_run *r,
 
 /*
  * folio_bench_hgrm - the latency distribution in HdrHistogram's
- * percentile text format (values in milliseconds).  0 or -1 (errno).
+ * percentile text format (values in milliseconds), written to f (opened
+ * before the run) and closed.  0 or -1 (errno).
  */
-int folio_bench_hgrm(const char *path, const struct bench_totals *t);
+int folio_bench_hgrm(FILE *f, const struct bench_totals *t);
 
 /* folio_bench_fmt_ns - "812us", "1.2ms", "3.40s" into buf. */
 const char *folio_bench_fmt_ns(double ns, char *buf, size_t len);

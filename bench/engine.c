@@ -310,8 +310,8 @@ wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
         snprintf(r->first_wrong, sizeof(r->first_wrong),
                  "%s answered %s, expected %s", label, got, want);
     pthread_mutex_unlock(&r->lock);
-    if (t->o->mode == BENCH_ROUNDS)
-        atomic_store(&r->stop, 1);
+    /* The figures of a server that answers wrong mean nothing: stop. */
+    atomic_store(&r->stop, 1);
 }
 
 /* Count one measured answer. */
@@ -323,17 +323,20 @@ account(struct bench_thread *t, const struct bench_req *q,
     int code;
 
     if (folio_mp_read_nil(&m->error) == 0) {
-        bench_add(&t->c.ok, 1);
         if (q->expect != BENCH_X_NONE &&
             !check_answer(q, m->result, got, sizeof(got)))
             wrong_answer(t, q, got);
+        else
+            bench_add(&t->c.ok, 1);
     } else {
         code = error_code(&m->error);
         bench_add(&t->c.err_replies, 1);
         bench_add(&t->c.codes[code], 1);
         bench_add(&t->c.kind_err[q->kind], 1);
-        if (q->ok_code != 0 && code == q->ok_code)
+        if (q->ok_codes & BENCH_CODE(code)) {
             bench_add(&t->c.expected, 1);
+            bench_add(&t->c.codes_expected[code], 1);
+        }
     }
     bench_add(&t->c.hist[folio_lat_bucket(dt)], 1);
     bench_add(&t->c.sum_ns, dt);
@@ -710,8 +713,10 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
     t->lost += bench_get(&c->lost);
     t->wrong += bench_get(&c->wrong);
     t->behind += bench_get(&c->behind);
-    for (i = 0; i < BENCH_CODES; i++)
+    for (i = 0; i < BENCH_CODES; i++) {
         t->codes[i] += bench_get(&c->codes[i]);
+        t->codes_expected[i] += bench_get(&c->codes_expected[i]);
+    }
     for (i = 0; i < BENCH_NKINDS; i++) {
         t->kind_sent[i] += bench_get(&c->kind_sent[i]);
         t->kind_err[i] += bench_get(&c->kind_err[i]);

@@ -40,7 +40,7 @@ usage(FILE *f)
     fprintf(
         f,
         "usage: folio-bench [closed | open | ramp | rounds] [-H host:port | -U "
-        "path]\n"
+        "socket]\n"
         "                   [-c conns] [-t threads] [-P depth] [-d duration | "
         "-n requests]\n"
         "                   [--warmup duration] [-R rate] [--stages stages] "
@@ -201,7 +201,8 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
 {
     static const struct option lo[] = {
         {"host", required_argument, NULL, 'H'},
-        {"unix", required_argument, NULL, 'U'},
+        {"socket", required_argument, NULL, 'U'},
+        {"unix", required_argument, NULL, 'U'}, /* the old spelling */
         {"connections", required_argument, NULL, 'c'},
         {"threads", required_argument, NULL, 't'},
         {"pipeline", required_argument, NULL, 'P'},
@@ -543,15 +544,6 @@ watch(struct bench_run *r, struct bench_result *res)
     }
 }
 
-/* Unexpected errors --max-errors allows after `sent` requests. */
-static uint64_t
-errors_allowed(const struct bench_opts *o, uint64_t sent)
-{
-    return o->max_errors_pct >= 0
-               ? (uint64_t)floor(o->max_errors_pct / 100.0 * (double)sent)
-               : o->max_errors;
-}
-
 /* Go's time.Duration, one decimal: "850.2us", "1.2ms", "2.5s". */
 static const char *
 round_time(double ns, char *buf, size_t len)
@@ -595,8 +587,8 @@ rounds(struct bench_run *r, struct bench_result *res)
         pthread_barrier_wait(&r->round); /* all answered */
         end = folio_bench_now_ns();
         totals(r, &t);
-        n = t.ok + t.err_replies - was;
-        was = t.ok + t.err_replies;
+        n = folio_bench_answered(&t) - was;
+        was = folio_bench_answered(&t);
         res->rounds_done++;
         fprintf(out, "Simulated %llu requests in %s, rate of %.1f reqs / sec\n",
                 (unsigned long long)n,
@@ -604,46 +596,9 @@ rounds(struct bench_run *r, struct bench_result *res)
                 end > start ? (double)n * 1e9 / (double)(end - start) : 0);
         fflush(out);
         /* Like shakesapp's client, a failed request ends the rounds. */
-        if (folio_bench_unexpected(&t) > errors_allowed(o, t.sent))
+        if (folio_bench_unexpected(&t) >
+            folio_bench_errors_allowed(o, t.sent))
             atomic_store(&r->stop, 1);
-    }
-}
-
-/* The exit status and its reason. */
-static void
-judge(const struct bench_run *r, struct bench_result *res)
-{
-    const struct bench_opts *o = r->o;
-    const struct bench_totals *t = &res->t;
-    uint64_t unexpected = folio_bench_unexpected(t), allowed, p99;
-    char a[32], b[32];
-
-    res->status = BENCH_EXIT_OK;
-    if (t->wrong > 0) {
-        res->status = BENCH_EXIT_WRONG;
-        snprintf(res->why, sizeof(res->why), "wrong answer: %s",
-                 r->first_wrong);
-        return;
-    }
-    if (t->conn_failures > 0 || r->first_error[0] != '\0') {
-        res->status = BENCH_EXIT_CONNECT;
-        snprintf(res->why, sizeof(res->why), "%s", r->first_error);
-        return;
-    }
-    allowed = errors_allowed(o, t->sent);
-    if (unexpected > allowed) {
-        res->status = BENCH_EXIT_THRESHOLD;
-        snprintf(res->why, sizeof(res->why),
-                 "%llu unexpected errors, more than --max-errors %llu",
-                 (unsigned long long)unexpected, (unsigned long long)allowed);
-        return;
-    }
-    p99 = folio_bench_pct(t, 0.99);
-    if (o->max_p99_ns > 0 && p99 > o->max_p99_ns) {
-        res->status = BENCH_EXIT_THRESHOLD;
-        snprintf(res->why, sizeof(res->why), "p99 %s is over --max-p99 %s",
-                 folio_bench_fmt_ns((double)p99, a, sizeof(a)),
-                 folio_bench_fmt_ns((double)o->max_p99_ns, b, sizeof(b)));
     }
 }
 
@@ -656,7 +611,7 @@ main(int argc, char *argv[])
     static struct bench_result res;
     struct sigaction sa;
     char err[512];
-    int rc;
+    int rc, i;
 
     snprintf(o.addr, sizeof(o.addr), "%s", FOLIO_DEFAULT_LISTEN);
     o.conns = 50;
@@ -675,6 +630,20 @@ main(int argc, char *argv[])
     }
     if (folio_bench_pool_build(&o, &pool, err, sizeof(err)) != 0) {
         fprintf(stderr, "folio-bench: %s\n", err);
+        return BENCH_EXIT_USAGE;
+    }
+    /* What can be checked before the run is, rather than after it. */
+    if (o.hgrm != NULL && (o.hgrm_f = fopen(o.hgrm, "w")) == NULL) {
+        fprintf(stderr, "folio-bench: --hgrm %s: %s\n", o.hgrm,
+                strerror(errno));
+        folio_bench_pool_free(&pool);
+        return BENCH_EXIT_USAGE;
+    }
+    if (folio_bench_server_check(&o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "folio-bench: %s\n", err);
+        if (o.hgrm_f != NULL)
+            fclose(o.hgrm_f);
+        folio_bench_pool_free(&pool);
         return BENCH_EXIT_USAGE;
     }
 
@@ -719,19 +688,25 @@ main(int argc, char *argv[])
     totals(&r, &res.t);
     if (res.t.last_ns > r.measure_ns)
         res.secs = (double)(res.t.last_ns - r.measure_ns) / 1e9;
-    judge(&r, &res);
+    folio_bench_judge(&r, &res);
     if (o.json)
         folio_bench_json(stdout, &r, &res);
     else
         folio_bench_summary(stdout, &r, &res);
-    fflush(stdout);
-    if (o.hgrm != NULL && folio_bench_hgrm(o.hgrm, &res.t) != 0) {
-        fprintf(stderr, "folio-bench: %s: %s\n", o.hgrm, strerror(errno));
-        if (res.status == BENCH_EXIT_OK)
+    /* A report that could not be written is an error, like a bad run. */
+    if (ferror(stdout) | fflush(stdout) | fclose(stdout)) {
+        fprintf(stderr, "folio-bench: writing the report: %s\n",
+                strerror(errno != 0 ? errno : EIO));
+        if (res.status < BENCH_EXIT_USAGE)
             res.status = BENCH_EXIT_USAGE;
     }
-    if (res.why[0] != '\0')
-        fprintf(stderr, "folio-bench: %s\n", res.why);
+    if (o.hgrm_f != NULL && folio_bench_hgrm(o.hgrm_f, &res.t) != 0) {
+        fprintf(stderr, "folio-bench: %s: %s\n", o.hgrm, strerror(errno));
+        if (res.status < BENCH_EXIT_USAGE)
+            res.status = BENCH_EXIT_USAGE;
+    }
+    for (i = 0; i < res.nreasons; i++)
+        fprintf(stderr, "folio-bench: %s\n", res.reasons[i]);
     free(r.th);
     folio_bench_pool_free(&pool);
     return res.status;

@@ -79,8 +79,8 @@ folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
                      const struct bench_totals *prev, double elapsed_s,
                      double interval_s)
 {
-    uint64_t done = now->ok + now->err_replies,
-             was = prev->ok + prev->err_replies;
+    uint64_t done = folio_bench_answered(now),
+             was = folio_bench_answered(prev);
     char p99[32], extra[64] = "";
 
     if (r->o->mode == BENCH_RAMP) {
@@ -114,7 +114,7 @@ server_spend(const struct bench_result *res, struct spend *sp)
         return 0;
     sp->reqs = a->requests >= 0 && b->requests >= 0
                    ? b->requests - a->requests
-                   : (double)(res->t.ok + res->t.err_replies);
+                   : (double)folio_bench_answered(&res->t);
     sp->cpu =
         a->cpu_s >= 0 && b->cpu_s >= 0 && a->cpu_from_proc == b->cpu_from_proc
             ? b->cpu_s - a->cpu_s
@@ -142,6 +142,7 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
     const struct bench_opts *o = r->o;
     const struct bench_totals *t = &res->t;
     const struct bench_server_snap *b = &res->after;
+    uint64_t answered = folio_bench_answered(t);
     struct spend sp;
     char p[6][32];
     int k, first;
@@ -167,9 +168,23 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
             o->mode == BENCH_RAMP ? "users at most" : "connections",
             r->nthreads, o->pipeline, res->secs);
     fprintf(f, "  workload: %s\n", r->pool->desc);
-    fprintf(f, "  sent %llu: %llu ok, %llu errors", (unsigned long long)t->sent,
-            (unsigned long long)t->ok,
-            (unsigned long long)(t->err_replies + t->lost));
+    if (r->pool->ok_codes != 0) {
+        fprintf(f, "  expected errors:");
+        for (k = 0, first = 1; k < BENCH_CODES; k++) {
+            if (!(r->pool->ok_codes & BENCH_CODE(k)))
+                continue;
+            fprintf(f, "%s %d %s", first ? "" : ",", k, folio_status_name(k));
+            if (r->pool->code_why[k] != NULL)
+                fprintf(f, " (%s)", r->pool->code_why[k]);
+            first = 0;
+        }
+        fprintf(f, "; not held against --max-errors\n");
+    }
+    fprintf(f, "  sent %llu: %llu ok", (unsigned long long)t->sent,
+            (unsigned long long)t->ok);
+    if (t->wrong > 0)
+        fprintf(f, ", %llu WRONG", (unsigned long long)t->wrong);
+    fprintf(f, ", %llu errors", (unsigned long long)(t->err_replies + t->lost));
     if (t->expected > 0)
         fprintf(f, " (%llu expected)", (unsigned long long)t->expected);
     fprintf(f, "\n");
@@ -183,6 +198,11 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                     k == FOLIO_ST_MAX ? FOLIO_ST_MAX - 1 : k,
                     k == FOLIO_ST_MAX ? "OTHER" : folio_status_name(k),
                     (unsigned long long)t->codes[k]);
+            if (t->codes_expected[k] == t->codes[k])
+                fprintf(f, " (expected)");
+            else if (t->codes_expected[k] > 0)
+                fprintf(f, " (%llu expected)",
+                        (unsigned long long)t->codes_expected[k]);
             first = 0;
         }
         if (t->lost > 0)
@@ -191,7 +211,8 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
         fprintf(f, "\n");
     }
     if (t->wrong > 0)
-        fprintf(f, "  WRONG answers %llu; the first: %s\n",
+        fprintf(f,
+                "  WRONG answers %llu, the run stopped at the first: %s\n",
                 (unsigned long long)t->wrong, r->first_wrong);
     if (used_kinds(t) > 1) {
         fprintf(f, "  by method:");
@@ -207,26 +228,28 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
         fprintf(f, "\n");
     }
     fprintf(f, "  throughput %.0f req/s",
-            res->secs > 0 ? (double)(t->ok + t->err_replies) / res->secs : 0);
+            res->secs > 0 ? (double)answered / res->secs : 0);
     if (o->mode == BENCH_OPEN && t->behind > 0)
         fprintf(f,
                 "; %llu requests due were never sent: the server did not "
                 "keep up",
                 (unsigned long long)t->behind);
     fprintf(f, "\n");
-    fprintf(f,
-            "  latency p50 %s, p90 %s, p99 %s, p99.9 %s, max %s, mean %s%s\n",
-            folio_bench_fmt_ns(pct(t, 0.5), p[0], sizeof(p[0])),
-            folio_bench_fmt_ns(pct(t, 0.9), p[1], sizeof(p[1])),
-            folio_bench_fmt_ns(pct(t, 0.99), p[2], sizeof(p[2])),
-            folio_bench_fmt_ns(pct(t, 0.999), p[3], sizeof(p[3])),
-            folio_bench_fmt_ns(max_ns(t), p[4], sizeof(p[4])),
-            folio_bench_fmt_ns(t->ok + t->err_replies > 0
-                                   ? (double)t->sum_ns /
-                                         (double)(t->ok + t->err_replies)
-                                   : 0,
-                               p[5], sizeof(p[5])),
-            o->mode == BENCH_OPEN ? " (from the intended send times)" : "");
+    if (answered == 0)
+        fprintf(f, "  latency: no replies\n");
+    else
+        fprintf(f,
+                "  latency p50 %s, p90 %s, p99 %s, p99.9 %s, max %s, mean "
+                "%s%s\n",
+                folio_bench_fmt_ns(pct(t, 0.5), p[0], sizeof(p[0])),
+                folio_bench_fmt_ns(pct(t, 0.9), p[1], sizeof(p[1])),
+                folio_bench_fmt_ns(pct(t, 0.99), p[2], sizeof(p[2])),
+                folio_bench_fmt_ns(pct(t, 0.999), p[3], sizeof(p[3])),
+                folio_bench_fmt_ns(max_ns(t), p[4], sizeof(p[4])),
+                folio_bench_fmt_ns((double)t->sum_ns / (double)answered, p[5],
+                                   sizeof(p[5])),
+                o->mode == BENCH_OPEN ? " (from the intended send times)"
+                                      : "");
     if (server_spend(res, &sp)) {
         fprintf(f, "  server (%s%s): %.0f requests",
                 b->from_stats ? "server.stats" : "/proc",
@@ -242,6 +265,14 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
     }
     if ((o->admin != NULL || o->server_pid > 0) && b->why[0] != '\0')
         fprintf(f, "  server: %s\n", b->why);
+    for (k = 0; k < res->nchecks; k++) {
+        const struct bench_check *c = &res->checks[k];
+
+        fprintf(f, "  threshold --%s %s: %s, %s%s%s%s\n", c->name,
+                c->limit_text, c->failed ? "FAILED" : "passed",
+                c->measured_text, c->detail[0] != '\0' ? " (" : "", c->detail,
+                c->detail[0] != '\0' ? ")" : "");
+    }
 }
 
 /* A JSON string. */
@@ -262,6 +293,43 @@ json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* ,"name":{"CODE":N,...} of the codes with a count. */
+static void
+json_codes(FILE *f, const char *name, const uint64_t counts[BENCH_CODES])
+{
+    int k, first;
+
+    fprintf(f, ",\"%s\":{", name);
+    for (k = 0, first = 1; k < BENCH_CODES; k++) {
+        if (counts[k] == 0)
+            continue;
+        if (k == FOLIO_ST_MAX)
+            fprintf(f, "%s\"other\":%llu", first ? "" : ",",
+                    (unsigned long long)counts[k]);
+        else
+            fprintf(f, "%s\"%d\":%llu", first ? "" : ",", k,
+                    (unsigned long long)counts[k]);
+        first = 0;
+    }
+    fprintf(f, "}");
+}
+
+/*
+ * A number, or null for NaN: nothing measured.  Latencies with one
+ * decimal (of microseconds); `exact`: as many digits as it takes.
+ */
+static void
+json_num(FILE *f, const char *name, int exact, double v)
+{
+    fprintf(f, ",\"%s\":", name);
+    if (isnan(v))
+        fputs("null", f);
+    else if (exact)
+        fprintf(f, "%.15g", v);
+    else
+        fprintf(f, "%.1f", v);
+}
+
 void
 folio_bench_json(FILE *f, const struct bench_run *r,
                  const struct bench_result *res)
@@ -269,7 +337,8 @@ folio_bench_json(FILE *f, const struct bench_run *r,
     const struct bench_opts *o = r->o;
     const struct bench_totals *t = &res->t;
     const struct bench_server_snap *b = &res->after;
-    uint64_t answered = t->ok + t->err_replies;
+    uint64_t answered = folio_bench_answered(t), unexpected[BENCH_CODES];
+    double none = answered > 0 ? 0 : NAN; /* no replies: no latencies */
     struct spend sp;
     int k, first;
 
@@ -283,8 +352,7 @@ folio_bench_json(FILE *f, const struct bench_run *r,
             "\"seconds\":%.3f,\"sent\":%llu,\"ok\":%llu,\"errors\":%llu,"
             "\"error_replies\":%llu,\"lost\":%llu,\"expected_errors\":%llu,"
             "\"unexpected_errors\":%llu,\"wrong\":%llu,\"requests\":%llu,"
-            "\"rps\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
-            "\"p999_us\":%.1f,\"max_us\":%.1f,\"mean_us\":%.1f",
+            "\"rps\":%.1f",
             o->conns, r->nthreads, o->pipeline, res->secs,
             (unsigned long long)t->sent, (unsigned long long)t->ok,
             (unsigned long long)(t->err_replies + t->lost),
@@ -292,23 +360,27 @@ folio_bench_json(FILE *f, const struct bench_run *r,
             (unsigned long long)t->expected,
             (unsigned long long)folio_bench_unexpected(t),
             (unsigned long long)t->wrong, (unsigned long long)answered,
-            res->secs > 0 ? (double)answered / res->secs : 0, pct(t, 0.5) / 1e3,
-            pct(t, 0.9) / 1e3, pct(t, 0.99) / 1e3, pct(t, 0.999) / 1e3,
-            max_ns(t) / 1e3,
-            answered > 0 ? (double)t->sum_ns / (double)answered / 1e3 : 0);
-    fprintf(f, ",\"errors_by_code\":{");
+            res->secs > 0 ? (double)answered / res->secs : 0);
+    json_num(f, "p50_us", 0, none + pct(t, 0.5) / 1e3);
+    json_num(f, "p90_us", 0, none + pct(t, 0.9) / 1e3);
+    json_num(f, "p99_us", 0, none + pct(t, 0.99) / 1e3);
+    json_num(f, "p999_us", 0, none + pct(t, 0.999) / 1e3);
+    json_num(f, "max_us", 0, none + max_ns(t) / 1e3);
+    json_num(f, "mean_us", 0,
+             answered > 0 ? (double)t->sum_ns / (double)answered / 1e3 : NAN);
+    json_codes(f, "errors_by_code", t->codes);
+    json_codes(f, "expected_by_code", t->codes_expected);
+    for (k = 0; k < BENCH_CODES; k++)
+        unexpected[k] = t->codes[k] - t->codes_expected[k];
+    json_codes(f, "unexpected_by_code", unexpected);
+    fprintf(f, ",\"expected_codes\":[");
     for (k = 0, first = 1; k < BENCH_CODES; k++) {
-        if (t->codes[k] == 0)
+        if (!(r->pool->ok_codes & BENCH_CODE(k)))
             continue;
-        if (k == FOLIO_ST_MAX)
-            fprintf(f, "%s\"other\":%llu", first ? "" : ",",
-                    (unsigned long long)t->codes[k]);
-        else
-            fprintf(f, "%s\"%d\":%llu", first ? "" : ",", k,
-                    (unsigned long long)t->codes[k]);
+        fprintf(f, "%s%d", first ? "" : ",", k);
         first = 0;
     }
-    fprintf(f, "},\"methods\":{");
+    fprintf(f, "],\"methods\":{");
     for (k = 0, first = 1; k < BENCH_NKINDS; k++) {
         if (t->kind_sent[k] == 0)
             continue;
@@ -337,7 +409,23 @@ folio_bench_json(FILE *f, const struct bench_run *r,
                     sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
         fprintf(f, "}");
     }
-    fprintf(f, ",\"status\":%d", res->status);
+    fprintf(f, ",\"thresholds\":[");
+    for (k = 0; k < res->nchecks; k++) {
+        const struct bench_check *c = &res->checks[k];
+
+        fprintf(f, "%s{\"threshold\":\"%s\",\"unit\":\"%s\"",
+                k > 0 ? "," : "", c->name, c->unit);
+        json_num(f, "limit", 1, c->limit);
+        json_num(f, "measured", 1, c->measured);
+        fprintf(f, ",\"passed\":%s,\"text\":", c->failed ? "false" : "true");
+        json_str(f, c->measured_text);
+        if (c->detail[0] != '\0') {
+            fprintf(f, ",\"detail\":");
+            json_str(f, c->detail);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "],\"status\":%d", res->status);
     if (res->why[0] != '\0') {
         fprintf(f, ",\"why\":");
         json_str(f, res->why);
@@ -346,17 +434,13 @@ folio_bench_json(FILE *f, const struct bench_run *r,
 }
 
 int
-folio_bench_hgrm(const char *path, const struct bench_totals *t)
+folio_bench_hgrm(FILE *f, const struct bench_totals *t)
 {
     const double scale = 1e6; /* ns -> ms */
     uint64_t total = 0, cum = 0;
     double level = 0, cur, mean = 0, var = 0, mid, lo, half;
     unsigned b, last = 0;
     int ticks = 5, e;
-    FILE *f;
-
-    if ((f = fopen(path, "w")) == NULL)
-        return -1;
     for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
         total += t->hist[b];
         if (t->hist[b] > 0)

@@ -207,3 +207,24 @@ folio_bench_server_snap(const struct bench_opts *o, struct bench_server_snap *s)
         s->ok = 1;
     }
 }
+
+int
+folio_bench_server_check(const struct bench_opts *o, char *why, size_t whylen)
+{
+    struct bench_server_snap s;
+
+    memset(&s, 0, sizeof(s));
+    if (o->admin != NULL && from_stats(o->admin, &s) != 0) {
+        snprintf(why, whylen,
+                 "--admin %s: %s (the admin socket is foliod's "
+                 "--admin-socket)",
+                 o->admin, s.why);
+        return -1;
+    }
+    if (o->server_pid > 0 && proc_ticks(o->server_pid, 0) < 0) {
+        snprintf(why, whylen, "--server-pid %d: no such process",
+                 (int)o->server_pid);
+        return -1;
+    }
+    return 0;
+}

@@ -52,7 +52,7 @@ stop_clean(void)
 /* A fake server for what foliod never does: errors on ping, wrong     */
 /* answers, connections closed under load.                             */
 
-enum fake_mode { FAKE_ERRORS, FAKE_WRONG, FAKE_CLOSE };
+enum fake_mode { FAKE_ERRORS, FAKE_WRONG, FAKE_CLOSE, FAKE_SILENT };
 
 struct fake {
     int lfd;
@@ -101,6 +101,8 @@ fake_serve(void *arg)
                 goto out;
             folio_buf_consume(&in, (size_t)scan.pos);
             folio_mp_scan_reset(&scan);
+            if (fc->f->mode == FAKE_SILENT)
+                continue; /* read, never answered */
             if (fc->f->mode == FAKE_CLOSE && answered == fc->f->close_after) {
                 /* FIN after the answers (a close with unread input would
                  * reset the connection), then wait for the client. */
@@ -232,6 +234,11 @@ START_TEST(test_unix_socket)
     snprintf(path, sizeof(path), "%s/bench.sock", srv.dir);
     expect_status(b, 0, "-U", path, "-c", "2", "-n", "500", "--json", "-q");
     ck_assert_double_eq(jnum(json_of(b), "ok"), 500);
+    /* --socket as folio spells it; --unix, the old spelling, still works. */
+    expect_status(b, 0, "--socket", path, "-n", "100", "--json", "-q");
+    ck_assert_double_eq(jnum(json_of(b), "ok"), 100);
+    expect_status(b, 0, "--unix", path, "-n", "100", "--json", "-q");
+    ck_assert_double_eq(jnum(json_of(b), "ok"), 100);
     free(b);
     stop_clean();
 }
@@ -334,9 +341,36 @@ START_TEST(test_thresholds)
     ck_assert_double_eq(jnum_in(j, "errors_by_code", "8"), 200);
     ck_assert_double_eq(jnum(j, "unexpected_errors"), 200);
     ck_assert_double_eq(jnum(j, "status"), 1);
+    ck_assert_double_eq(jcheck(j, "max-errors", "passed"), 0);
+    ck_assert_double_eq(jcheck(j, "max-errors", "limit"), 0);
+    ck_assert_double_eq(jcheck(j, "max-errors", "measured"), 200);
+    /* The message names the codes. */
+    ck_assert_msg(strstr(b->err, "200 unexpected errors (8 RESOURCE_EXHAUSTED "
+                                 "200), more than --max-errors 0") != NULL,
+                  "%s", b->err);
+    /* Two thresholds missed: both reported, text and JSON. */
+    expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--max-p99", "1ns", "--json", "-q");
+    j = json_of(b);
+    ck_assert_double_eq(jcheck(j, "max-errors", "passed"), 0);
+    ck_assert_double_eq(jcheck(j, "max-p99", "passed"), 0);
+    ck_assert_double_eq(jcheck(j, "max-p99", "limit"), 0.001);
+    ck_assert(jcheck(j, "max-p99", "measured") > 0);
+    ck_assert_int_eq(count_lines_with(b->err, "folio-bench: "), 2);
+    ck_assert_ptr_nonnull(strstr(b->err, "more than --max-errors 0"));
+    ck_assert_ptr_nonnull(strstr(b->err, "is over --max-p99 1ns"));
+    expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
+                  "--max-p99", "1ns", "-q");
+    ck_assert_ptr_nonnull(
+        strstr(b->out, "threshold --max-errors 0: FAILED, 200 unexpected "
+                       "errors (8 RESOURCE_EXHAUSTED 200)\n"));
+    ck_assert_ptr_nonnull(strstr(b->out, "threshold --max-p99 1ns: FAILED, "
+                                         "p99 "));
     expect_status(b, 0, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
                   "--max-errors", "200", "-q");
     ck_assert_ptr_nonnull(strstr(b->out, "8 RESOURCE_EXHAUSTED 200"));
+    ck_assert_ptr_nonnull(
+        strstr(b->out, "threshold --max-errors 200: passed, 200 unexpected"));
     expect_status(b, 1, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
                   "--max-errors", "199", "-q");
     expect_status(b, 0, "-H", f.addr, "-c", "1", "-P", "4", "-n", "400",
@@ -357,11 +391,26 @@ START_TEST(test_wrong_answer)
 {
     struct bproc *b = malloc(sizeof(*b));
     struct fake f;
+    const char *j;
+    uint64_t t0;
 
     fake_start(&f, FAKE_WRONG, 0);
     expect_status(b, 4, "-H", f.addr, "-c", "2", "-n", "100", "-q");
     ck_assert_ptr_nonnull(
         strstr(b->err, "server.ping answered \"pung\", expected \"pong\""));
+    /* Counted apart from ok; the first stops the run at once. */
+    t0 = e2e_now_ms();
+    expect_status(b, 4, "-H", f.addr, "-c", "2", "-d", "20", "--json", "-q");
+    ck_assert_msg(e2e_now_ms() - t0 < 10000, "a wrong answer stops the run");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_double_eq(jnum(j, "ok"), 0);
+    ck_assert(jnum(j, "wrong") >= 1);
+    ck_assert_double_eq(jnum(j, "status"), 4);
+    expect_status(b, 4, "open", "-H", f.addr, "-R", "1000", "-d", "20", "-q");
+    ck_assert_ptr_nonnull(strstr(b->out, " 0 ok, "));
+    ck_assert_ptr_nonnull(strstr(b->out, "WRONG answers "));
+    ck_assert_ptr_nonnull(strstr(b->out, "the run stopped at the first"));
     /* Rounds stop at the first wrong answer. */
     expect_status(b, 4, "rounds", "-w", "ping", "-H", f.addr, "--rounds", "50");
     ck_assert_int_eq(count_lines_with(b->out, "Simulated "), 1);
@@ -385,6 +434,106 @@ START_TEST(test_lost_when_closed)
     ck_assert_double_eq(jnum(j, "lost"), 8);
     ck_assert_ptr_nonnull(strstr(b->err, "closed the connection"));
     free(b);
+}
+END_TEST
+
+/* A server that reads and never answers: nothing to take percentiles of. */
+START_TEST(test_no_replies)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    struct fake f;
+    const char *j;
+
+    fake_start(&f, FAKE_SILENT, 0);
+    expect_status(b, 3, "-H", f.addr, "-c", "2", "-d", "0.5", "--timeout",
+                  "0.3s", "-q");
+    ck_assert_ptr_nonnull(strstr(b->out, "  latency: no replies\n"));
+    ck_assert_ptr_null(strstr(b->out, "p50"));
+    expect_status(b, 3, "-H", f.addr, "-c", "2", "-d", "0.5", "--timeout",
+                  "0.3s", "--max-p99", "1s", "--json", "-q");
+    j = json_of(b);
+    ck_assert_double_eq(jnum(j, "requests"), 0);
+    ck_assert_ptr_nonnull(strstr(j, "\"p50_us\":null"));
+    ck_assert_ptr_nonnull(strstr(j, "\"max_us\":null"));
+    /* A p99 limit cannot pass on no replies. */
+    ck_assert_double_eq(jcheck(j, "max-p99", "passed"), 0);
+    ck_assert(isnan(jcheck(j, "max-p99", "measured")));
+    free(b);
+}
+END_TEST
+
+/*
+ * What can be checked before the run is, and fails at once with exit 2:
+ * nothing listens at the address, so a check that came after connecting
+ * would exit 3 instead.
+ */
+START_TEST(test_prerun_checks)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char dir[64] = "/tmp/folio-bench-pre.XXXXXX", cat[128], addr[64];
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(addr, sizeof(addr), "127.0.0.1:1");
+    expect_status(b, 2, "-H", addr, "-n", "10", "--hgrm",
+                  "/nonexistent/lat.hgrm");
+    ck_assert_ptr_nonnull(strstr(b->err, "--hgrm /nonexistent/lat.hgrm: "
+                                         "No such file or directory"));
+    expect_status(b, 2, "-H", addr, "-n", "10", "--admin",
+                  "/nonexistent/admin.sock");
+    ck_assert_ptr_nonnull(strstr(b->err, "--admin /nonexistent/admin.sock: "
+                                         "cannot connect"));
+    expect_status(b, 2, "-H", addr, "-n", "10", "--server-pid", "999999999");
+    ck_assert_ptr_nonnull(
+        strstr(b->err, "--server-pid 999999999: no such process"));
+    /* A file that is not a catalog: the README. */
+    snprintf(cat, sizeof(cat), "%s/README.md", FOLIO_SRCDIR);
+    expect_status(b, 2, "-H", addr, "-w", "freight", "--catalog", cat);
+    ck_assert_msg(strstr(b->err, "README.md:1: not a SKU catalog") != NULL,
+                  "%s", b->err);
+    /* A catalog with a bad row: its line and column. */
+    snprintf(cat, sizeof(cat), "%s/catalog.csv", dir);
+    f = fopen(cat, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("\xef\xbb\xbfSKU;Weight_g;length_cm;width_cm;height_cm;price_cents\r\n"
+          "BOOK-1;400;23;16;3;49,90\r\n\r\n\"MUG;7\";350;12;9;ten;2990\n",
+          f);
+    ck_assert_int_eq(fclose(f), 0);
+    expect_status(b, 2, "-H", addr, "-w", "mixed", "--catalog", cat);
+    ck_assert_msg(strstr(b->err, "catalog.csv:4:5: height_cm: 'ten' is not "
+                                 "a number") != NULL,
+                  "%s", b->err);
+    f = fopen(cat, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("sku,weight_g,length_cm,width_cm,height_cm,price_cents\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    expect_status(b, 2, "-H", addr, "-w", "freight", "--catalog", cat);
+    ck_assert_ptr_nonnull(strstr(b->err, "no SKUs after the header"));
+    remove(cat);
+    rmdir(dir);
+    free(b);
+}
+END_TEST
+
+/* A report that cannot be written fails the run (exit 2). */
+START_TEST(test_report_write_error)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    static const char *argv[] = {"-H", NULL, "-n", "50", "-q", NULL, NULL};
+    int st;
+
+    start(NULL);
+    argv[1] = srv.addr;
+    for (int json = 0; json <= 1; json++) {
+        argv[5] = json ? "--json" : NULL;
+        st = bspawn_out(b, argv, "/dev/full");
+        ck_assert_msg(st == 2, "exit %d: %s", st, b->err);
+        ck_assert_msg(strstr(b->err, "folio-bench: writing the report: No "
+                                     "space left on device") != NULL,
+                      "%s", b->err);
+    }
+    free(b);
+    stop_clean();
 }
 END_TEST
 
@@ -470,10 +619,10 @@ START_TEST(test_hgrm_and_server_figures)
     ck_assert_ptr_nonnull(strstr(j, "\"server\":{\"source\":\"proc\""));
     ck_assert_double_eq(jnum_in(j, "server", "requests"), 1000);
     ck_assert(isnan(jnum_in(j, "server", "allocs")));
-    /* Neither can be read: the run goes on, the reason is printed. */
-    expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "100", "--admin",
+    /* Neither can be read: the run does not start (test_prerun_checks). */
+    expect_status(b, 2, "-H", srv.addr, "-c", "2", "-n", "100", "--admin",
                   "/nonexistent.sock", "-q");
-    ck_assert_ptr_nonnull(strstr(b->out, "server: cannot connect"));
+    ck_assert_ptr_nonnull(strstr(b->err, "--admin /nonexistent.sock: "));
     /* The distribution of the first run. */
     f = fopen(hgrm, "r");
     ck_assert_ptr_nonnull(f);
@@ -572,6 +721,9 @@ add_tests(Suite *s)
     tcase_add_test(tc, test_thresholds);
     tcase_add_test(tc, test_wrong_answer);
     tcase_add_test(tc, test_lost_when_closed);
+    tcase_add_test(tc, test_no_replies);
+    tcase_add_test(tc, test_prerun_checks);
+    tcase_add_test(tc, test_report_write_error);
     tcase_add_test(tc, test_usage);
     tcase_add_test(tc, test_hgrm_and_server_figures);
     tcase_add_test(tc, test_stall_open_vs_closed);

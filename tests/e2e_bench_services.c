@@ -282,6 +282,18 @@ start_with(const char *(*conf_fn)(void), const char *more)
 #endif
 
 #if E2E_BENCH_PART == 2
+/* A catalog file of the test's own. */
+static const char *
+catalog_path(void)
+{
+    static char path[128];
+
+    if (fixtures[0] == '\0')
+        fixtures_make();
+    snprintf(path, sizeof(path), "%s/own-catalog.csv", fixtures);
+    return path;
+}
+
 START_TEST(test_freight)
 {
     struct bproc *b = malloc(sizeof(*b));
@@ -313,6 +325,50 @@ START_TEST(test_freight)
 }
 END_TEST
 
+/*
+ * The example tables and catalog of data/, as the README runs them: the
+ * defaults are valid for that data.  Their heaviest band ends at 30 kg,
+ * which a few random carts pass: OUT_OF_RANGE, expected like the
+ * uncovered CEPs' NOT_FOUND.
+ */
+START_TEST(test_freight_shipped_data)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    const char *j;
+
+    start("freight_dir = " FOLIO_SRCDIR "/data/freight\n"
+          "catalog = " FOLIO_SRCDIR "/data/catalog.csv\n");
+    expect_status(b, 0, "-w", "freight", "-H", srv.addr, "-c", "4", "-d", "1",
+                  "--json", "-q");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_double_eq(jnum(j, "unexpected_errors"), 0);
+    ck_assert_msg(jnum_in(j, "expected_by_code", "11") > 0, "%s", j);
+    ck_assert_msg(jnum_in(j, "expected_by_code", "5") > 0, "%s", j);
+    ck_assert_ptr_nonnull(strstr(j, "\"expected_codes\":[5,11]"));
+    expect_status(b, 0, "-w", "freight", "--catalog",
+                  FOLIO_SRCDIR "/data/catalog.csv", "-H", srv.addr, "-c", "4",
+                  "-d", "1", "--max-p99", "10s", "-q");
+    ck_assert_msg(strstr(b->out, "11 OUT_OF_RANGE ") != NULL &&
+                      strstr(b->out, " (expected)") != NULL,
+                  "%s", b->out);
+    ck_assert_ptr_nonnull(
+        strstr(b->out, "threshold --max-errors 0: passed, 0 unexpected"));
+    /* An unknown SKU stays unexpected: a catalog the server lacks. */
+    ck_assert_int_eq(e2e_write_file(catalog_path(),
+                                    "sku,weight_g,length_cm,width_cm,"
+                                    "height_cm,price_cents\n"
+                                    "NO-SUCH-SKU,100,1,1,1,100\n"),
+                     0);
+    expect_status(b, 1, "-w", "freight", "--catalog", catalog_path(), "-H",
+                  srv.addr, "--uncovered", "0", "-n", "200", "--json", "-q");
+    ck_assert_double_eq(jnum_in(json_of(b), "unexpected_by_code", "5"), 200);
+    free(b);
+    stop_clean();
+    fixtures_remove();
+}
+END_TEST
+
 static void
 add_tests(Suite *s)
 {
@@ -320,6 +376,7 @@ add_tests(Suite *s)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_freight);
+    tcase_add_test(tc, test_freight_shipped_data);
     suite_add_tcase(s, tc);
 }
 #endif /* part 2 */
@@ -397,6 +454,31 @@ START_TEST(test_mixed)
 }
 END_TEST
 
+/* The mixed workload's defaults on data/'s tables, as the README runs it. */
+START_TEST(test_mixed_shipped_data)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char conf[2000];
+    const char *j;
+
+    ck_assert_ptr_nonnull(e2e_corpus());
+    snprintf(conf, sizeof(conf),
+             "corpus = %s\nfreight_dir = %s/data/freight\n"
+             "catalog = %s/data/catalog.csv\n",
+             e2e_corpus(), FOLIO_SRCDIR, FOLIO_SRCDIR);
+    start(conf);
+    expect_status(b, 0, "-w", "mixed", "--catalog",
+                  FOLIO_SRCDIR "/data/catalog.csv", "-H", srv.addr, "-c", "4",
+                  "-d", "1", "--json", "-q");
+    j = json_of(b);
+    assert_counts_add_up(j);
+    ck_assert_double_eq(jnum(j, "unexpected_errors"), 0);
+    ck_assert_double_eq(jnum(j, "wrong"), 0);
+    free(b);
+    stop_clean();
+}
+END_TEST
+
 static void
 add_tests(Suite *s)
 {
@@ -404,6 +486,7 @@ add_tests(Suite *s)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_mixed);
+    tcase_add_test(tc, test_mixed_shipped_data);
     suite_add_tcase(s, tc);
 }
 #endif /* part 4 */

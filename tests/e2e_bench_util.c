@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,12 +31,12 @@ bench_path(void)
     return p != NULL && *p != '\0' ? p : FOLIO_BUILDDIR "/folio-bench";
 }
 
-/* Start folio-bench with `argv` (NULL-terminated, without argv[0]). */
-void
-bspawn(struct bproc *b, const char *const *argv)
+/* Start folio-bench with `argv`; its stdout to `out` (a file) or a pipe. */
+static void
+spawn(struct bproc *b, const char *const *argv, const char *out)
 {
     const char *args[64];
-    int o[2], e[2], n = 0;
+    int o[2], e[2], n = 0, fd;
 
     memset(b, 0, sizeof(*b));
     args[n++] = bench_path();
@@ -48,7 +49,12 @@ bspawn(struct bproc *b, const char *const *argv)
     ck_assert_int_ne(b->pid, -1);
     if (b->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(o[1], STDOUT_FILENO);
+        if (out != NULL && (fd = open(out, O_WRONLY)) >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            close(fd);
+        } else {
+            dup2(o[1], STDOUT_FILENO);
+        }
         dup2(e[1], STDERR_FILENO);
         close(o[0]);
         close(o[1]);
@@ -63,6 +69,19 @@ bspawn(struct bproc *b, const char *const *argv)
     b->ofd = o[0];
     b->efd = e[0];
     b->status = -1;
+}
+
+void
+bspawn(struct bproc *b, const char *const *argv)
+{
+    spawn(b, argv, NULL);
+}
+
+int
+bspawn_out(struct bproc *b, const char *const *argv, const char *out)
+{
+    spawn(b, argv, out);
+    return bfinish(b, 30000);
 }
 
 static void
@@ -201,20 +220,49 @@ json_of(const struct bproc *b)
     return p;
 }
 
-/* sent = ok + errors, errors = error replies + lost, requests = answers. */
+/*
+ * sent = ok + wrong + errors, errors = error replies + lost,
+ * requests = answers (ok + wrong + error replies).
+ */
 void
 assert_counts_add_up(const char *j)
 {
     double sent = jnum(j, "sent"), ok = jnum(j, "ok"), err = jnum(j, "errors"),
            rep = jnum(j, "error_replies"), lost = jnum(j, "lost"),
-           req = jnum(j, "requests");
+           req = jnum(j, "requests"), wrong = jnum(j, "wrong");
 
-    ck_assert_msg(!isnan(sent) && !isnan(ok) && !isnan(err), "%s", j);
-    ck_assert_msg(sent == ok + err, "sent %.0f != ok %.0f + errors %.0f", sent,
-                  ok, err);
+    ck_assert_msg(!isnan(sent) && !isnan(ok) && !isnan(err) && !isnan(wrong),
+                  "%s", j);
+    ck_assert_msg(sent == ok + wrong + err,
+                  "sent %.0f != ok %.0f + wrong %.0f + errors %.0f", sent, ok,
+                  wrong, err);
     ck_assert_msg(err == rep + lost, "errors %.0f != replies %.0f + lost %.0f",
                   err, rep, lost);
-    ck_assert_msg(req == ok + rep, "requests %.0f != ok + error replies", req);
+    ck_assert_msg(req == ok + wrong + rep,
+                  "requests %.0f != ok + wrong + error replies", req);
+}
+
+/* A field of the threshold `name` in the JSON summary's "thresholds". */
+double
+jcheck(const char *json, const char *name, const char *key)
+{
+    char pat[96], sub[1024];
+    const char *p, *end;
+    size_t n;
+
+    snprintf(pat, sizeof(pat), "{\"threshold\":\"%s\"", name);
+    if ((p = strstr(json, pat)) == NULL || (end = strchr(p, '}')) == NULL)
+        return NAN;
+    n = (size_t)(end - p) < sizeof(sub) - 1 ? (size_t)(end - p)
+                                            : sizeof(sub) - 1;
+    memcpy(sub, p, n);
+    sub[n] = '\0';
+    if (strcmp(key, "passed") == 0)
+        return strstr(sub, "\"passed\":true") != NULL    ? 1
+               : strstr(sub, "\"passed\":false") != NULL ? 0
+                                                         : NAN;
+    snprintf(pat, sizeof(pat), "\"%s\":null", key);
+    return strstr(sub, pat) != NULL ? NAN : jnum(sub, key);
 }
 
 int

@@ -30,6 +30,12 @@ struct bproc {
 void bspawn(struct bproc *b, const char *const *argv);
 
 /*
+ * bspawn_out - run folio-bench with its standard output written to the
+ * file `out` (e.g. /dev/full), like brun: its exit status.
+ */
+int bspawn_out(struct bproc *b, const char *const *argv, const char *out);
+
+/*
  * bpump - read its output until stderr holds `needle` (NULL: until both
  * pipes close) or `timeout_ms` passes.  0 when found (or closed), -1.
  */
@@ -57,10 +63,20 @@ double jnum(const char *json, const char *key);
 /* jnum_in - the number "key" in the flat object "obj":{...}; NAN if none. */
 double jnum_in(const char *json, const char *obj, const char *key);
 
+/*
+ * jcheck - field `key` of the threshold `name` ("max-p99") in the JSON
+ * summary's "thresholds": "limit", "measured", or "passed" (1 or 0);
+ * NAN if absent (or null).
+ */
+double jcheck(const char *json, const char *name, const char *key);
+
 /* json_of - the JSON summary: the last line of its stdout (asserted). */
 const char *json_of(const struct bproc *b);
 
-/* assert_counts_add_up - sent = ok + errors, errors = replies + lost. */
+/*
+ * assert_counts_add_up - sent = ok + wrong + errors, errors = replies +
+ * lost, requests = ok + wrong + replies.
+ */
 void assert_counts_add_up(const char *j);
 
 /* count_lines_with - occurrences of `needle` in `text`. */
