@@ -20,6 +20,12 @@
 #ifndef FOLIO_CORPUS_BUILTIN
 #define FOLIO_CORPUS_BUILTIN ""
 #endif
+/* The source tree's data/: the example tables of a foliod not installed. */
+#ifdef FOLIO_DATA_BUILTIN
+#define DATA_BUILTIN(name) FOLIO_DATA_BUILTIN name
+#else
+#define DATA_BUILTIN(name) ""
+#endif
 
 static int
 is_dir(const char *path)
@@ -29,22 +35,41 @@ is_dir(const char *path)
     return path[0] != '\0' && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static int
+is_file(const char *path)
+{
+    struct stat st;
+
+    return path[0] != '\0' && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /*
- * The corpus directory to load, or NULL for none: `corpus = off`, or
- * `auto` with neither the installed copy nor the build's copy present.
+ * The path to load for a setting that may be "auto": the installed copy
+ * (`installed`) if it exists, else the build tree's (`built`: a foliod
+ * run from where it was built), else NULL: none.  NULL (off) stays NULL;
+ * any other value is itself.
  */
+static const char *
+auto_path(const char *value, const char *installed, const char *built,
+          int dir)
+{
+    int (*exists)(const char *) = dir ? is_dir : is_file;
+
+    if (value == NULL || strcmp(value, "auto") != 0)
+        return value;
+    if (exists(installed))
+        return installed;
+    if (exists(built))
+        return built;
+    return NULL;
+}
+
+/* The corpus directory to load, or NULL for none (off, or auto and none). */
 static const char *
 corpus_dir(const struct folio_config *cfg)
 {
-    if (cfg->corpus == NULL)
-        return NULL;
-    if (strcmp(cfg->corpus, "auto") != 0)
-        return cfg->corpus;
-    if (is_dir(FOLIO_PKGDATADIR "/shakespeare"))
-        return FOLIO_PKGDATADIR "/shakespeare";
-    if (is_dir(FOLIO_CORPUS_BUILTIN))
-        return FOLIO_CORPUS_BUILTIN;
-    return NULL;
+    return auto_path(cfg->corpus, FOLIO_PKGDATADIR "/shakespeare",
+                     FOLIO_CORPUS_BUILTIN, 1);
 }
 
 static int
@@ -111,6 +136,10 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
     struct folio_freight_summary sum;
     unsigned logged = 0;
     struct folio_freight_diag diag = {log_problem, &logged, 0};
+    const char *tables = auto_path(cfg->freight_dir, FOLIO_FREIGHT_DEFAULT_DIR,
+                                   DATA_BUILTIN("/freight"), 1),
+               *catalog = auto_path(cfg->catalog, FOLIO_FREIGHT_DEFAULT_CATALOG,
+                                    DATA_BUILTIN("/catalog.csv"), 0);
     char envdir[4096], why[768];
     int present, changed, rc;
 
@@ -119,9 +148,8 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
         snprintf(err, errlen, "data_dir: path too long");
         return FOLIO_ECONFIG;
     }
-    rc = folio_freight_import(envdir, cfg->freight_dir, cfg->catalog,
-                              cfg->check_only, &diag, &sum, &present,
-                              &changed, why, sizeof(why));
+    rc = folio_freight_import(envdir, tables, catalog, cfg->check_only, &diag,
+                              &sum, &present, &changed, why, sizeof(why));
     if (logged > MAX_REPORTS)
         folio_log_warnx("... and %u more problems", logged - MAX_REPORTS);
     if (rc != 0) {
@@ -130,12 +158,15 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
     }
     d->freight = present;
     if (!present)
-        folio_log_notice("freight: no tables (freight_dir %s): freight.* "
+        folio_log_notice("freight: no tables (freight_dir %s%s): freight.* "
                          "answer UNAVAILABLE",
-                         cfg->freight_dir != NULL ? cfg->freight_dir : "off");
+                         cfg->freight_dir != NULL ? cfg->freight_dir : "off",
+                         tables == NULL && cfg->freight_dir != NULL
+                             ? ": neither installed nor built"
+                             : "");
     else
-        folio_log_info("freight: %u carriers, %u bands, %u SKUs%s",
-                       sum.fm_carriers, sum.fm_rows, sum.fm_skus,
+        folio_log_info("freight: %u carriers, %u bands, %u SKUs from %s%s",
+                       sum.fm_carriers, sum.fm_rows, sum.fm_skus, tables,
                        cfg->check_only ? " (checked)"
                        : changed        ? " (imported)"
                                         : " (unchanged)");

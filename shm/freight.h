@@ -211,7 +211,10 @@ struct folio_freight_summary {
     uint64_t fm_imported_ms; /* Unix ms of the import */
 };
 
-/* The installed defaults of freight_dir and catalog (src/config.c). */
+/*
+ * The installed example tables and catalog: what freight_dir = auto and
+ * catalog = auto (the defaults) load when they exist (master/data.c).
+ */
 #define FOLIO_FREIGHT_DEFAULT_DIR FOLIO_PKGDATADIR "/freight"
 #define FOLIO_FREIGHT_DEFAULT_CATALOG FOLIO_PKGDATADIR "/catalog.csv"
 

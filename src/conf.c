@@ -73,12 +73,13 @@ static const struct opt opts[] = {
      1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
     {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0,
      "on", "on|off", "commit concurrent posts together, one sync"},
-    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0,
-     FOLIO_PKGDATADIR "/freight", "DIR|off",
-     "directory of carrier freight tables (CSV)"},
-    {"catalog", 0, T_STR_OFF, O(catalog), 0, 0,
-     FOLIO_PKGDATADIR "/catalog.csv", "CSV|off",
-     "SKU catalog (CSV)"},
+    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",
+     "DIR|auto|off",
+     "directory of carrier freight tables (CSV) (auto: the installed "
+     "example tables, else the build's)"},
+    {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, "auto", "CSV|auto|off",
+     "SKU catalog (CSV) (auto: the installed example catalog, else the "
+     "build's)"},
     {"metrics-listen", 0, T_STR_OFF, O(metrics_listen), 0, 0,
      FOLIO_DEFAULT_METRICS, "ADDR|off", "Prometheus metrics over HTTP"},
     {"log-level", 0, T_LEVEL, O(log_level), 0, 0, "info",
@@ -648,7 +649,8 @@ folio_config_usage(FILE *f)
                "[--admin-socket PATH]\n"
                "              [--workers N|auto] [--corpus DIR|auto|off] "
                "[--data-dir DIR]\n"
-               "              [--freight-dir DIR] [--catalog CSV] "
+               "              [--freight-dir DIR|auto|off] "
+               "[--catalog CSV|auto|off] "
                "[--metrics-listen ADDR]\n"
                "              [--log-level debug|info|warn|error] "
                "[--pid-file PATH] [--user USER]\n"

@@ -29,8 +29,8 @@ struct folio_config {
     char *data_dir;
     uint64_t comments_max_size; /* LMDB map ceiling of the comments store */
     int comments_group_commit;  /* one synced commit for concurrent posts */
-    char *freight_dir;  /* NULL: off; default: the installed tables */
-    char *catalog;      /* NULL: off; default: the installed catalog */
+    char *freight_dir;  /* NULL: off; "auto": installed, else the build's */
+    char *catalog;      /* NULL: off; "auto": installed, else the build's */
     char *metrics_listen; /* NULL: off */
     int log_level;
     char *log_file;     /* NULL: stderr */

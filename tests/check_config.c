@@ -70,9 +70,10 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);
     ck_assert_str_eq(cfg.corpus, "auto");
-    /* The installed example freight data; "off" turns freight off. */
-    ck_assert_str_eq(cfg.freight_dir, FOLIO_PKGDATADIR "/freight");
-    ck_assert_str_eq(cfg.catalog, FOLIO_PKGDATADIR "/catalog.csv");
+    /* The example freight data (installed, else the build's); "off"
+     * turns freight off. */
+    ck_assert_str_eq(cfg.freight_dir, "auto");
+    ck_assert_str_eq(cfg.catalog, "auto");
     ck_assert_int_eq(folio_config_set(&cfg, "freight_dir", "off", err,
                                       sizeof(err)), 0);
     ck_assert_ptr_null(cfg.freight_dir);

@@ -593,6 +593,47 @@ START_TEST(test_shipped_data)
 }
 END_TEST
 
+/*
+ * The defaults (auto): a foliod that is built but not installed serves
+ * the build tree's data/, as it serves the build's corpus; installed,
+ * the installed copy.  "foliod -f --data-dir DIR" answers quotes.
+ */
+START_TEST(test_auto_finds_built_data)
+{
+    const struct item book = SKU("BOOK-00001", 2);
+    struct folio_client *c;
+    struct quote q;
+    int64_t carriers = 0, bands = 0, skus = 0;
+    int code, installed = access(FOLIO_PKGDATADIR "/freight", F_OK) == 0;
+
+    ck_assert_int_eq(
+        e2e_start(&srv, "freight_dir = auto\ncatalog = auto\n", NULL), 0);
+    c = e2e_connect(&srv);
+    info(c, &carriers, &bands, &skus, &code);
+    ck_assert_int_eq(code, 0);
+    ck_assert_int_eq(carriers, 2);
+    ck_assert_int_eq(skus, 1000);
+    quote(c, "01310-100", &book, 1, &q);
+    ck_assert_int_eq(q.code, 0);
+    ck_assert_uint_eq(q.nopts, 2);
+    ck_assert(e2e_log_has(&srv, installed ? FOLIO_PKGDATADIR "/freight"
+                                          : FOLIO_SRCDIR "/data/freight"));
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    /* The command line alone, as the README runs it: the same. */
+    ck_assert_int_eq(e2e_start(&srv, NULL,
+                               (const char *const[]){"--freight-dir", "auto",
+                                                     "--catalog", "auto",
+                                                     NULL}),
+                     0);
+    c = e2e_connect(&srv);
+    quote(c, "01310-100", &book, 1, &q);
+    ck_assert_int_eq(q.code, 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 START_TEST(test_reload_changed_and_broken)
 {
     enum { NC = 6 };
@@ -771,6 +812,7 @@ freight_suite(void)
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_info_and_no_tables);
     tcase_add_test(tc, test_shipped_data);
+    tcase_add_test(tc, test_auto_finds_built_data);
     tcase_add_test(tc, test_reload_changed_and_broken);
     tcase_add_test(tc, test_broken_at_start);
     tcase_add_test(tc, test_zero_alloc);

@@ -298,7 +298,9 @@ e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
              "data_dir = %s/data\n"
              "metrics_listen = off\n"
              "workers = 2\n"
-             "corpus = off\n" /* tests that want one say so */
+             "corpus = off\n" /* tests that want data say so */
+             "freight_dir = off\n"
+             "catalog = off\n"
              "ready_file = %s\n"
              "shutdown_timeout = 5s\n"
              "%s",
