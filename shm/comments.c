@@ -184,20 +184,6 @@ bad:
     return st;
 }
 
-size_t
-folio_comments_normalize(const char *path, size_t len, char *out)
-{
-    size_t n = 0;
-
-    if (len == 0 || path[0] != '/')
-        out[n++] = '/';
-    memcpy(out + n, path, len);
-    n += len;
-    if (memchr(path, '.', len) == NULL && out[n - 1] != '/')
-        out[n++] = '/';
-    return n;
-}
-
 static int
 check_field(const char *name, const char *s, size_t len, size_t max, int body,
             char *err, size_t errlen)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "src/page.h"
+
 struct folio_buf;
 
 /* The environment under the data directory. */
@@ -66,13 +68,7 @@ enum folio_text_status {
  */
 int folio_comments_text_check(const char *s, size_t len, int body, size_t *at);
 
-/*
- * folio_comments_normalize - mouthful's path normalization: prepend '/'
- * if the path does not start with one; append '/' if it contains no '.'
- * and does not already end with '/'.  `out` has room for len + 2 bytes;
- * returns the normalized length.  Does not validate.
- */
-size_t folio_comments_normalize(const char *path, size_t len, char *out);
+/* folio_comments_normalize: src/page.h (the client shows paths so too). */
 
 /*
  * folio_comments_validate - check a post against PROTOCOL.md: path 1..1024,

@@ -25,6 +25,7 @@
 #include "src/client.h"
 #include "src/conf.h"
 #include "src/err.h"
+#include "src/page.h"
 #include "src/rpc.h"
 
 #define DEFAULT_TIMEOUT_S 5
@@ -199,6 +200,16 @@ addr_malformed(const char *addr)
            atol(colon + 1) > 65535;
 }
 
+/* How to reach the admin socket, after a failure to. */
+static void
+admin_hint(void)
+{
+    fputs("folio: admin methods take foliod's admin socket (its "
+          "--admin-socket, by default " FOLIO_DEFAULT_ADMIN
+          "): give it with -U SOCKET or FOLIO_ADMIN=SOCKET\n",
+          stderr);
+}
+
 static int
 conn_open(struct cli *cli)
 {
@@ -221,6 +232,9 @@ conn_open(struct cli *cli)
                 shown(cli->target), cli->timeout_s);
     else
         fprintf(stderr, "folio: %s\n", err);
+    /* The default admin socket, or FOLIO_ADMIN's, is not there. */
+    if (cli->admin && cli->addr == NULL)
+        admin_hint();
     return FOLIO_CLI_ECONN;
 }
 
@@ -293,6 +307,8 @@ server_error(const struct folio_reply *r)
     else if (folio_cli_json_emit(stderr, &e, -1) != 0)
         fputs("(malformed error)", stderr);
     fputc('\n', stderr);
+    if (r->code == FOLIO_ST_PERMISSION_DENIED)
+        admin_hint();
     return FOLIO_CLI_ESERVER;
 }
 
@@ -388,7 +404,10 @@ cmd_search(struct cli *cli, char **args, int nargs)
     if ((st = rpc_end(cli, &res)) != 0)
         return st;
     return print_result(
-        cli, res, cli->json ? 0 : folio_cli_show_search(res, cli->offset));
+        cli, res, cli->json ? 0 : folio_cli_show_search(
+                                   res, cli->offset,
+                                   cli->opts_seen & O_LIMIT ? (int64_t)cli->limit
+                                                            : -1));
 }
 
 struct item {
@@ -507,15 +526,24 @@ cmd_comments_list(struct cli *cli, char **args, int nargs)
 {
     struct folio_mp_cur res;
     msgpack_packer *pk;
+    size_t len = strlen(args[0]);
+    char *page;
     int st;
 
-    if ((st = rpc_begin(cli, "comments.list", 1, &pk)) != 0)
-        return st;
-    folio_pack_cstr(pk, args[0]);
-    if ((st = rpc_end(cli, &res)) != 0)
-        return st;
-    return print_result(cli, res,
-                        cli->json ? 0 : folio_cli_show_comments(res, args[0]));
+    /* The page the server looks up, to say which one has no comments. */
+    if ((page = malloc(len + 3)) == NULL) {
+        fprintf(stderr, "folio: out of memory\n");
+        return FOLIO_CLI_ECONN;
+    }
+    page[folio_comments_normalize(args[0], len, page)] = '\0';
+    if ((st = rpc_begin(cli, "comments.list", 1, &pk)) == 0) {
+        folio_pack_cstr(pk, args[0]);
+        if ((st = rpc_end(cli, &res)) == 0)
+            st = print_result(
+                cli, res, cli->json ? 0 : folio_cli_show_comments(res, page));
+    }
+    free(page);
+    return st;
 }
 
 static int
@@ -850,6 +878,7 @@ main(int argc, char **argv)
     static const struct option longopts[] = {
         {"host", required_argument, NULL, 'H'},
         {"socket", required_argument, NULL, 'U'},
+        {"unix", required_argument, NULL, 'U'}, /* folio-bench's old name */
         {"json", no_argument, NULL, OPT_JSON},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"limit", required_argument, NULL, OPT_LIMIT},

@@ -82,8 +82,12 @@ const char *folio_cli_fmt_bytes(char *buf, size_t len, double bytes);
  * caller then prints it as JSON).
  */
 int folio_cli_show_count(struct folio_mp_cur res);
-/* `offset` is the --offset asked for, to number the lines shown. */
-int folio_cli_show_search(struct folio_mp_cur res, uint64_t offset);
+/*
+ * `offset` is the --offset asked for, to number the lines shown; `limit`
+ * the --limit (-1: not given), to say why none is shown.
+ */
+int folio_cli_show_search(struct folio_mp_cur res, uint64_t offset,
+                          int64_t limit);
 int folio_cli_show_quote(struct folio_mp_cur res);
 int folio_cli_show_comments(struct folio_mp_cur res, const char *path);
 int folio_cli_show_comment_posted(struct folio_mp_cur res);

@@ -181,7 +181,7 @@ search_line(struct folio_mp_cur *c, int print)
 }
 
 int
-folio_cli_show_search(struct folio_mp_cur res, uint64_t offset)
+folio_cli_show_search(struct folio_mp_cur res, uint64_t offset, int64_t limit)
 {
     struct folio_mp_cur lines, c;
     int64_t count;
@@ -200,8 +200,10 @@ folio_cli_show_search(struct folio_mp_cur res, uint64_t offset)
                 return -1;
     }
     printf("-- %" PRId64 " matching line%s", count, count == 1 ? "" : "s");
-    if (n == 0 && count > 0)
-        printf(", none at offset %" PRIu64, offset);
+    if (n == 0 && count > 0 && limit == 0)
+        printf(", none shown (--limit 0)");
+    else if (n == 0 && count > 0)
+        printf(", --offset %" PRIu64 " is past the last", offset);
     else if ((uint64_t)n < (uint64_t)count)
         printf(", %" PRIu64 "-%" PRIu64 " shown", offset + 1, offset + n);
     putchar('\n');

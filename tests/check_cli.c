@@ -346,11 +346,12 @@ kv_str(const char *k, const char *v)
 }
 
 static uint64_t search_offset;
+static int64_t search_limit = -1;
 
 static int
 show_search(struct folio_mp_cur c)
 {
-    return folio_cli_show_search(c, search_offset);
+    return folio_cli_show_search(c, search_offset, search_limit);
 }
 
 static void
@@ -392,8 +393,16 @@ START_TEST(test_show_count_search)
                 "-- 14 matching lines, 11-12 shown\n");
     search_offset = 20;
     pack_search(14, 0);
-    expect_show(show_search, 0, "-- 14 matching lines, none at offset 20\n");
+    expect_show(show_search, 0,
+                "-- 14 matching lines, --offset 20 is past the last\n");
+    /* --limit 0: the count alone, and why no line is shown. */
     search_offset = 0;
+    search_limit = 0;
+    pack_search(14, 0);
+    expect_show(show_search, 0, "-- 14 matching lines, none shown (--limit 0)\n");
+    pack_search(0, 0);
+    expect_show(show_search, 0, "-- 0 matching lines\n");
+    search_limit = -1;
     pack_search(1, 1);
     expect_show(show_search, 0, "hamlet:100: to be\n-- 1 matching line\n");
     pack_search(0, 0);

@@ -251,7 +251,17 @@ START_TEST(test_server_down)
     run(&r,
         &(struct cli_opts){.env = ARGS("FOLIO_ADMIN=/nonexistent/admin.sock")},
         ARGS("stats"), 3);
-    has(r.err, "/nonexistent/admin.sock");
+    has(r.err, "/nonexistent/admin.sock: No such file or directory\n");
+    has(r.err, "give it with -U SOCKET or FOLIO_ADMIN=SOCKET\n");
+    cli_run_free(&r);
+    /* The default admin socket: where it is, and how to give another. */
+    run(&r, NULL, ARGS("comments", "delete", "1"), 3);
+    has(r.err, "cannot connect to unix:" FOLIO_RUNDIR "/admin.sock");
+    has(r.err, "by default " FOLIO_RUNDIR "/admin.sock): give it with -U");
+    cli_run_free(&r);
+    /* -U given: no hint, the user named the socket. */
+    run(&r, NULL, ARGS("-U", "/nonexistent/admin.sock", "stats"), 3);
+    ck_assert(strstr(r.err, "give it with") == NULL);
     cli_run_free(&r);
 }
 END_TEST
@@ -374,6 +384,13 @@ START_TEST(test_ping)
     run(&r, NULL, ARGS("ping", "-U", srv.admin, "--json"), 0);
     ck_assert_str_eq(r.out, "\"pong\"\n");
     cli_run_free(&r);
+    /* --socket, and --unix as folio-bench once spelled it. */
+    run(&r, NULL, ARGS("--socket", srv.admin, "--json", "ping"), 0);
+    ck_assert_str_eq(r.out, "\"pong\"\n");
+    cli_run_free(&r);
+    run(&r, NULL, ARGS("--unix", srv.admin, "--json", "ping"), 0);
+    ck_assert_str_eq(r.out, "\"pong\"\n");
+    cli_run_free(&r);
     /* FOLIO_ADDR when there is no -H. */
     snprintf(env, sizeof(env), "FOLIO_ADDR=%s", srv.addr);
     run(&r, &(struct cli_opts){.env = ARGS(env)}, ARGS("--json", "ping"), 0);
@@ -481,6 +498,9 @@ START_TEST(test_call)
         cli_run_free(&r);
     }
     text = cli_subst(transcript, srv.addr, "@ADDR@");
+    free(transcript);
+    transcript = text;
+    text = cli_subst(transcript, FOLIO_RUNDIR, "@RUNDIR@");
     ck_assert_int_eq(cli_golden("call", text), 0);
     free(text);
     free(transcript);
@@ -592,10 +612,14 @@ START_TEST(test_stats)
     ck_assert_int_ge(frames, 2);
     cli_run_free(&r);
 
-    /* Not on the admin socket: the server says no. */
+    /* Not on the admin socket: the server says no, folio says how. */
     run(&r, NULL, ARGS("-H", srv.addr, "stats"), 1);
     ck_assert_str_eq(r.err, "folio: PERMISSION_DENIED: server.stats is "
-                            "allowed on the admin socket only\n");
+                            "allowed on the admin socket only\n"
+                            "folio: admin methods take foliod's admin socket "
+                            "(its --admin-socket, by default " FOLIO_RUNDIR
+                            "/admin.sock): give it with -U SOCKET or "
+                            "FOLIO_ADMIN=SOCKET\n");
     ck_assert_str_eq(r.out, "");
     cli_run_free(&r);
     stop();

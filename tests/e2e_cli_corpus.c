@@ -31,6 +31,7 @@ START_TEST(test_count_and_search)
         {"search", "insolence", "--limit", "3"},
         {"search", "insolence", "--offset", "12", "--limit", "5"},
         {"search", "--offset", "20", "insolence"},
+        {"search", "insolence", "--limit", "0"},
         {"search", "zzqqzzqq"},
         {"--json", "search", "insolence", "--limit", "2"},
         {"call", "corpus.match_count", "[\"hello\"]"},
