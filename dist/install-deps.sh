@@ -6,7 +6,7 @@ set -eu
 PACKAGES="
     build-essential autoconf automake libtool pkg-config
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
-    libjansson-dev
+    libjansson-dev libedit-dev
     curl
     mandoc
     systemd strace

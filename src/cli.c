@@ -1,8 +1,10 @@
 /*
  * cli.c - folio, the msgpack-RPC command-line client (folio(1)): the
- * command line, the connection, one call per command, and the exit
- * statuses of PROTOCOL.md section 5.  Results are printed for people by
- * cli_show.c and cli_stats.c, or as JSON by cli_json.c.
+ * command line, one call per command, each command's help, a command
+ * repeated (-r, -i), --latency, and the interactive mode's lines (read by
+ * cli_repl.c); the exit statuses of PROTOCOL.md section 5.  The
+ * connection and the call are cli_conn.c's; results are printed for
+ * people by cli_show.c and cli_stats.c, or as JSON by cli_json.c.
  */
 #include "config.h"
 
@@ -21,6 +23,7 @@
 #include <jansson.h>
 
 #include "src/addr.h"
+#include "src/cli_help.h"
 #include "src/cli_int.h"
 #include "src/client.h"
 #include "src/conf.h"
@@ -30,40 +33,15 @@
 
 #define DEFAULT_TIMEOUT_S 5
 
-enum { OPT_LIMIT = 256, OPT_OFFSET, OPT_WATCH, OPT_TIMEOUT, OPT_JSON };
-
-/* Command options, as a bit set: which command takes which. */
-#define O_LIMIT 0x1u
-#define O_OFFSET 0x2u
-#define O_WATCH 0x4u
-
-struct cli {
-    const char *addr; /* -H or -U as given, or NULL */
-    char unix_addr[FOLIO_ADDR_TEXT + 8];
-    int json;
-    int timeout_ms; /* < 0: none */
-    double timeout_s;
-    unsigned opts_seen; /* O_* given on the command line */
-    const char *limit_arg, *offset_arg, *watch_arg;
-    uint64_t limit, offset;
-    double watch_s;
-    const struct cmd *cmd;
-    int admin;          /* talk to the admin socket by default */
-    const char *target; /* the address connected to */
-    struct folio_client *c;
-    uint32_t msgid; /* of the request in flight */
+enum {
+    OPT_LIMIT = 256,
+    OPT_OFFSET,
+    OPT_WATCH,
+    OPT_TIMEOUT,
+    OPT_JSON,
+    OPT_LATENCY,
+    OPT_INTERACTIVE
 };
-
-struct cmd {
-    const char *name, *sub;
-    int nmin, nmax; /* positional arguments after the name; -1: any */
-    unsigned opts;  /* O_* allowed */
-    int admin;
-    const char *usage; /* after "folio [options] " */
-    int (*run)(struct cli *cli, char **args, int nargs);
-};
-
-static volatile sig_atomic_t interrupted;
 
 static void
 usage_line(FILE *f, const struct cmd *c)
@@ -71,12 +49,8 @@ usage_line(FILE *f, const struct cmd *c)
     fprintf(f, "usage: folio [options] %s\n", c->usage);
 }
 
-/* A usage error: a reason, the command's usage line; exit status 2. */
-static int usage_error(const struct cmd *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-usage_error(const struct cmd *c, const char *fmt, ...)
+int
+folio_cli_usage_error(const struct cmd *c, const char *fmt, ...)
 {
     va_list ap;
 
@@ -89,8 +63,8 @@ usage_error(const struct cmd *c, const char *fmt, ...)
         usage_line(stderr, c);
     else
         fputs("usage: folio [-H HOST:PORT | -U SOCKET] [--json] "
-              "[--timeout SEC] COMMAND [ARG ...]\n"
-              "Try 'folio --help'.\n",
+              "[--timeout SEC] [-r N] [-i SEC] COMMAND [ARG ...]\n"
+              "Try 'folio help'.\n",
               stderr);
     return FOLIO_CLI_EUSAGE;
 }
@@ -153,215 +127,6 @@ read_stdin(size_t *len)
 }
 
 /* ------------------------------------------------------------------ */
-/* The connection and the call                                          */
-
-static const char *
-target_addr(struct cli *cli)
-{
-    const char *env;
-
-    if (cli->addr != NULL)
-        return cli->addr;
-    env = getenv(cli->admin ? "FOLIO_ADMIN" : "FOLIO_ADDR");
-    if (env != NULL && *env != '\0') {
-        /* FOLIO_ADMIN is a socket path, as -U takes. */
-        if (cli->admin && strncmp(env, "unix:", 5) != 0) {
-            snprintf(cli->unix_addr, sizeof(cli->unix_addr), "unix:%s", env);
-            return cli->unix_addr;
-        }
-        return env;
-    }
-    return cli->admin ? "unix:" FOLIO_DEFAULT_ADMIN : FOLIO_DEFAULT_LISTEN;
-}
-
-/* The address as the user knows it, for messages. */
-static const char *
-shown(const char *addr)
-{
-    return strncmp(addr, "unix:", 5) == 0 ? addr + 5 : addr;
-}
-
-/*
- * Whether folio_addr_parse() refused `addr` for its form (a usage error)
- * rather than because its host name does not resolve (cannot connect).
- */
-static int
-addr_malformed(const char *addr)
-{
-    const char *colon = strrchr(addr, ':');
-    size_t digits;
-
-    if (strncmp(addr, "unix:", 5) == 0)
-        return addr[5] == '\0' || strlen(addr + 5) >= FOLIO_ADDR_TEXT - 20;
-    if (colon == NULL || colon == addr)
-        return 1;
-    digits = strspn(colon + 1, "0123456789");
-    return digits == 0 || digits > 5 || colon[1 + digits] != '\0' ||
-           atol(colon + 1) > 65535;
-}
-
-/* How to reach the admin socket, after a failure to. */
-static void
-admin_hint(void)
-{
-    fputs("folio: admin methods take foliod's admin socket (its "
-          "--admin-socket, by default " FOLIO_DEFAULT_ADMIN
-          "): give it with -U SOCKET or FOLIO_ADMIN=SOCKET\n",
-          stderr);
-}
-
-static int
-conn_open(struct cli *cli)
-{
-    char err[256];
-    int rc;
-
-    if (cli->c != NULL)
-        return 0;
-    cli->target = target_addr(cli);
-    rc = folio_client_open(cli->target, cli->timeout_ms, &cli->c, err,
-                           sizeof(err));
-    if (rc == 0)
-        return 0;
-    if (rc == FOLIO_EINVAL && addr_malformed(cli->target))
-        return usage_error(NULL, "bad address %s", err);
-    if (rc == FOLIO_EINVAL) /* a host name that does not resolve */
-        fprintf(stderr, "folio: cannot connect to %s\n", err);
-    else if (rc == FOLIO_ETIMEDOUT)
-        fprintf(stderr, "folio: cannot connect to %s: timed out after %g s\n",
-                shown(cli->target), cli->timeout_s);
-    else
-        fprintf(stderr, "folio: %s\n", err);
-    /* The default admin socket, or FOLIO_ADMIN's, is not there. */
-    if (cli->admin && cli->addr == NULL)
-        admin_hint();
-    return FOLIO_CLI_ECONN;
-}
-
-static void
-conn_close(struct cli *cli)
-{
-    folio_client_close(cli->c);
-    cli->c = NULL;
-}
-
-/*
- * rpc_begin - connect if needed and start a request: the caller packs
- * `nparams` values with *pk, then calls rpc_end().  Returns 0 or an exit
- * status (the message printed).
- */
-static int
-rpc_begin(struct cli *cli, const char *method, uint32_t nparams,
-          msgpack_packer **pk)
-{
-    int st;
-
-    if ((st = conn_open(cli)) != 0)
-        return st;
-    *pk = folio_client_request(cli->c, 0, method, nparams, &cli->msgid);
-    return 0;
-}
-
-/* A failure to send (sending != 0) or to receive: print it, close, exit 3. */
-static int
-transport_error(struct cli *cli, int rc, int sending)
-{
-    const char *a = shown(cli->target);
-
-    switch (rc) {
-    case 0:
-        fprintf(stderr, "folio: %s closed the connection without a reply\n", a);
-        break;
-    case FOLIO_ETIMEDOUT:
-        fprintf(stderr,
-                sending ? "folio: cannot send to %s within %g s\n"
-                        : "folio: no reply from %s within %g s\n",
-                a, cli->timeout_s);
-        break;
-    case FOLIO_EPROTO:
-        fprintf(stderr,
-                "folio: %s sent something that is not a "
-                "msgpack-RPC response\n",
-                a);
-        break;
-    case FOLIO_ENOMEM:
-        fprintf(stderr, "folio: out of memory\n");
-        break;
-    default:
-        fprintf(stderr, "folio: %s: %s\n", a, strerror(errno));
-        break;
-    }
-    conn_close(cli);
-    return FOLIO_CLI_ECONN;
-}
-
-/* Print the server's error: "folio: NOT_FOUND: message". */
-static int
-server_error(const struct folio_reply *r)
-{
-    struct folio_mp_cur e = r->error;
-
-    fprintf(stderr, "folio: %s: ", folio_status_name(r->code));
-    if (r->message != NULL)
-        folio_cli_put_text(stderr, r->message, r->message_len);
-    else if (folio_cli_json_emit(stderr, &e, -1) != 0)
-        fputs("(malformed error)", stderr);
-    fputc('\n', stderr);
-    if (r->code == FOLIO_ST_PERMISSION_DENIED)
-        admin_hint();
-    return FOLIO_CLI_ESERVER;
-}
-
-/*
- * rpc_end - send the request and wait for its reply.  Returns 0 with
- * *res the result (valid until the next call), or an exit status (the
- * message printed).
- */
-static int
-rpc_end(struct cli *cli, struct folio_mp_cur *res)
-{
-    struct folio_reply r;
-    int rc;
-
-    if ((rc = folio_client_flush(cli->c)) != 0)
-        return transport_error(cli, rc, 1);
-    if ((rc = folio_client_reply(cli->c, &r)) != 1)
-        return transport_error(cli, rc, 0);
-    if (r.msgid != cli->msgid)
-        return transport_error(cli, FOLIO_EPROTO, 0);
-    if (r.code != 0)
-        return server_error(&r);
-    *res = r.result;
-    return 0;
-}
-
-/* A call without params. */
-static int
-rpc0(struct cli *cli, const char *method, struct folio_mp_cur *res)
-{
-    msgpack_packer *pk;
-    int st;
-
-    if ((st = rpc_begin(cli, method, 0, &pk)) != 0)
-        return st;
-    return rpc_end(cli, res);
-}
-
-/* Print a result as JSON (--json, call), or with `show` for people. */
-static int
-print_result(struct cli *cli, struct folio_mp_cur res, int show_rc)
-{
-    if (cli->json || show_rc != 0) {
-        if (folio_cli_json_emit(stdout, &res, 2) != 0) {
-            fprintf(stderr, "folio: malformed msgpack in the reply\n");
-            return FOLIO_CLI_ECONN;
-        }
-        putchar('\n');
-    }
-    return FOLIO_CLI_OK;
-}
-
-/* ------------------------------------------------------------------ */
 /* Commands                                                             */
 
 static int
@@ -371,12 +136,13 @@ cmd_count(struct cli *cli, char **args, int nargs)
     msgpack_packer *pk;
     int st;
 
-    if ((st = rpc_begin(cli, "corpus.match_count", 1, &pk)) != 0)
+    if ((st = folio_cli_rpc_begin(cli, "corpus.match_count", 1, &pk)) != 0)
         return st;
     folio_pack_cstr(pk, args[0]);
-    if ((st = rpc_end(cli, &res)) != 0)
+    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
         return st;
-    return print_result(cli, res, cli->json ? 0 : folio_cli_show_count(res));
+    return folio_cli_print_result(cli, res,
+                                  cli->json ? 0 : folio_cli_show_count(res));
 }
 
 static int
@@ -387,7 +153,7 @@ cmd_search(struct cli *cli, char **args, int nargs)
     unsigned o = cli->opts_seen & (O_LIMIT | O_OFFSET);
     int st;
 
-    if ((st = rpc_begin(cli, "corpus.search", o ? 2 : 1, &pk)) != 0)
+    if ((st = folio_cli_rpc_begin(cli, "corpus.search", o ? 2 : 1, &pk)) != 0)
         return st;
     folio_pack_cstr(pk, args[0]);
     if (o != 0) {
@@ -401,13 +167,14 @@ cmd_search(struct cli *cli, char **args, int nargs)
             msgpack_pack_uint64(pk, cli->offset);
         }
     }
-    if ((st = rpc_end(cli, &res)) != 0)
+    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
         return st;
-    return print_result(
-        cli, res, cli->json ? 0 : folio_cli_show_search(
-                                   res, cli->offset,
-                                   cli->opts_seen & O_LIMIT ? (int64_t)cli->limit
-                                                            : -1));
+    return folio_cli_print_result(
+        cli, res,
+        cli->json ? 0
+                  : folio_cli_show_search(
+                        res, cli->offset,
+                        cli->opts_seen & O_LIMIT ? (int64_t)cli->limit : -1));
 }
 
 struct item {
@@ -483,14 +250,14 @@ cmd_quote(struct cli *cli, char **args, int nargs)
     }
     for (i = 0; i < n; i++) {
         if (parse_item(args[i + 1], &items[i]) != 0) {
-            st = usage_error(cli->cmd,
-                             "quote: bad ITEM '%s' (SKU[:QTY] or "
-                             "WEIGHTg[/LxWxH][:QTY], e.g. 1200g:2)",
-                             args[i + 1]);
+            st = folio_cli_usage_error(cli->cmd,
+                                       "quote: bad ITEM '%s' (SKU[:QTY] or "
+                                       "WEIGHTg[/LxWxH][:QTY], e.g. 1200g:2)",
+                                       args[i + 1]);
             goto done;
         }
     }
-    if ((st = rpc_begin(cli, "freight.quote", 2, &pk)) != 0)
+    if ((st = folio_cli_rpc_begin(cli, "freight.quote", 2, &pk)) != 0)
         goto done;
     folio_pack_cstr(pk, args[0]);
     msgpack_pack_array(pk, (size_t)n);
@@ -511,9 +278,10 @@ cmd_quote(struct cli *cli, char **args, int nargs)
         }
         pack_kv(pk, "qty", it->qty);
     }
-    if ((st = rpc_end(cli, &res)) != 0)
+    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
         goto done;
-    st = print_result(cli, res, cli->json ? 0 : folio_cli_show_quote(res));
+    st = folio_cli_print_result(cli, res,
+                                cli->json ? 0 : folio_cli_show_quote(res));
 done:
     for (i = 0; i < n; i++)
         free(items[i].buf);
@@ -536,10 +304,10 @@ cmd_comments_list(struct cli *cli, char **args, int nargs)
         return FOLIO_CLI_ECONN;
     }
     page[folio_comments_normalize(args[0], len, page)] = '\0';
-    if ((st = rpc_begin(cli, "comments.list", 1, &pk)) == 0) {
+    if ((st = folio_cli_rpc_begin(cli, "comments.list", 1, &pk)) == 0) {
         folio_pack_cstr(pk, args[0]);
-        if ((st = rpc_end(cli, &res)) == 0)
-            st = print_result(
+        if ((st = folio_cli_rpc_end(cli, &res)) == 0)
+            st = folio_cli_print_result(
                 cli, res, cli->json ? 0 : folio_cli_show_comments(res, page));
     }
     free(page);
@@ -564,7 +332,7 @@ cmd_comments_post(struct cli *cli, char **args, int nargs)
         if (len > 0 && body[len - 1] == '\n')
             body[--len] = '\0';
     }
-    if ((st = rpc_begin(cli, "comments.post", 1, &pk)) != 0)
+    if ((st = folio_cli_rpc_begin(cli, "comments.post", 1, &pk)) != 0)
         goto done;
     msgpack_pack_map(pk, 3);
     folio_pack_cstr(pk, "path");
@@ -576,10 +344,10 @@ cmd_comments_post(struct cli *cli, char **args, int nargs)
         folio_pack_str(pk, body, len);
     else
         folio_pack_cstr(pk, args[2]);
-    if ((st = rpc_end(cli, &res)) != 0)
+    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
         goto done;
-    st = print_result(cli, res,
-                      cli->json ? 0 : folio_cli_show_comment_posted(res));
+    st = folio_cli_print_result(
+        cli, res, cli->json ? 0 : folio_cli_show_comment_posted(res));
 done:
     free(body);
     return st;
@@ -594,18 +362,18 @@ cmd_comments_delete(struct cli *cli, char **args, int nargs)
     int st;
 
     if (parse_u64(args[0], &id) != 0)
-        return usage_error(cli->cmd,
-                           "comments delete: ID '%s' is not a "
-                           "comment id (an integer)",
-                           args[0]);
-    if ((st = rpc_begin(cli, "comments.delete", 1, &pk)) != 0)
+        return folio_cli_usage_error(cli->cmd,
+                                     "comments delete: ID '%s' is not a "
+                                     "comment id (an integer)",
+                                     args[0]);
+    if ((st = folio_cli_rpc_begin(cli, "comments.delete", 1, &pk)) != 0)
         return st;
     msgpack_pack_uint64(pk, id);
-    if ((st = rpc_end(cli, &res)) != 0)
+    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
         return st;
     if (!cli->json)
         printf("comment #%" PRIu64 " deleted\n", id);
-    return print_result(cli, res, 0);
+    return folio_cli_print_result(cli, res, 0);
 }
 
 static int
@@ -617,18 +385,18 @@ cmd_ping(struct cli *cli, char **args, int nargs)
     uint32_t len;
     int st;
 
-    if ((st = conn_open(cli)) != 0)
+    if ((st = folio_cli_conn_open(cli)) != 0)
         return st;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((st = rpc0(cli, "server.ping", &res)) != 0)
+    if ((st = folio_cli_rpc0(cli, "server.ping", &res)) != 0)
         return st;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (cli->json)
-        return print_result(cli, res, 0);
+        return folio_cli_print_result(cli, res, 0);
     if (folio_mp_read_str(&res, &s, &len) != 0)
-        return print_result(cli, res, -1);
+        return folio_cli_print_result(cli, res, -1);
     folio_cli_put_text(stdout, s, len);
-    printf(" from %s in %.3f ms\n", shown(cli->target),
+    printf(" from %s in %.3f ms\n", folio_cli_shown(cli->target),
            (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     return FOLIO_CLI_OK;
@@ -640,54 +408,31 @@ cmd_methods(struct cli *cli, char **args, int nargs)
     struct folio_mp_cur res;
     int st;
 
-    if ((st = rpc0(cli, "server.methods", &res)) != 0)
+    if ((st = folio_cli_rpc0(cli, "server.methods", &res)) != 0)
         return st;
-    return print_result(cli, res, cli->json ? 0 : folio_cli_show_methods(res));
-}
-
-static void
-on_signal(int sig)
-{
-    interrupted = 1;
-}
-
-/* Sleep `s` seconds or until SIGINT/SIGTERM: 0, or -1 if interrupted. */
-static int
-nap(double s)
-{
-    struct timespec ts;
-
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (!interrupted && nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-    return interrupted ? -1 : 0;
+    return folio_cli_print_result(cli, res,
+                                  cli->json ? 0 : folio_cli_show_methods(res));
 }
 
 static int
 cmd_stats(struct cli *cli, char **args, int nargs)
 {
     struct folio_mp_cur res, end, prevcur;
-    struct sigaction sa;
     char *prev = NULL;
     size_t len;
     int st = 0, tty = isatty(STDOUT_FILENO);
 
-    if (cli->opts_seen & O_WATCH) {
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_handler = on_signal; /* no SA_RESTART: wake the nap */
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-    }
-    while (!interrupted) {
-        if ((st = rpc0(cli, "server.stats", &res)) != 0)
+    if (cli->opts_seen & O_WATCH)
+        folio_cli_catch_interrupts();
+    while (!folio_cli_interrupted()) {
+        if ((st = folio_cli_rpc0(cli, "server.stats", &res)) != 0)
             break;
         if (cli->json) {
             /* --watch --json: one compact document per line. */
             end = res;
             if (folio_cli_json_emit(stdout, &end,
                                     cli->opts_seen & O_WATCH ? -1 : 2) != 0) {
-                st = print_result(cli, res, -1);
+                st = folio_cli_print_result(cli, res, -1);
                 break;
             }
             putchar('\n');
@@ -696,7 +441,7 @@ cmd_stats(struct cli *cli, char **args, int nargs)
                 fputs("\033[H\033[2J", stdout);
             if (folio_cli_show_stats(res, prev != NULL ? &prevcur : NULL) !=
                 0) {
-                st = print_result(cli, res, -1);
+                st = folio_cli_print_result(cli, res, -1);
                 break;
             }
         }
@@ -716,10 +461,12 @@ cmd_stats(struct cli *cli, char **args, int nargs)
         memcpy(prev, res.p, len);
         folio_mp_cur_init(&prevcur, prev, len);
         /* A connection per sample: a watch outlives idle time-outs. */
-        conn_close(cli);
-        if (nap(cli->watch_s) != 0)
+        folio_cli_conn_close(cli);
+        if (folio_cli_nap(cli->watch_s) != 0)
             break;
     }
+    if (cli->opts_seen & O_WATCH)
+        folio_cli_release_interrupts();
     free(prev);
     return st;
 }
@@ -757,9 +504,9 @@ cmd_call(struct cli *cli, char **args, int nargs)
             text != NULL ? text : args[1],
             JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (j == NULL) {
-            st = usage_error(cli->cmd,
-                             "call: JSON-PARAMS: %s (line %d, column %d)",
-                             jerr.text, jerr.line, jerr.column);
+            st = folio_cli_usage_error(
+                cli->cmd, "call: JSON-PARAMS: %s (line %d, column %d)",
+                jerr.text, jerr.line, jerr.column);
             goto done;
         }
         /* An array is the params; any other value is the one param. */
@@ -774,18 +521,18 @@ cmd_call(struct cli *cli, char **args, int nargs)
             i = folio_cli_json_pack(&spk, j, why, sizeof(why)) == 0 ? 1 : 0;
         }
         if (i < n) {
-            st = usage_error(cli->cmd, "call: JSON-PARAMS: %s", why);
+            st = folio_cli_usage_error(cli->cmd, "call: JSON-PARAMS: %s", why);
             goto done;
         }
     }
     cli->admin = cli->admin || admin_method(args[0]);
-    if ((st = rpc_begin(cli, args[0], (uint32_t)n, &pk)) != 0)
+    if ((st = folio_cli_rpc_begin(cli, args[0], (uint32_t)n, &pk)) != 0)
         goto done;
     if (sb.size > 0)
         pk->callback(pk->data, sb.data, sb.size);
-    if ((st = rpc_end(cli, &res)) != 0)
+    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
         goto done;
-    st = print_result(cli, res, -1); /* call always prints JSON */
+    st = folio_cli_print_result(cli, res, -1); /* call always prints JSON */
 done:
     json_decref(j);
     free(text);
@@ -793,20 +540,25 @@ done:
     return st;
 }
 
+static int cmd_help(struct cli *cli, char **args, int nargs);
+
 static const struct cmd cmds[] = {
-    {"count", NULL, 1, 1, 0, 0, "count QUERY", cmd_count},
+    {"count", NULL, 1, 1, 0, 0, "count QUERY", cmd_count, H_COUNT},
     {"search", NULL, 1, 1, O_LIMIT | O_OFFSET, 0,
-     "search QUERY [--limit N] [--offset N]", cmd_search},
-    {"quote", NULL, 2, -1, 0, 0, "quote CEP ITEM...", cmd_quote},
-    {"comments", "list", 1, 1, 0, 0, "comments list PATH", cmd_comments_list},
+     "search QUERY [--limit N] [--offset N]", cmd_search, H_SEARCH},
+    {"quote", NULL, 2, -1, 0, 0, "quote CEP ITEM...", cmd_quote, H_QUOTE},
+    {"comments", "list", 1, 1, 0, 0, "comments list PATH", cmd_comments_list,
+     H_COMMENTS_LIST},
     {"comments", "post", 3, 3, 0, 0, "comments post PATH AUTHOR BODY",
-     cmd_comments_post},
+     cmd_comments_post, H_COMMENTS_POST},
     {"comments", "delete", 1, 1, 0, 1, "comments delete ID",
-     cmd_comments_delete},
-    {"stats", NULL, 0, 0, O_WATCH, 1, "stats [--watch SEC]", cmd_stats},
-    {"ping", NULL, 0, 0, 0, 0, "ping", cmd_ping},
-    {"methods", NULL, 0, 0, 0, 0, "methods", cmd_methods},
-    {"call", NULL, 1, 2, 0, 0, "call METHOD [JSON-PARAMS]", cmd_call},
+     cmd_comments_delete, H_COMMENTS_DELETE},
+    {"stats", NULL, 0, 0, O_WATCH, 1, "stats [--watch SEC]", cmd_stats,
+     H_STATS},
+    {"ping", NULL, 0, 0, 0, 0, "ping", cmd_ping, H_PING},
+    {"methods", NULL, 0, 0, 0, 0, "methods", cmd_methods, H_METHODS},
+    {"call", NULL, 1, 2, 0, 0, "call METHOD [JSON-PARAMS]", cmd_call, H_CALL},
+    {"help", NULL, 0, -1, 0, 0, "help [COMMAND]", cmd_help, H_HELP},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -816,19 +568,33 @@ usage(FILE *f)
     size_t i;
 
     fputs("usage: folio [-H HOST:PORT | -U SOCKET] [--json] [--timeout SEC] "
-          "COMMAND [ARG ...]\n",
+          "[-r N] [-i SEC]\n"
+          "             COMMAND [ARG ...]\n",
           f);
     for (i = 0; i < NCMDS; i++)
         fprintf(f, "       folio [options] %s\n", cmds[i].usage);
-    fputs("       folio --help | --version\n"
+    fputs("       folio [options]           (no command: the interactive "
+          "mode)\n"
+          "       folio [options] --latency [-i SEC] [-r N]\n"
+          "       folio --help | --version\n"
           "\n"
           "options:\n"
           "  -H, --host HOST:PORT  the server: HOST:PORT, [V6ADDR]:PORT or"
           " unix:PATH\n"
-          "  -U, --socket SOCKET   the server's Unix socket\n"
+          "  -U, --socket SOCKET   the server's Unix socket (also --unix)\n"
           "      --json            print the result as JSON\n"
           "      --timeout SEC     for connecting and for each reply; 0: none"
           " [5]\n"
+          "  -r, --repeat N        run the command N times; -1: until Ctrl-C\n"
+          "  -i, --interval SEC    between two runs, or two pings [0; "
+          "--latency 0.01]\n"
+          "      --latency         ping on and on: min, avg, max, then a "
+          "histogram\n"
+          "      --interactive     a prompt with line editing and history"
+          " (or -i alone,\n"
+          "                        or no command)\n"
+          "  -h, --help            this; after a command, its help (or: folio"
+          " help CMD)\n"
           "\n"
           "The server: -H or -U, else $FOLIO_ADDR, else " FOLIO_DEFAULT_LISTEN
           ";\nfor stats and comments delete (admin methods): -H or -U, else"
@@ -872,8 +638,178 @@ find_cmd(char **argv, int argc, int *used, const char **why)
     return NULL;
 }
 
+/* The usage lines of the commands named `name` (comments list|post|...). */
+static void
+group_usage(FILE *f, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < NCMDS; i++)
+        if (strcmp(cmds[i].name, name) == 0)
+            usage_line(f, &cmds[i]);
+}
+
+/* A command not found: say why (exit status 2). */
+static int
+not_found(char **args, int nargs, const char *why)
+{
+    if (strcmp(why, "unknown command") == 0)
+        return folio_cli_usage_error(NULL, "unknown command '%s'", args[0]);
+    char subs[128];
+    size_t i, n = 0, k = 0, len = 0;
+
+    for (i = 0; i < NCMDS; i++)
+        n += strcmp(cmds[i].name, args[0]) == 0;
+    subs[0] = '\0';
+    for (i = 0; i < NCMDS && len < sizeof(subs); i++) {
+        if (strcmp(cmds[i].name, args[0]) != 0)
+            continue;
+        k++;
+        len += (size_t)snprintf(subs + len, sizeof(subs) - len, "%s%s",
+                                k == 1   ? ""
+                                : k == n ? " or "
+                                         : ", ",
+                                cmds[i].sub);
+    }
+    if (nargs > 1)
+        fprintf(stderr, "folio: %s: %s '%s' (%s)\n", args[0], why, args[1],
+                subs);
+    else
+        fprintf(stderr, "folio: %s: %s (%s)\n", args[0], why, subs);
+    group_usage(stderr, args[0]);
+    return FOLIO_CLI_EUSAGE;
+}
+
+/* One command's help: its usage line, then what it does. */
+static void
+command_help(FILE *f, const struct cmd *c)
+{
+    usage_line(f, c);
+    if (c->help != NULL)
+        fprintf(f, "\n%s", c->help);
+}
+
+/*
+ * The help of the command named by args (folio help ARGS, folio ARGS
+ * --help): of the command, of each command of a group (comments), or the
+ * whole usage when args are none.
+ */
+static int
+help_for(char **args, int nargs)
+{
+    const struct cmd *c;
+    const char *why;
+    size_t i;
+    int used, first = 1;
+
+    if (nargs == 0) {
+        usage(stdout);
+        return FOLIO_CLI_OK;
+    }
+    if ((c = find_cmd(args, nargs, &used, &why)) != NULL) {
+        command_help(stdout, c);
+        return FOLIO_CLI_OK;
+    }
+    if (strcmp(why, "missing subcommand") != 0)
+        return not_found(args, nargs, why);
+    for (i = 0; i < NCMDS; i++) {
+        if (strcmp(cmds[i].name, args[0]) != 0)
+            continue;
+        if (!first)
+            putchar('\n');
+        command_help(stdout, &cmds[i]);
+        first = 0;
+    }
+    return FOLIO_CLI_OK;
+}
+
+static int
+cmd_help(struct cli *cli, char **args, int nargs)
+{
+    return help_for(args, nargs);
+}
+
+/* -r: the command `n` times (-1: until interrupted), -i apart. */
+static int
+run_repeated(struct cli *cli, const struct cmd *cmd, char **args, int nargs)
+{
+    int64_t k;
+    int st, failed = FOLIO_CLI_OK;
+
+    folio_cli_catch_interrupts();
+    for (k = 0;
+         !folio_cli_interrupted() && (cli->repeat < 0 || k < cli->repeat);
+         k++) {
+        if (k > 0 && cli->interval_s > 0 && folio_cli_nap(cli->interval_s) != 0)
+            break;
+        st = cmd->run(cli, args, nargs);
+        if (fflush(stdout) != 0)
+            st = FOLIO_CLI_ECONN;
+        if (st != FOLIO_CLI_OK)
+            failed = st; /* the status of the last run that failed */
+        if (st == FOLIO_CLI_EUSAGE)
+            break;
+    }
+    folio_cli_release_interrupts();
+    return failed;
+}
+
+/* The interactive mode: the command names complete. */
+static int
+interactive(struct cli *cli)
+{
+    const char *words[NCMDS + 3];
+    size_t i, n = 0, k;
+
+    for (i = 0; i < NCMDS; i++) {
+        for (k = 0; k < n && strcmp(words[k], cmds[i].name) != 0; k++)
+            ;
+        if (k == n)
+            words[n++] = cmds[i].name;
+    }
+    words[n++] = "quit";
+    words[n++] = "exit";
+    words[n] = NULL;
+    return folio_cli_interactive(cli, words);
+}
+
+/* "-i" with no value after it (the end, or an option) is --interactive. */
+static void
+interactive_alone(int argc, char **argv)
+{
+    static char interactive[] = "--interactive";
+    int i;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-i") == 0 &&
+            (i + 1 == argc || argv[i + 1][0] == '-'))
+            argv[i] = interactive;
+}
+
+/* -r N: a count of 1 or more, or -1 (forever): 0, or -1. */
+static int
+parse_repeat(const char *s, int64_t *v)
+{
+    uint64_t n;
+
+    if (strcmp(s, "-1") == 0) {
+        *v = -1;
+        return 0;
+    }
+    if (parse_u64(s, &n) != 0 || n == 0 || n > INT64_MAX)
+        return -1;
+    *v = (int64_t)n;
+    return 0;
+}
+
+/*
+ * One command line, argv[0] the program: the options, then the command
+ * (or its help, --latency, the interactive mode).  Returns the exit
+ * status.  cli holds the defaults (the session's, for a line of the
+ * interactive mode).
+ */
 int
-main(int argc, char **argv)
+folio_cli_run_args(struct cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"host", required_argument, NULL, 'H'},
@@ -884,21 +820,25 @@ main(int argc, char **argv)
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"offset", required_argument, NULL, OPT_OFFSET},
         {"watch", required_argument, NULL, OPT_WATCH},
+        {"repeat", required_argument, NULL, 'r'},
+        {"interval", required_argument, NULL, 'i'},
+        {"latency", no_argument, NULL, OPT_LATENCY},
+        {"interactive", no_argument, NULL, OPT_INTERACTIVE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    struct cli cli;
     const struct cmd *cmd;
-    const char *why, *hopt = NULL, *uopt = NULL;
+    const char *why, *hopt = NULL, *uopt = NULL, *ropt = NULL, *iopt = NULL;
     char **args, name[32];
     int ch, nargs, used, st;
 
-    memset(&cli, 0, sizeof(cli));
-    cli.timeout_s = DEFAULT_TIMEOUT_S;
+    interactive_alone(argc, argv);
+    optind = 0; /* GNU getopt: start again (a line of the interactive mode) */
     opterr = 0;
     /* Options may come before or after the command (GNU getopt permutes). */
-    while ((ch = getopt_long(argc, argv, ":H:U:hV", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":H:U:hVr:i:", longopts, NULL)) !=
+           -1) {
         switch (ch) {
         case 'H':
             hopt = optarg;
@@ -907,99 +847,152 @@ main(int argc, char **argv)
             uopt = optarg;
             break;
         case OPT_JSON:
-            cli.json = 1;
+            cli->json = 1;
             break;
         case OPT_TIMEOUT:
-            if (parse_seconds(optarg, &cli.timeout_s) != 0)
-                return usage_error(NULL,
-                                   "--timeout: '%s' is not a number "
-                                   "of seconds",
-                                   optarg);
+            if (parse_seconds(optarg, &cli->timeout_s) != 0)
+                return folio_cli_usage_error(NULL,
+                                             "--timeout: '%s' is not a number "
+                                             "of seconds",
+                                             optarg);
             break;
         case OPT_LIMIT: /* checked once the command is known */
-            cli.limit_arg = optarg;
-            cli.opts_seen |= O_LIMIT;
+            cli->limit_arg = optarg;
+            cli->opts_seen |= O_LIMIT;
             break;
         case OPT_OFFSET:
-            cli.offset_arg = optarg;
-            cli.opts_seen |= O_OFFSET;
+            cli->offset_arg = optarg;
+            cli->opts_seen |= O_OFFSET;
             break;
         case OPT_WATCH:
-            cli.watch_arg = optarg;
-            cli.opts_seen |= O_WATCH;
+            cli->watch_arg = optarg;
+            cli->opts_seen |= O_WATCH;
+            break;
+        case 'r':
+            ropt = optarg;
+            break;
+        case 'i':
+            iopt = optarg;
+            break;
+        case OPT_LATENCY:
+            cli->latency = 1;
+            break;
+        case OPT_INTERACTIVE:
+            cli->interactive = 1;
             break;
         case 'h':
-            usage(stdout);
-            return FOLIO_CLI_OK;
+            cli->help = 1;
+            break;
         case 'V':
             printf("folio %s\n", PACKAGE_VERSION);
             return FOLIO_CLI_OK;
         case ':':
-            return usage_error(NULL, "option '%s' needs a value",
-                               argv[optind - 1]);
+            return folio_cli_usage_error(NULL, "option '%s' needs a value",
+                                         argv[optind - 1]);
         default:
-            return usage_error(NULL, "unknown option '%s'", argv[optind - 1]);
+            return folio_cli_usage_error(NULL, "unknown option '%s'",
+                                         argv[optind - 1]);
         }
     }
-    if (hopt != NULL && uopt != NULL)
-        return usage_error(NULL, "-H and -U exclude each other");
-    if (uopt != NULL) {
-        snprintf(cli.unix_addr, sizeof(cli.unix_addr), "%s%s",
-                 strncmp(uopt, "unix:", 5) == 0 ? "" : "unix:", uopt);
-        cli.addr = cli.unix_addr;
-    } else {
-        cli.addr = hopt;
-    }
-    cli.timeout_ms = cli.timeout_s > 0 ? (int)ceil(cli.timeout_s * 1000) : -1;
-
-    if (optind >= argc)
-        return usage_error(NULL, "no command");
     args = argv + optind;
     nargs = argc - optind;
-    if ((cmd = find_cmd(args, nargs, &used, &why)) == NULL) {
-        if (strcmp(why, "unknown command") == 0)
-            return usage_error(NULL, "unknown command '%s'", args[0]);
-        if (nargs > 1)
-            fprintf(stderr,
-                    "folio: comments: %s '%s' (list, post or "
-                    "delete)\n",
-                    why, args[1]);
-        else
-            fprintf(stderr, "folio: comments: %s (list, post or delete)\n",
-                    why);
-        for (size_t i = 0; i < NCMDS; i++)
-            if (strcmp(cmds[i].name, "comments") == 0)
-                usage_line(stderr, &cmds[i]);
-        return FOLIO_CLI_EUSAGE;
+    if (cli->help)
+        return help_for(args, nargs);
+    if (hopt != NULL && uopt != NULL)
+        return folio_cli_usage_error(NULL, "-H and -U exclude each other");
+    if (uopt != NULL) {
+        snprintf(cli->unix_addr, sizeof(cli->unix_addr), "%s%s",
+                 strncmp(uopt, "unix:", 5) == 0 ? "" : "unix:", uopt);
+        cli->addr = cli->unix_addr;
+    } else if (hopt != NULL) {
+        cli->addr = hopt;
     }
-    cli.cmd = cmd;
-    cli.admin = cmd->admin;
+    cli->timeout_ms =
+        cli->timeout_s > 0 ? (int)ceil(cli->timeout_s * 1000) : -1;
+    if (ropt != NULL && parse_repeat(ropt, &cli->repeat) != 0)
+        return folio_cli_usage_error(NULL,
+                                     "-r: '%s' is not a count (1 or more, or "
+                                     "-1: until interrupted)",
+                                     ropt);
+    if (iopt != NULL) {
+        if (parse_seconds(iopt, &cli->interval_s) != 0)
+            return folio_cli_usage_error(NULL,
+                                         "-i: '%s' is not a number of "
+                                         "seconds",
+                                         iopt);
+        cli->have_interval = 1;
+    }
+
+    if (cli->latency) {
+        if (nargs > 0 || cli->interactive)
+            return folio_cli_usage_error(NULL, "--latency takes no command");
+        return folio_cli_latency(cli);
+    }
+    if (cli->interactive || nargs == 0) {
+        if (cli->in_repl)
+            return folio_cli_usage_error(NULL, "already interactive");
+        if (nargs > 0)
+            return folio_cli_usage_error(NULL,
+                                         "--interactive takes no command");
+        if (ropt != NULL || iopt != NULL)
+            return folio_cli_usage_error(NULL, "-r and -i go with a command or "
+                                               "--latency");
+        return interactive(cli);
+    }
+    if (iopt != NULL && ropt == NULL)
+        return folio_cli_usage_error(NULL, "-i goes with -r or --latency");
+    if ((cmd = find_cmd(args, nargs, &used, &why)) == NULL)
+        return not_found(args, nargs, why);
+    cli->cmd = cmd;
+    cli->admin = cmd->admin;
     args += used;
     nargs -= used;
     snprintf(name, sizeof(name), "%s%s%s", cmd->name, cmd->sub ? " " : "",
              cmd->sub ? cmd->sub : "");
-    if (cli.opts_seen & ~cmd->opts)
-        return usage_error(cmd, "%s takes no %s", name,
-                           cli.opts_seen & ~cmd->opts & O_WATCH   ? "--watch"
-                           : cli.opts_seen & ~cmd->opts & O_LIMIT ? "--limit"
-                                                                  : "--offset");
-    if (cli.limit_arg != NULL && parse_u64(cli.limit_arg, &cli.limit) != 0)
-        return usage_error(cmd, "--limit: '%s' is not a count", cli.limit_arg);
-    if (cli.offset_arg != NULL && parse_u64(cli.offset_arg, &cli.offset) != 0)
-        return usage_error(cmd, "--offset: '%s' is not a count",
-                           cli.offset_arg);
-    if (cli.watch_arg != NULL &&
-        (parse_seconds(cli.watch_arg, &cli.watch_s) != 0 || cli.watch_s < 0.1))
-        return usage_error(cmd,
-                           "--watch: '%s' is not a number of seconds "
-                           "(0.1 or more)",
-                           cli.watch_arg);
+    if (cli->opts_seen & ~cmd->opts)
+        return folio_cli_usage_error(
+            cmd, "%s takes no %s", name,
+            cli->opts_seen & ~cmd->opts & O_WATCH   ? "--watch"
+            : cli->opts_seen & ~cmd->opts & O_LIMIT ? "--limit"
+                                                    : "--offset");
+    if (cli->limit_arg != NULL && parse_u64(cli->limit_arg, &cli->limit) != 0)
+        return folio_cli_usage_error(cmd, "--limit: '%s' is not a count",
+                                     cli->limit_arg);
+    if (cli->offset_arg != NULL &&
+        parse_u64(cli->offset_arg, &cli->offset) != 0)
+        return folio_cli_usage_error(cmd, "--offset: '%s' is not a count",
+                                     cli->offset_arg);
+    if (cli->watch_arg != NULL &&
+        (parse_seconds(cli->watch_arg, &cli->watch_s) != 0 ||
+         cli->watch_s < 0.1))
+        return folio_cli_usage_error(cmd,
+                                     "--watch: '%s' is not a number of "
+                                     "seconds (0.1 or more)",
+                                     cli->watch_arg);
+    if (ropt != NULL && (cli->opts_seen & O_WATCH))
+        return folio_cli_usage_error(cmd, "-r or --watch, not both");
     if (nargs < cmd->nmin)
-        return usage_error(cmd, "%s: missing arguments", name);
+        return folio_cli_usage_error(cmd, "%s: missing arguments", name);
     if (cmd->nmax >= 0 && nargs > cmd->nmax)
-        return usage_error(cmd, "%s: too many arguments", name);
-    st = cmd->run(&cli, args, nargs);
-    conn_close(&cli);
+        return folio_cli_usage_error(cmd, "%s: too many arguments", name);
+    if (ropt != NULL)
+        st = run_repeated(cli, cmd, args, nargs);
+    else
+        st = cmd->run(cli, args, nargs);
+    folio_cli_conn_close(cli);
+    return st;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct cli cli;
+    int st;
+
+    memset(&cli, 0, sizeof(cli));
+    cli.timeout_s = DEFAULT_TIMEOUT_S;
+    st = folio_cli_run_args(&cli, argc, argv);
+    folio_cli_conn_close(&cli);
     if (fflush(stdout) != 0 && st == 0) {
         fprintf(stderr, "folio: writing the output: %s\n", strerror(errno));
         st = FOLIO_CLI_ECONN;

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <msgpack.h>
 
+#include "src/addr.h"
 #include "src/mp.h"
 
 /* Exit statuses (PROTOCOL.md section 5). */
@@ -22,6 +23,111 @@ enum {
     FOLIO_CLI_EUSAGE = 2,  /* bad command line, bad JSON */
     FOLIO_CLI_ECONN = 3    /* cannot connect, timed out, connection lost */
 };
+
+/* Command options, as a bit set: which command takes which. */
+#define O_LIMIT 0x1u
+#define O_OFFSET 0x2u
+#define O_WATCH 0x4u
+
+struct folio_client;
+
+/* One run of the client: its options, and the connection (cli.c). */
+struct cli {
+    const char *addr; /* -H or -U as given, or NULL */
+    char unix_addr[FOLIO_ADDR_TEXT + 8];
+    int json;
+    int timeout_ms; /* < 0: none */
+    double timeout_s;
+    unsigned opts_seen; /* O_* given on the command line */
+    const char *limit_arg, *offset_arg, *watch_arg;
+    uint64_t limit, offset;
+    double watch_s;
+    const struct cmd *cmd;
+    int admin;          /* talk to the admin socket by default */
+    const char *target; /* the address connected to */
+    struct folio_client *c;
+    uint32_t msgid;    /* of the request in flight */
+    int help;          /* --help: the command's help instead of a call */
+    int interactive;   /* --interactive, or -i alone */
+    int latency;       /* --latency */
+    int64_t repeat;    /* -r N: runs (-1: until interrupted); 0: once */
+    double interval_s; /* -i SEC: between runs, or pings */
+    int have_interval;
+    int in_repl; /* a line of the interactive mode */
+};
+
+/* A command: a row of cli.c's table. */
+struct cmd {
+    const char *name, *sub;
+    int nmin, nmax; /* positional arguments after the name; -1: any */
+    unsigned opts;  /* O_* allowed */
+    int admin;
+    const char *usage; /* after "folio [options] " */
+    int (*run)(struct cli *cli, char **args, int nargs);
+    const char *help; /* folio help CMD: what it does (NULL: usage only) */
+};
+
+/*
+ * folio_cli_usage_error - "folio: REASON" and the usage line of `c` (or
+ * the general one when NULL) on stderr; returns FOLIO_CLI_EUSAGE.
+ */
+int folio_cli_usage_error(const struct cmd *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * The connection and the call (cli_conn.c).  Each returns 0, or an exit
+ * status after printing why on stderr.
+ * folio_cli_conn_open - connect to cli->addr, else $FOLIO_ADDR (or, for
+ *   cli->admin, $FOLIO_ADMIN), else the default; kept open in cli->c
+ *   until folio_cli_conn_close (a no-op if already open).
+ * folio_cli_rpc_begin - connect if needed and start a request: pack
+ *   `nparams` values with *pk, then call folio_cli_rpc_end.
+ * folio_cli_rpc_end - send it and wait for the reply (cli->timeout_ms):
+ *   *res is the result, valid until the next call; a server error is
+ *   printed and is FOLIO_CLI_ESERVER.
+ * folio_cli_rpc0 - a call without params.
+ * folio_cli_print_result - the result as JSON (--json, or show_rc != 0:
+ *   a printer that did not recognize it); else nothing (shown already).
+ */
+int folio_cli_conn_open(struct cli *cli);
+void folio_cli_conn_close(struct cli *cli);
+int folio_cli_rpc_begin(struct cli *cli, const char *method, uint32_t nparams,
+                        msgpack_packer **pk);
+int folio_cli_rpc_end(struct cli *cli, struct folio_mp_cur *res);
+int folio_cli_rpc0(struct cli *cli, const char *method,
+                   struct folio_mp_cur *res);
+int folio_cli_print_result(struct cli *cli, struct folio_mp_cur res,
+                           int show_rc);
+
+/*
+ * Calls repeated (cli_conn.c): between folio_cli_catch_interrupts() and
+ * folio_cli_release_interrupts(), SIGINT and SIGTERM set
+ * folio_cli_interrupted() instead of ending the process (calls nest);
+ * folio_cli_nap sleeps `s` seconds, or less when interrupted: 0, or -1
+ * if interrupted.
+ */
+void folio_cli_catch_interrupts(void);
+void folio_cli_release_interrupts(void);
+int folio_cli_interrupted(void);
+int folio_cli_nap(double s);
+
+/*
+ * folio_cli_latency - --latency: server.ping every cli->interval_s (10 ms
+ * if not given) until interrupted or cli->repeat pings; on a terminal
+ * the figures so far on one changing line; at the end the figures and
+ * the histogram, or --json.  Returns the exit status (0 when stopped by
+ * Ctrl-C).
+ */
+int folio_cli_latency(struct cli *cli);
+
+/* folio_cli_shown - an address as the user knows it: "unix:" dropped. */
+const char *folio_cli_shown(const char *addr);
+
+/*
+ * folio_cli_target - the address a call of cli goes to (admin or not),
+ * as folio_cli_conn_open chooses it.
+ */
+const char *folio_cli_target(struct cli *cli);
 
 /*
  * folio_cli_json_emit - write the msgpack value at *c as JSON text to `f`
@@ -101,5 +207,56 @@ int folio_cli_show_methods(struct folio_mp_cur res);
  */
 int folio_cli_show_stats(struct folio_mp_cur res,
                          const struct folio_mp_cur *prev);
+
+/*
+ * --latency's samples (cli_latency.c): count, minimum, maximum, sum, and
+ * a histogram in powers of two of a microsecond (bucket b: up to 2^b us).
+ */
+#define FOLIO_CLI_LAT_BUCKETS 32
+
+struct folio_cli_lat {
+    uint64_t n, min_ns, max_ns;
+    double sum_ns;
+    uint64_t bucket[FOLIO_CLI_LAT_BUCKETS];
+};
+
+/* folio_cli_lat_add - count one round trip of `ns` (l zeroed at first). */
+void folio_cli_lat_add(struct folio_cli_lat *l, uint64_t ns);
+/* folio_cli_lat_line - "min 0.031 ms, avg 0.052 ms, max 0.402 ms, 9
+ * samples", without a newline. */
+void folio_cli_lat_line(FILE *f, const struct folio_cli_lat *l);
+/* folio_cli_lat_histogram - one line per bucket from the first to the last
+ * with samples: its bound, count, share and a bar; nothing if none. */
+void folio_cli_lat_histogram(FILE *f, const struct folio_cli_lat *l);
+/* folio_cli_lat_json - {"samples", "min_ms", "avg_ms", "max_ms",
+ * "histogram": [{"le_ms", "samples"}...]} and a newline. */
+void folio_cli_lat_json(FILE *f, const struct folio_cli_lat *l);
+
+/*
+ * folio_cli_words - split a line of the interactive mode into words as a
+ * shell does ('...', "...", backslashes; no expansion).  *words is a
+ * NULL-terminated array (NULL when the line is blank), free it with
+ * folio_cli_words_free.  Returns 0, -1 out of memory, -2 for a quote that
+ * does not end (nothing to free then).
+ */
+int folio_cli_words(const char *line, char ***words, int *n);
+void folio_cli_words_free(char **words);
+
+/*
+ * folio_cli_interactive - the interactive mode (cli_repl.c): a prompt
+ * naming cli's server, line editing and history (libedit) and completion
+ * of `words` (NULL-terminated) when standard input is a terminal; plain
+ * lines otherwise.  Each line is a command line run by folio_cli_run_args
+ * on a copy of cli (its address, timeout, --json).  Returns the status
+ * of the last command.
+ */
+int folio_cli_interactive(struct cli *cli, const char *const *words);
+
+/*
+ * folio_cli_run_args - one command line, argv[0] the program: options,
+ * then the command, its help, --latency or the interactive mode, with
+ * cli's fields as the defaults (cli.c).  Returns the exit status.
+ */
+int folio_cli_run_args(struct cli *cli, int argc, char **argv);
 
 #endif

@@ -520,6 +520,109 @@ START_TEST(test_show_methods)
 }
 END_TEST
 
+/* The words of a line of the interactive mode, joined by '|'. */
+static void
+expect_words(const char *line, int rc, const char *want)
+{
+    char **w, got[256] = "";
+    int n, i, r = folio_cli_words(line, &w, &n);
+
+    ck_assert_int_eq(r, rc);
+    if (rc != 0)
+        return;
+    for (i = 0; i < n; i++)
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+                 i > 0 ? "|" : "", w[i]);
+    ck_assert_str_eq(got, want);
+    ck_assert(n == 0 ? w == NULL : w[n] == NULL);
+    folio_cli_words_free(w);
+}
+
+START_TEST(test_words)
+{
+    expect_words("", 0, "");
+    expect_words("  \t ", 0, "");
+    expect_words("ping", 0, "ping");
+    expect_words("  count  hello\tworld \n", 0, "count|hello|world");
+    expect_words("count 'to be, or not'", 0, "count|to be, or not");
+    expect_words("post /p ann \"a \\\"b\\\" \\$c \\d\"", 0,
+                 "post|/p|ann|a \"b\" $c \\d");
+    expect_words("a\\ b c\\'d", 0, "a b|c'd");
+    expect_words("it''s ''", 0, "its|");
+    expect_words("x 'y", -2, "");
+    expect_words("x \"y", -2, "");
+    expect_words("trailing\\", 0, "trailing\\");
+}
+END_TEST
+
+/* What `print` wrote, NUL-terminated (free it). */
+static char *
+printed(void (*print)(FILE *f, const struct folio_cli_lat *l),
+        const struct folio_cli_lat *l)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_ptr_nonnull(f);
+    print(f, l);
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_latency)
+{
+    struct folio_cli_lat l;
+    char *t;
+    int i;
+
+    memset(&l, 0, sizeof(l));
+    t = printed(folio_cli_lat_line, &l);
+    ck_assert_str_eq(t, "no samples");
+    free(t);
+    t = printed(folio_cli_lat_histogram, &l);
+    ck_assert_str_eq(t, "");
+    free(t);
+    t = printed(folio_cli_lat_json, &l);
+    ck_assert_str_eq(t, "{\"samples\": 0, \"histogram\": []}\n");
+    free(t);
+    /* 30 us x3, 100 us, 2 ms: buckets 32 us, 128 us, 2048 us. */
+    for (i = 0; i < 3; i++)
+        folio_cli_lat_add(&l, 30000);
+    folio_cli_lat_add(&l, 100000);
+    folio_cli_lat_add(&l, 2000000);
+    ck_assert_uint_eq(l.n, 5);
+    t = printed(folio_cli_lat_line, &l);
+    ck_assert_str_eq(t, "min 0.030 ms, avg 0.438 ms, max 2.000 ms, 5 samples");
+    free(t);
+    t = printed(folio_cli_lat_histogram, &l);
+    ck_assert_str_eq(t, "  latency (ms)    samples      %\n"
+                        "  <=      0.032          3  60.00 "
+                        "########################################\n"
+                        "  <=      0.064          0   0.00 \n"
+                        "  <=      0.128          1  20.00 ##############\n"
+                        "  <=      0.256          0   0.00 \n"
+                        "  <=      0.512          0   0.00 \n"
+                        "  <=      1.024          0   0.00 \n"
+                        "  <=      2.048          1  20.00 ##############\n");
+    free(t);
+    t = printed(folio_cli_lat_json, &l);
+    ck_assert_ptr_nonnull(strstr(t, "\"samples\": 5, \"min_ms\": 0.030000, "
+                                    "\"avg_ms\": 0.438000, \"max_ms\": "
+                                    "2.000000, \"histogram\": [{\"le_ms\": "
+                                    "0.032, \"samples\": 3}, "));
+    ck_assert_ptr_nonnull(strstr(t, "{\"le_ms\": 2.048, \"samples\": 1}]}\n"));
+    free(t);
+    /* Sub-microsecond: the first bucket; one sample is "1 sample". */
+    memset(&l, 0, sizeof(l));
+    folio_cli_lat_add(&l, 400);
+    ck_assert_uint_eq(l.bucket[0], 1);
+    t = printed(folio_cli_lat_line, &l);
+    ck_assert_str_eq(t, "min 0.000 ms, avg 0.000 ms, max 0.000 ms, 1 sample");
+    free(t);
+}
+END_TEST
+
 static Suite *
 cli_suite(void)
 {
@@ -543,6 +646,10 @@ cli_suite(void)
     tcase_add_test(tc, test_show_quote);
     tcase_add_test(tc, test_show_comments);
     tcase_add_test(tc, test_show_methods);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("session");
+    tcase_add_test(tc, test_words);
+    tcase_add_test(tc, test_latency);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,112 @@ cli_run_free(struct cli_run *r)
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
+}
+
+int
+cli_pty_start(struct cli_pty *p, const char *const *env,
+              const char *const *argv)
+{
+    const char *args[64];
+    int i, n = 0;
+    pid_t pid;
+
+    memset(p, 0, sizeof(*p));
+    args[n++] = cli_folio();
+    for (i = 0; argv[i] != NULL && n < 63; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    if ((pid = forkpty(&p->fd, NULL, NULL, NULL)) == -1) {
+        perror("forkpty");
+        return -1;
+    }
+    if (pid == 0) {
+        unsetenv("FOLIO_ADDR");
+        unsetenv("FOLIO_ADMIN");
+        setenv("TERM", "vt100", 1);
+        for (i = 0; env != NULL && env[i] != NULL; i++)
+            putenv((char *)env[i]);
+        execv(args[0], (char *const *)args);
+        fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    p->pid = (int)pid;
+    return 0;
+}
+
+int
+cli_pty_expect(struct cli_pty *p, const char *needle, int timeout_ms)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
+    struct pollfd pf;
+    const char *hit;
+    ssize_t n;
+
+    for (;;) {
+        p->out[p->len] = '\0';
+        if ((hit = strstr(p->out + p->mark, needle)) != NULL) {
+            p->mark = (size_t)(hit - p->out) + strlen(needle);
+            return 0;
+        }
+        if (e2e_now_ms() >= deadline || p->len >= sizeof(p->out) - 1)
+            break;
+        pf.fd = p->fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (poll(&pf, 1, (int)(deadline - e2e_now_ms())) <= 0)
+            continue;
+        n = read(p->fd, p->out + p->len, sizeof(p->out) - 1 - p->len);
+        if (n <= 0)
+            break; /* EIO: the other side is closed */
+        p->len += (size_t)n;
+    }
+    fprintf(stderr, "---- no '%s' on the terminal; it shows ----\n%s\n----\n",
+            needle, p->out);
+    return -1;
+}
+
+void
+cli_pty_send(struct cli_pty *p, const char *keys)
+{
+    size_t len = strlen(keys), off = 0;
+    ssize_t n;
+
+    while (off < len && (n = write(p->fd, keys + off, len - off)) > 0)
+        off += (size_t)n;
+}
+
+int
+cli_pty_finish(struct cli_pty *p, int timeout_ms)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
+    struct pollfd pf;
+    char buf[4096];
+    ssize_t n;
+    int st;
+    pid_t r;
+
+    for (;;) {
+        if ((r = waitpid(p->pid, &st, WNOHANG)) == p->pid)
+            break;
+        if (r == -1 || e2e_now_ms() >= deadline) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &st, 0);
+            close(p->fd);
+            return -1;
+        }
+        /* Keep reading: a full terminal would block its writes. */
+        pf.fd = p->fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (poll(&pf, 1, 10) > 0 && (n = read(p->fd, buf, sizeof(buf))) > 0 &&
+            p->len + (size_t)n < sizeof(p->out)) {
+            memcpy(p->out + p->len, buf, (size_t)n);
+            p->len += (size_t)n;
+            p->out[p->len] = '\0';
+        }
+    }
+    close(p->fd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 char *

@@ -41,6 +41,27 @@ int cli_run(struct cli_run *r, const struct cli_opts *o,
 void cli_run_free(struct cli_run *r);
 
 /*
+ * A folio on a pseudo-terminal, as a person runs it: cli_pty_start runs
+ * it (FOLIO_ADDR, FOLIO_ADMIN unset; `env` entries set, may be NULL) and
+ * returns 0 or -1; cli_pty_expect reads its output until it holds
+ * `needle` since the last expect (0), or timeout_ms passes (-1, output
+ * printed); cli_pty_send types `keys`; cli_pty_finish waits for the exit
+ * (SIGKILL after timeout_ms): the status as cli_run's.  p->out holds
+ * everything read.
+ */
+struct cli_pty {
+    int pid, fd;
+    char out[65536];
+    size_t len, mark;
+};
+
+int cli_pty_start(struct cli_pty *p, const char *const *env,
+                  const char *const *argv);
+int cli_pty_expect(struct cli_pty *p, const char *needle, int timeout_ms);
+void cli_pty_send(struct cli_pty *p, const char *keys);
+int cli_pty_finish(struct cli_pty *p, int timeout_ms);
+
+/*
  * cli_subst - a copy of `text` (malloc'ed) with every `from` replaced by
  * `to`, to make output that names a temporary address comparable.
  */

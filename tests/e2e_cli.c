@@ -169,7 +169,6 @@ START_TEST(test_usage_errors)
 {
     /* Each is a usage error found before connecting: the address refuses. */
     static const char *const cases[][8] = {
-        {NULL},
         {"bogus"},
         {"--bogus", "ping"},
         {"--timeout", "soon", "ping"},
@@ -197,6 +196,14 @@ START_TEST(test_usage_errors)
         {"call", "server.ping", "[{\"$bin\": \"not base64!\"}]"},
         {"call", "server.ping", "[{\"$ext\": [300, \"AA==\"]}]"},
         {"call", "server.ping", "[]", "extra"},
+        {"-r", "0", "ping"},
+        {"-r", "twice", "ping"},
+        {"-i", "0.5", "ping"},
+        {"-r", "2", "-i", "soon", "ping"},
+        {"-r", "2", "stats", "--watch", "1"},
+        {"-r", "2"},
+        {"--latency", "ping"},
+        {"--interactive", "ping"},
     };
     char addr[64], *transcript = NULL, *text;
     const char *argv[12];
