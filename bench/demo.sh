@@ -1,19 +1,20 @@
 #!/bin/sh
 # bench/demo.sh - the README's demo: start the freshly built foliod in the
 # foreground on the default data (the corpus configure found, the example
-# freight tables of data/), ask it a question of each kind with folio, run
-# shakesapp's client simulator against it (folio-bench rounds), put a
-# short closed-loop load on it, and stop it.  Run through `make demo`.
+# freight tables and catalog of data/: what a built foliod serves with no
+# option), ask it a question of each kind with folio (a count, a quote,
+# a comment posted and listed), run shakesapp's client simulator against
+# it (folio-bench rounds), put a short closed-loop load on it (DEMO_SECS
+# seconds, 3 by default), and stop it.  Run through `make demo`.
 set -eu
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-DATA=$(cd "$(dirname "$0")/../data" && pwd)
 FOLIO=${FOLIO:-$BUILDDIR/folio}
+DEMO_SECS=${DEMO_SECS:-3}
 
 echo "== starting foliod on the default data (logs below) =="
-start_foliod --workers auto --log-level info \
-    --freight-dir "$DATA/freight" --catalog "$DATA/catalog.csv"
+start_foliod --workers auto --log-level info
 sed 's/^/  | /' "$BENCH_TMP/foliod.log"
 ADDR="127.0.0.1:$FOLIO_PORT"
 HAVE_CORPUS=no
@@ -28,6 +29,10 @@ if [ -x "$FOLIO" ]; then
     fi
     echo "\$ folio quote 01310-100 BOOK-00001:2"
     "$FOLIO" -H "$ADDR" quote 01310-100 BOOK-00001:2
+    echo "\$ folio comments post /demo/hello demo 'Hello from the demo'"
+    "$FOLIO" -H "$ADDR" comments post /demo/hello demo 'Hello from the demo'
+    echo "\$ folio comments list demo/hello"
+    "$FOLIO" -H "$ADDR" comments list demo/hello
 fi
 
 echo
@@ -40,8 +45,8 @@ else
     echo "== (this folio-bench has no rounds mode yet) =="
 fi
 echo
-echo "== folio-bench: server.ping, 50 connections, 3 seconds =="
-"$FOLIO_BENCH" -H "$ADDR" -c 50 -d 3 --warmup 0.5 \
+echo "== folio-bench: server.ping, 50 connections, $DEMO_SECS seconds =="
+"$FOLIO_BENCH" -H "$ADDR" -c 50 -d "$DEMO_SECS" --warmup 0.5 \
     --admin "$FOLIO_ADMIN" --server-pid "$FOLIOD_PID"
 echo
 echo "== stopping foliod (SIGTERM: drain, then exit) =="

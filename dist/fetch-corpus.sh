@@ -69,7 +69,11 @@ TMP=$(mktemp -d "$(dirname "$DIR")/.fetch-corpus.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
 n=0
 for name in $NAMES; do
-    fetch "$BASE/$name" "$TMP/$name" || die "cannot download $BASE/$name"
+    fetch "$BASE/$name" "$TMP/$name" || die "cannot download $BASE/$name
+fetch-corpus: offline, or behind a proxy?  From a local copy of the files:
+fetch-corpus:   make corpus FOLIO_CORPUS_URL=file:///path/to/shakespeare
+fetch-corpus: (or sh dist/fetch-corpus.sh --verify DIR, then
+fetch-corpus: ./configure --with-corpus=DIR to use DIR where it is)"
     n=$((n + 1))
 done
 check "$TMP"

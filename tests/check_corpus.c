@@ -1005,6 +1005,30 @@ START_TEST(test_fetch_script_verifies)
 }
 END_TEST
 
+/* Offline: the download fails, and says how to use a local copy. */
+START_TEST(test_fetch_script_offline_hint)
+{
+    char dir[256], cmd[2048], log[300];
+
+    make_dir(dir, sizeof(dir));
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(cmd, sizeof(cmd),
+             "FOLIO_CORPUS_URL=file:///nonexistent/folio sh "
+             "%s/dist/fetch-corpus.sh %s/copy >%s 2>&1",
+             FOLIO_SRCDIR, dir, log);
+    ck_assert_int_eq(run_sh(cmd), 1);
+    snprintf(cmd, sizeof(cmd),
+             "grep -q 'cannot download file:///nonexistent/folio/' %s && "
+             "grep -q 'make corpus FOLIO_CORPUS_URL=file:///' %s && "
+             "grep -q 'configure --with-corpus=DIR' %s",
+             log, log, log);
+    ck_assert_int_eq(run_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "test ! -e %s/copy", dir);
+    ck_assert_int_eq(run_sh(cmd), 0);
+    rm_rf(dir);
+}
+END_TEST
+
 static Suite *
 corpus_suite(void)
 {
@@ -1018,6 +1042,7 @@ corpus_suite(void)
     tcase_add_test(tc, test_search_bitmaps);
     tcase_add_test(tc, test_no_allocation);
     tcase_add_test(tc, test_fetch_script_verifies);
+    tcase_add_test(tc, test_fetch_script_offline_hint);
     suite_add_tcase(s, tc);
     tc = tcase_create("synthetic");
     tcase_set_timeout(tc, 60);
