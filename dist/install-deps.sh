@@ -7,7 +7,7 @@ PACKAGES="
     build-essential autoconf automake libtool pkg-config
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
     libjansson-dev libedit-dev
-    curl
+    curl jq
     mandoc
     systemd strace
     prometheus
