@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -164,6 +165,24 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
     else
         r->status = 128 + WTERMSIG(st);
     return 0;
+}
+
+void
+cli_expect(struct cli_run *r, const struct cli_opts *o,
+           const char *const *argv, int status)
+{
+    ck_assert_int_eq(cli_run(r, o, argv), 0);
+    ck_assert_msg(r->status == status,
+                  "%s %s...: exit %d, expected %d\nstdout: %s\nstderr: %s",
+                  o != NULL && o->prog != NULL ? o->prog : "folio", argv[0],
+                  r->status, status, r->out, r->err);
+}
+
+void
+cli_has(const char *text, const char *needle)
+{
+    ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle,
+                  text);
 }
 
 void

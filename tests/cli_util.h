@@ -41,6 +41,15 @@ int cli_run(struct cli_run *r, const struct cli_opts *o,
 void cli_run_free(struct cli_run *r);
 
 /*
+ * In a Check test: cli_expect runs folio as cli_run does and asserts its
+ * exit status (printing its output if not); cli_has asserts that `text`
+ * holds `needle`.
+ */
+void cli_expect(struct cli_run *r, const struct cli_opts *o,
+                const char *const *argv, int status);
+void cli_has(const char *text, const char *needle);
+
+/*
  * A folio on a pseudo-terminal, as a person runs it: cli_pty_start runs
  * it (FOLIO_ADDR, FOLIO_ADMIN unset; `env` entries set, may be NULL) and
  * returns 0 or -1; cli_pty_expect reads its output until it holds

@@ -186,25 +186,34 @@ jnum(const char *json, const char *key)
     return strtod(p + strlen(pat), NULL);
 }
 
+/*
+ * Copy into sub the flat object that starts at the first `pat` of json
+ * (up to its first '}'): 0, or -1 if there is none.
+ */
+static int
+object_at(const char *json, const char *pat, char *sub, size_t len)
+{
+    const char *p, *end;
+    size_t n;
+
+    if ((p = strstr(json, pat)) == NULL || (end = strchr(p, '}')) == NULL)
+        return -1;
+    n = (size_t)(end - p) < len - 1 ? (size_t)(end - p) : len - 1;
+    memcpy(sub, p, n);
+    sub[n] = '\0';
+    return 0;
+}
+
 /* A number inside the object "obj":{...} (not nested further). */
 double
 jnum_in(const char *json, const char *obj, const char *key)
 {
     char pat[96], sub[4096];
-    const char *p, *end;
-    size_t n;
 
     snprintf(pat, sizeof(pat), "\"%s\":{", obj);
-    if ((p = strstr(json, pat)) == NULL)
+    if (object_at(json, pat, sub, sizeof(sub)) != 0)
         return NAN;
-    p += strlen(pat);
-    if ((end = strchr(p, '}')) == NULL)
-        return NAN;
-    n = (size_t)(end - p) < sizeof(sub) - 1 ? (size_t)(end - p)
-                                            : sizeof(sub) - 1;
-    memcpy(sub, p, n);
-    sub[n] = '\0';
-    return jnum(sub, key);
+    return jnum(sub + strlen(pat), key);
 }
 
 /* The JSON summary is the last line of stdout. */
@@ -247,16 +256,10 @@ double
 jcheck(const char *json, const char *name, const char *key)
 {
     char pat[96], sub[1024];
-    const char *p, *end;
-    size_t n;
 
     snprintf(pat, sizeof(pat), "{\"threshold\":\"%s\"", name);
-    if ((p = strstr(json, pat)) == NULL || (end = strchr(p, '}')) == NULL)
+    if (object_at(json, pat, sub, sizeof(sub)) != 0)
         return NAN;
-    n = (size_t)(end - p) < sizeof(sub) - 1 ? (size_t)(end - p)
-                                            : sizeof(sub) - 1;
-    memcpy(sub, p, n);
-    sub[n] = '\0';
     if (strcmp(key, "passed") == 0)
         return strstr(sub, "\"passed\":true") != NULL    ? 1
                : strstr(sub, "\"passed\":false") != NULL ? 0

@@ -26,23 +26,6 @@
 
 static struct e2e_server srv;
 
-static void
-run(struct cli_run *r, const struct cli_opts *o, const char *const *argv,
-    int status)
-{
-    ck_assert_int_eq(cli_run(r, o, argv), 0);
-    ck_assert_msg(r->status == status,
-                  "folio %s...: exit %d, expected %d\nstdout: %s\nstderr: %s",
-                  argv[0], r->status, status, r->out, r->err);
-}
-
-static void
-has(const char *text, const char *needle)
-{
-    ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle,
-                  text);
-}
-
 static int
 count(const char *text, const char *needle)
 {
@@ -84,9 +67,9 @@ START_TEST(test_help)
     ck_assert_int_eq(cli_golden("help", transcript), 0);
     free(transcript);
     /* help alone is --help. */
-    run(&r, NULL, ARGS("help"), 0);
-    has(r.out, "usage: folio [-H HOST:PORT | -U SOCKET]");
-    has(r.out, "folio [options] help [COMMAND]\n");
+    cli_expect(&r, NULL, ARGS("help"), 0);
+    cli_has(r.out, "usage: folio [-H HOST:PORT | -U SOCKET]");
+    cli_has(r.out, "folio [options] help [COMMAND]\n");
     cli_run_free(&r);
 }
 END_TEST
@@ -97,7 +80,7 @@ START_TEST(test_interactive_lines)
     struct cli_run r;
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
-    run(&r,
+    cli_expect(&r,
         &(struct cli_opts){
             .input = "ping\n"
                      "\n"
@@ -112,33 +95,33 @@ START_TEST(test_interactive_lines)
                      "comments post 'unterminated\n"
                      "-r 2 --json ping\n"},
         ARGS("-H", srv.addr), 0);
-    has(r.out, "pong from ");
-    has(r.out, "\"pong\"\n");
-    has(r.out, "comment #1 posted on /blog/repl/\n");
-    has(r.out, "#1  ann  ");
-    has(r.out, "    its \"quoted\"\n");
-    has(r.out, "usage: folio [options] ping\n\nserver.ping, and how long");
+    cli_has(r.out, "pong from ");
+    cli_has(r.out, "\"pong\"\n");
+    cli_has(r.out, "comment #1 posted on /blog/repl/\n");
+    cli_has(r.out, "#1  ann  ");
+    cli_has(r.out, "    its \"quoted\"\n");
+    cli_has(r.out, "usage: folio [options] ping\n\nserver.ping, and how long");
     /* A bad line is reported; the session goes on. */
-    has(r.err, "folio: count: missing arguments\n");
-    has(r.err, "folio: unknown command 'bogus'\n");
-    has(r.err, "folio: a quote that does not end\n");
+    cli_has(r.err, "folio: count: missing arguments\n");
+    cli_has(r.err, "folio: unknown command 'bogus'\n");
+    cli_has(r.err, "folio: a quote that does not end\n");
     ck_assert_int_eq(count(r.out, "\"pong\"\n"), 4);
     ck_assert(strstr(r.out, "> ") == NULL); /* no prompt off a terminal */
     cli_run_free(&r);
     /* The status is the last command's; quit stops reading. */
-    run(&r, &(struct cli_opts){.input = "ping\nbogus\n"}, ARGS("-H", srv.addr),
+    cli_expect(&r, &(struct cli_opts){.input = "ping\nbogus\n"}, ARGS("-H", srv.addr),
         2);
     cli_run_free(&r);
-    run(&r, &(struct cli_opts){.input = "bogus\nping\nquit\nbogus\n"},
+    cli_expect(&r, &(struct cli_opts){.input = "bogus\nping\nquit\nbogus\n"},
         ARGS("-i", "-H", srv.addr), 0);
     ck_assert_int_eq(count(r.err, "unknown command"), 1);
     cli_run_free(&r);
-    run(&r, &(struct cli_opts){.input = "stats\n"},
+    cli_expect(&r, &(struct cli_opts){.input = "stats\n"},
         ARGS("--interactive", "-U", srv.admin), 0);
-    has(r.out, "    PID STATE");
+    cli_has(r.out, "    PID STATE");
     cli_run_free(&r);
     /* End of input at once: nothing to do. */
-    run(&r, NULL, ARGS("-H", srv.addr), 0);
+    cli_expect(&r, NULL, ARGS("-H", srv.addr), 0);
     ck_assert_str_eq(r.out, "");
     cli_run_free(&r);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -200,8 +183,8 @@ START_TEST(test_interactive_tty)
     text = calloc(1, (size_t)len + 1);
     ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
     fclose(f);
-    has(text, "ping\n");
-    has(text, "--json"); /* libedit's file: spaces as \040 */
+    cli_has(text, "ping\n");
+    cli_has(text, "--json"); /* libedit's file: spaces as \040 */
     free(text);
     /* A new session: up arrow finds the last session's lines; Ctrl-D. */
     ck_assert_int_eq(cli_pty_start(&p, ARGS(env), ARGS("-H", srv.addr)), 0);
@@ -220,16 +203,16 @@ START_TEST(test_repeat)
     char addr[64];
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
-    run(&r, NULL, ARGS("-H", srv.addr, "-r", "3", "-i", "0.1", "ping"), 0);
+    cli_expect(&r, NULL, ARGS("-H", srv.addr, "-r", "3", "-i", "0.1", "ping"), 0);
     ck_assert_int_eq(count(r.out, "pong from "), 3);
     ck_assert_msg(r.ms >= 200, "3 runs 0.1 s apart took %llu ms",
                   (unsigned long long)r.ms);
     cli_run_free(&r);
-    run(&r, NULL, ARGS("--json", "-r", "2", "count", "x", "-H", srv.addr), 1);
+    cli_expect(&r, NULL, ARGS("--json", "-r", "2", "count", "x", "-H", srv.addr), 1);
     ck_assert_int_eq(count(r.err, "folio: UNAVAILABLE: "), 2);
     cli_run_free(&r);
     /* Until interrupted: Ctrl-C ends it, exit 0. */
-    run(&r, &(struct cli_opts){.until = "pong\"\n\"pong"},
+    cli_expect(&r, &(struct cli_opts){.until = "pong\"\n\"pong"},
         ARGS("-H", srv.addr, "--repeat", "-1", "--interval", "0.01", "--json",
              "ping"),
         0);
@@ -238,7 +221,7 @@ START_TEST(test_repeat)
     ck_assert_int_eq(e2e_stop(&srv), 0);
     /* No server: each run says so; the status is 3. */
     snprintf(addr, sizeof(addr), "127.0.0.1:1");
-    run(&r, NULL, ARGS("-H", addr, "-r", "2", "ping"), 3);
+    cli_expect(&r, NULL, ARGS("-H", addr, "-r", "2", "ping"), 3);
     ck_assert_int_eq(count(r.err, "cannot connect"), 2);
     cli_run_free(&r);
 }
@@ -253,17 +236,17 @@ START_TEST(test_latency)
     json_int_t total = 0;
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
-    run(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "50", "-i", "0.001"),
+    cli_expect(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "50", "-i", "0.001"),
         0);
-    has(r.out, "min ");
-    has(r.out, " ms, avg ");
-    has(r.out, " ms, max ");
-    has(r.out, " ms, 50 samples:\n");
-    has(r.out, "  latency (ms)    samples      %\n");
-    has(r.out, "  <=  ");
+    cli_has(r.out, "min ");
+    cli_has(r.out, " ms, avg ");
+    cli_has(r.out, " ms, max ");
+    cli_has(r.out, " ms, 50 samples:\n");
+    cli_has(r.out, "  latency (ms)    samples      %\n");
+    cli_has(r.out, "  <=  ");
     ck_assert(strstr(r.out, "\033[") == NULL); /* not a terminal */
     cli_run_free(&r);
-    run(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "5", "--json"), 0);
+    cli_expect(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "5", "--json"), 0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
     ck_assert_int_eq(json_integer_value(json_object_get(j, "samples")), 5);
     ck_assert(json_real_value(json_object_get(j, "min_ms")) <=
@@ -277,13 +260,13 @@ START_TEST(test_latency)
     ck_assert_int_eq(total, 5);
     json_decref(j);
     cli_run_free(&r);
-    run(&r, NULL, ARGS("-H", srv.addr, "--latency", "ping"), 2);
-    has(r.err, "--latency takes no command");
+    cli_expect(&r, NULL, ARGS("-H", srv.addr, "--latency", "ping"), 2);
+    cli_has(r.err, "--latency takes no command");
     cli_run_free(&r);
     ck_assert_int_eq(e2e_stop(&srv), 0);
     /* The server goes away: what was measured, and exit 3. */
-    run(&r, NULL, ARGS("-H", "127.0.0.1:1", "--latency", "-r", "3"), 3);
-    has(r.out, "no samples\n");
+    cli_expect(&r, NULL, ARGS("-H", "127.0.0.1:1", "--latency", "-r", "3"), 3);
+    cli_has(r.out, "no samples\n");
     cli_run_free(&r);
 }
 END_TEST

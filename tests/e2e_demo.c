@@ -16,13 +16,6 @@
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
 
-static void
-has(const char *text, const char *needle)
-{
-    ck_assert_msg(strstr(text, needle) != NULL, "'%s' not in:\n%s", needle,
-                  text);
-}
-
 START_TEST(test_demo)
 {
     static char builddir[] = "BUILDDIR=" FOLIO_BUILDDIR;
@@ -42,22 +35,22 @@ START_TEST(test_demo)
     ck_assert_msg(r.status == 0, "demo exited %d\n%s\n%s", r.status, r.out,
                   r.err);
     /* The example tables of data/, found by a foliod not installed. */
-    has(r.out, "freight: 2 carriers, ");
-    has(r.out, " SKUs from ");
-    has(r.out, "$ folio quote 01310-100 BOOK-00001:2\n");
-    has(r.out, "economy  SP-Capital  R$ ");
+    cli_has(r.out, "freight: 2 carriers, ");
+    cli_has(r.out, " SKUs from ");
+    cli_has(r.out, "$ folio quote 01310-100 BOOK-00001:2\n");
+    cli_has(r.out, "economy  SP-Capital  R$ ");
     /* A comments question too. */
-    has(r.out, "comment #1 posted on /demo/hello/\n");
-    has(r.out, "$ folio comments list demo/hello\n#1  demo  ");
-    has(r.out, "    Hello from the demo\n");
+    cli_has(r.out, "comment #1 posted on /demo/hello/\n");
+    cli_has(r.out, "$ folio comments list demo/hello\n#1  demo  ");
+    cli_has(r.out, "    Hello from the demo\n");
     if (e2e_corpus() != NULL) {
-        has(r.out, "$ folio count 'to be, or not to be'\n1\n");
-        has(r.out, "Simulated 20 requests in ");
+        cli_has(r.out, "$ folio count 'to be, or not to be'\n1\n");
+        cli_has(r.out, "Simulated 20 requests in ");
     }
-    has(r.out, "== folio-bench: server.ping, 50 connections, 0.3 seconds ==");
+    cli_has(r.out, "== folio-bench: server.ping, 50 connections, 0.3 seconds ==");
     ck_assert(strstr(r.out, "UNAVAILABLE") == NULL);
     ck_assert(strstr(r.out, "[crit]") == NULL);
-    has(r.out, "[notice] stopped");
+    cli_has(r.out, "[notice] stopped");
     cli_run_free(&r);
 }
 END_TEST
