@@ -39,11 +39,12 @@ folio_bench_codes_text(const uint64_t counts[BENCH_CODES], uint64_t lost,
     for (k = 0; k < BENCH_CODES && n < len; k++) {
         if (counts[k] == 0)
             continue;
-        n += (size_t)snprintf(buf + n, len - n, "%s%s%d %s %llu",
-                              n > 0 ? ", " : "", k == FOLIO_ST_MAX ? ">" : "",
-                              k == FOLIO_ST_MAX ? FOLIO_ST_MAX - 1 : k,
-                              k == FOLIO_ST_MAX ? "OTHER" : folio_status_name(k),
-                              (unsigned long long)counts[k]);
+        n +=
+            (size_t)snprintf(buf + n, len - n, "%s%s%d %s %llu",
+                             n > 0 ? ", " : "", k == FOLIO_ST_MAX ? ">" : "",
+                             k == FOLIO_ST_MAX ? FOLIO_ST_MAX - 1 : k,
+                             k == FOLIO_ST_MAX ? "OTHER" : folio_status_name(k),
+                             (unsigned long long)counts[k]);
     }
     if (lost > 0 && n < len)
         snprintf(buf + n, len - n, "%slost (no answer) %llu", n > 0 ? ", " : "",
@@ -65,8 +66,9 @@ max_errors_eval(const struct bench_run *r, const struct bench_result *res,
 {
     const struct bench_opts *o = r->o;
     const struct bench_totals *t = &res->t;
-    uint64_t unexpected[BENCH_CODES], n = folio_bench_unexpected(t),
-             allowed = folio_bench_errors_allowed(o, t->sent);
+    uint64_t unexpected[BENCH_CODES],
+        n = folio_bench_unexpected(t),
+        allowed = folio_bench_errors_allowed(o, t->sent);
     char codes[200];
     int k;
 

@@ -596,8 +596,7 @@ rounds(struct bench_run *r, struct bench_result *res)
                 end > start ? (double)n * 1e9 / (double)(end - start) : 0);
         fflush(out);
         /* Like shakesapp's client, a failed request ends the rounds. */
-        if (folio_bench_unexpected(&t) >
-            folio_bench_errors_allowed(o, t.sent))
+        if (folio_bench_unexpected(&t) > folio_bench_errors_allowed(o, t.sent))
             atomic_store(&r->stop, 1);
     }
 }

@@ -79,8 +79,7 @@ folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
                      const struct bench_totals *prev, double elapsed_s,
                      double interval_s)
 {
-    uint64_t done = folio_bench_answered(now),
-             was = folio_bench_answered(prev);
+    uint64_t done = folio_bench_answered(now), was = folio_bench_answered(prev);
     char p99[32], extra[64] = "";
 
     if (r->o->mode == BENCH_RAMP) {
@@ -211,8 +210,7 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
         fprintf(f, "\n");
     }
     if (t->wrong > 0)
-        fprintf(f,
-                "  WRONG answers %llu, the run stopped at the first: %s\n",
+        fprintf(f, "  WRONG answers %llu, the run stopped at the first: %s\n",
                 (unsigned long long)t->wrong, r->first_wrong);
     if (used_kinds(t) > 1) {
         fprintf(f, "  by method:");
@@ -248,8 +246,7 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                 folio_bench_fmt_ns(max_ns(t), p[4], sizeof(p[4])),
                 folio_bench_fmt_ns((double)t->sum_ns / (double)answered, p[5],
                                    sizeof(p[5])),
-                o->mode == BENCH_OPEN ? " (from the intended send times)"
-                                      : "");
+                o->mode == BENCH_OPEN ? " (from the intended send times)" : "");
     if (server_spend(res, &sp)) {
         fprintf(f, "  server (%s%s): %.0f requests",
                 b->from_stats ? "server.stats" : "/proc",
@@ -413,8 +410,8 @@ folio_bench_json(FILE *f, const struct bench_run *r,
     for (k = 0; k < res->nchecks; k++) {
         const struct bench_check *c = &res->checks[k];
 
-        fprintf(f, "%s{\"threshold\":\"%s\",\"unit\":\"%s\"",
-                k > 0 ? "," : "", c->name, c->unit);
+        fprintf(f, "%s{\"threshold\":\"%s\",\"unit\":\"%s\"", k > 0 ? "," : "",
+                c->name, c->unit);
         json_num(f, "limit", 1, c->limit);
         json_num(f, "measured", 1, c->measured);
         fprintf(f, ",\"passed\":%s,\"text\":", c->failed ? "false" : "true");

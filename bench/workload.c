@@ -626,9 +626,8 @@ load_catalog(struct wl *w, const char *path, char *err, size_t errlen)
         if (!header) {
             if (line[strspn(line, " \t")] == '\0')
                 continue;
-            sep = strchr(line, ';') != NULL && strchr(line, ',') == NULL
-                      ? ';'
-                      : ',';
+            sep = strchr(line, ';') != NULL && strchr(line, ',') == NULL ? ';'
+                                                                         : ',';
         }
         nf = csv_fields(line, sep, f, CATALOG_NCOLS);
         if (nf == 0)
@@ -659,8 +658,8 @@ load_catalog(struct wl *w, const char *path, char *err, size_t errlen)
                 snprintf(err, errlen, "%s:%d: more than %d columns", path,
                          lineno, CATALOG_NCOLS);
             else
-                snprintf(err, errlen, "%s:%d: %d columns, not %d", path,
-                         lineno, nf, CATALOG_NCOLS);
+                snprintf(err, errlen, "%s:%d: %d columns, not %d", path, lineno,
+                         nf, CATALOG_NCOLS);
             rc = FOLIO_EINVAL;
             break;
         }

@@ -399,7 +399,8 @@ START_TEST(test_show_count_search)
     search_offset = 0;
     search_limit = 0;
     pack_search(14, 0);
-    expect_show(show_search, 0, "-- 14 matching lines, none shown (--limit 0)\n");
+    expect_show(show_search, 0,
+                "-- 14 matching lines, none shown (--limit 0)\n");
     pack_search(0, 0);
     expect_show(show_search, 0, "-- 0 matching lines\n");
     search_limit = -1;

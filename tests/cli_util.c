@@ -168,8 +168,8 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
 }
 
 void
-cli_expect(struct cli_run *r, const struct cli_opts *o,
-           const char *const *argv, int status)
+cli_expect(struct cli_run *r, const struct cli_opts *o, const char *const *argv,
+           int status)
 {
     ck_assert_int_eq(cli_run(r, o, argv), 0);
     ck_assert_msg(r->status == status,

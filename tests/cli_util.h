@@ -28,12 +28,11 @@ struct cli_opts {
     const char *prog;       /* run this program instead of folio */
 };
 
-
 /*
  * cli_run - run folio (or o->prog) with the arguments `argv`
- * (NULL-terminated, without argv[0]).  FOLIO_ADDR and FOLIO_ADMIN are removed from its environment
- * unless `o->env` sets them.  `o` may be NULL.  Returns 0, or -1 if it
- * could not be run (reason printed).  Free with cli_run_free.
+ * (NULL-terminated, without argv[0]).  FOLIO_ADDR and FOLIO_ADMIN are removed
+ * from its environment unless `o->env` sets them.  `o` may be NULL.  Returns 0,
+ * or -1 if it could not be run (reason printed).  Free with cli_run_free.
  */
 int cli_run(struct cli_run *r, const struct cli_opts *o,
             const char *const *argv);

@@ -495,9 +495,10 @@ START_TEST(test_prerun_checks)
     snprintf(cat, sizeof(cat), "%s/catalog.csv", dir);
     f = fopen(cat, "w");
     ck_assert_ptr_nonnull(f);
-    fputs("\xef\xbb\xbfSKU;Weight_g;length_cm;width_cm;height_cm;price_cents\r\n"
-          "BOOK-1;400;23;16;3;49,90\r\n\r\n\"MUG;7\";350;12;9;ten;2990\n",
-          f);
+    fputs(
+        "\xef\xbb\xbfSKU;Weight_g;length_cm;width_cm;height_cm;price_cents\r\n"
+        "BOOK-1;400;23;16;3;49,90\r\n\r\n\"MUG;7\";350;12;9;ten;2990\n",
+        f);
     ck_assert_int_eq(fclose(f), 0);
     expect_status(b, 2, "-H", addr, "-w", "mixed", "--catalog", cat);
     ck_assert_msg(strstr(b->err, "catalog.csv:4:5: height_cm: 'ten' is not "

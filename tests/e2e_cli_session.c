@@ -81,20 +81,21 @@ START_TEST(test_interactive_lines)
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
     cli_expect(&r,
-        &(struct cli_opts){
-            .input = "ping\n"
-                     "\n"
-                     "# a comment\n"
-                     "--json ping\n"
-                     "comments post blog/repl \"ann\" 'it''s \"quoted\"'\n"
-                     "comments list blog/repl\n"
-                     "count\n"
-                     "help ping\n"
-                     "bogus\n"
-                     "call server.ping '[]'\n"
-                     "comments post 'unterminated\n"
-                     "-r 2 --json ping\n"},
-        ARGS("-H", srv.addr), 0);
+               &(struct cli_opts){
+                   .input =
+                       "ping\n"
+                       "\n"
+                       "# a comment\n"
+                       "--json ping\n"
+                       "comments post blog/repl \"ann\" 'it''s \"quoted\"'\n"
+                       "comments list blog/repl\n"
+                       "count\n"
+                       "help ping\n"
+                       "bogus\n"
+                       "call server.ping '[]'\n"
+                       "comments post 'unterminated\n"
+                       "-r 2 --json ping\n"},
+               ARGS("-H", srv.addr), 0);
     cli_has(r.out, "pong from ");
     cli_has(r.out, "\"pong\"\n");
     cli_has(r.out, "comment #1 posted on /blog/repl/\n");
@@ -109,15 +110,15 @@ START_TEST(test_interactive_lines)
     ck_assert(strstr(r.out, "> ") == NULL); /* no prompt off a terminal */
     cli_run_free(&r);
     /* The status is the last command's; quit stops reading. */
-    cli_expect(&r, &(struct cli_opts){.input = "ping\nbogus\n"}, ARGS("-H", srv.addr),
-        2);
+    cli_expect(&r, &(struct cli_opts){.input = "ping\nbogus\n"},
+               ARGS("-H", srv.addr), 2);
     cli_run_free(&r);
     cli_expect(&r, &(struct cli_opts){.input = "bogus\nping\nquit\nbogus\n"},
-        ARGS("-i", "-H", srv.addr), 0);
+               ARGS("-i", "-H", srv.addr), 0);
     ck_assert_int_eq(count(r.err, "unknown command"), 1);
     cli_run_free(&r);
     cli_expect(&r, &(struct cli_opts){.input = "stats\n"},
-        ARGS("--interactive", "-U", srv.admin), 0);
+               ARGS("--interactive", "-U", srv.admin), 0);
     cli_has(r.out, "    PID STATE");
     cli_run_free(&r);
     /* End of input at once: nothing to do. */
@@ -203,19 +204,21 @@ START_TEST(test_repeat)
     char addr[64];
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
-    cli_expect(&r, NULL, ARGS("-H", srv.addr, "-r", "3", "-i", "0.1", "ping"), 0);
+    cli_expect(&r, NULL, ARGS("-H", srv.addr, "-r", "3", "-i", "0.1", "ping"),
+               0);
     ck_assert_int_eq(count(r.out, "pong from "), 3);
     ck_assert_msg(r.ms >= 200, "3 runs 0.1 s apart took %llu ms",
                   (unsigned long long)r.ms);
     cli_run_free(&r);
-    cli_expect(&r, NULL, ARGS("--json", "-r", "2", "count", "x", "-H", srv.addr), 1);
+    cli_expect(&r, NULL,
+               ARGS("--json", "-r", "2", "count", "x", "-H", srv.addr), 1);
     ck_assert_int_eq(count(r.err, "folio: UNAVAILABLE: "), 2);
     cli_run_free(&r);
     /* Until interrupted: Ctrl-C ends it, exit 0. */
     cli_expect(&r, &(struct cli_opts){.until = "pong\"\n\"pong"},
-        ARGS("-H", srv.addr, "--repeat", "-1", "--interval", "0.01", "--json",
-             "ping"),
-        0);
+               ARGS("-H", srv.addr, "--repeat", "-1", "--interval", "0.01",
+                    "--json", "ping"),
+               0);
     ck_assert_int_ge(count(r.out, "\"pong\""), 2);
     cli_run_free(&r);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -236,8 +239,8 @@ START_TEST(test_latency)
     json_int_t total = 0;
 
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
-    cli_expect(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "50", "-i", "0.001"),
-        0);
+    cli_expect(&r, NULL,
+               ARGS("-H", srv.addr, "--latency", "-r", "50", "-i", "0.001"), 0);
     cli_has(r.out, "min ");
     cli_has(r.out, " ms, avg ");
     cli_has(r.out, " ms, max ");
@@ -246,7 +249,8 @@ START_TEST(test_latency)
     cli_has(r.out, "  <=  ");
     ck_assert(strstr(r.out, "\033[") == NULL); /* not a terminal */
     cli_run_free(&r);
-    cli_expect(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "5", "--json"), 0);
+    cli_expect(&r, NULL, ARGS("-H", srv.addr, "--latency", "-r", "5", "--json"),
+               0);
     ck_assert_ptr_nonnull(j = json_loads(r.out, 0, &jerr));
     ck_assert_int_eq(json_integer_value(json_object_get(j, "samples")), 5);
     ck_assert(json_real_value(json_object_get(j, "min_ms")) <=

@@ -24,13 +24,13 @@ START_TEST(test_demo)
 
     snprintf(script, sizeof(script), "%s/bench/demo.sh", FOLIO_SRCDIR);
     ck_assert_int_eq(
-        cli_run(&r,
-                &(struct cli_opts){
-                    .prog = "sh",
-                    .env = (const char *const[]){builddir, "DEMO_SECS=0.3",
-                                                 NULL},
-                    .deadline_ms = 60000},
-                (const char *const[]){script, NULL}),
+        cli_run(
+            &r,
+            &(struct cli_opts){
+                .prog = "sh",
+                .env = (const char *const[]){builddir, "DEMO_SECS=0.3", NULL},
+                .deadline_ms = 60000},
+            (const char *const[]){script, NULL}),
         0);
     ck_assert_msg(r.status == 0, "demo exited %d\n%s\n%s", r.status, r.out,
                   r.err);
@@ -47,7 +47,8 @@ START_TEST(test_demo)
         cli_has(r.out, "$ folio count 'to be, or not to be'\n1\n");
         cli_has(r.out, "Simulated 20 requests in ");
     }
-    cli_has(r.out, "== folio-bench: server.ping, 50 connections, 0.3 seconds ==");
+    cli_has(r.out,
+            "== folio-bench: server.ping, 50 connections, 0.3 seconds ==");
     ck_assert(strstr(r.out, "UNAVAILABLE") == NULL);
     ck_assert(strstr(r.out, "[crit]") == NULL);
     cli_has(r.out, "[notice] stopped");

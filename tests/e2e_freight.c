@@ -621,11 +621,11 @@ START_TEST(test_auto_finds_built_data)
     folio_client_close(c);
     ck_assert_int_eq(e2e_stop(&srv), 0);
     /* The command line alone, as the README runs it: the same. */
-    ck_assert_int_eq(e2e_start(&srv, NULL,
-                               (const char *const[]){"--freight-dir", "auto",
-                                                     "--catalog", "auto",
-                                                     NULL}),
-                     0);
+    ck_assert_int_eq(
+        e2e_start(&srv, NULL,
+                  (const char *const[]){"--freight-dir", "auto", "--catalog",
+                                        "auto", NULL}),
+        0);
     c = e2e_connect(&srv);
     quote(c, "01310-100", &book, 1, &q);
     ck_assert_int_eq(q.code, 0);

@@ -61,11 +61,10 @@ START_TEST(test_pynvim_session)
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
     snprintf(script, sizeof(script), "%s/tests/interop_pynvim.py",
              FOLIO_SRCDIR);
-    ck_assert_int_eq(cli_run(&r,
-                             &(struct cli_opts){.prog = python,
-                                                .deadline_ms = 30000},
-                             ARGS(script, srv.addr, srv.admin)),
-                     0);
+    ck_assert_int_eq(
+        cli_run(&r, &(struct cli_opts){.prog = python, .deadline_ms = 30000},
+                ARGS(script, srv.addr, srv.admin)),
+        0);
     ck_assert_msg(r.status == 0 && strcmp(r.out, "ok\n") == 0,
                   "%s exited %d\nstdout: %s\nstderr: %s", python, r.status,
                   r.out, r.err);
