@@ -926,7 +926,9 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     if (cli->latency) {
         if (nargs > 0 || cli->interactive)
             return folio_cli_usage_error(NULL, "--latency takes no command");
-        return folio_cli_latency(cli);
+        st = folio_cli_latency(cli);
+        folio_cli_conn_close(cli); /* a line of the interactive mode */
+        return st;
     }
     if (cli->interactive || nargs == 0) {
         if (cli->in_repl)

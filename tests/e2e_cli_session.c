@@ -94,7 +94,8 @@ START_TEST(test_interactive_lines)
                        "bogus\n"
                        "call server.ping '[]'\n"
                        "comments post 'unterminated\n"
-                       "-r 2 --json ping\n"},
+                       "-r 2 --json ping\n"
+                     "--latency -r 2 -i 0.001\n"},
                ARGS("-H", srv.addr), 0);
     cli_has(r.out, "pong from ");
     cli_has(r.out, "\"pong\"\n");
@@ -107,6 +108,7 @@ START_TEST(test_interactive_lines)
     cli_has(r.err, "folio: unknown command 'bogus'\n");
     cli_has(r.err, "folio: a quote that does not end\n");
     ck_assert_int_eq(count(r.out, "\"pong\"\n"), 4);
+    cli_has(r.out, " ms, 2 samples:\n");
     ck_assert(strstr(r.out, "> ") == NULL); /* no prompt off a terminal */
     cli_run_free(&r);
     /* The status is the last command's; quit stops reading. */
