@@ -385,7 +385,8 @@ void folio_bench_json(FILE *f, const struct bench_run *r,
 /*
  * folio_bench_hgrm - the latency distribution in HdrHistogram's
  * percentile text format (values in milliseconds), written to f (opened
- * before the run) and closed.  0 or -1 (errno).
+ * before the run, to append: it is emptied first) and closed.  0 or -1
+ * (errno).
  */
 int folio_bench_hgrm(FILE *f, const struct bench_totals *t);
 

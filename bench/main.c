@@ -632,7 +632,8 @@ main(int argc, char *argv[])
         return BENCH_EXIT_USAGE;
     }
     /* What can be checked before the run is, rather than after it. */
-    if (o.hgrm != NULL && (o.hgrm_f = fopen(o.hgrm, "w")) == NULL) {
+    /* "a": a run that does not finish leaves an old file as it was. */
+    if (o.hgrm != NULL && (o.hgrm_f = fopen(o.hgrm, "a")) == NULL) {
         fprintf(stderr, "folio-bench: --hgrm %s: %s\n", o.hgrm,
                 strerror(errno));
         folio_bench_pool_free(&pool);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 
@@ -438,6 +439,11 @@ folio_bench_hgrm(FILE *f, const struct bench_totals *t)
     double level = 0, cur, mean = 0, var = 0, mid, lo, half;
     unsigned b, last = 0;
     int ticks = 5, e;
+
+    if (ftruncate(fileno(f), 0) != 0) { /* opened to append, before the run */
+        fclose(f);
+        return -1;
+    }
     for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
         total += t->hist[b];
         if (t->hist[b] > 0)

@@ -596,6 +596,16 @@ START_TEST(test_hgrm_and_server_figures)
     start(NULL);
     snprintf(hgrm, sizeof(hgrm), "%s/lat.hgrm", srv.dir);
     snprintf(pid, sizeof(pid), "%d", (int)srv.pid);
+    /* A run that stops before it starts leaves an old file alone... */
+    ck_assert_int_eq(e2e_write_file(hgrm, "an old distribution\n"), 0);
+    expect_status(b, 2, "-H", srv.addr, "-n", "10", "--hgrm", hgrm,
+                  "--admin", "/nonexistent/admin.sock");
+    f = fopen(hgrm, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    ck_assert_str_eq(line, "an old distribution\n");
+    fclose(f);
+    /* ... a run replaces it (the first line checked below). */
     expect_status(b, 0, "-H", srv.addr, "-c", "2", "-n", "2000", "--hgrm", hgrm,
                   "--admin", srv.admin, "--server-pid", pid, "--json", "-q");
     j = json_of(b);
