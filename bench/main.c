@@ -24,6 +24,7 @@
 
 #include "bench/bench.h"
 #include "src/conf.h"
+#include "src/cpus.h"
 
 static volatile sig_atomic_t got_signal;
 

@@ -11,6 +11,7 @@
 
 #include "master/master_int.h"
 #include "src/alloc.h"
+#include "src/cpus.h"
 #include "src/err.h"
 
 struct folio_gen *

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -768,71 +767,6 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
             break;
         }
     }
-}
-
-/* Read one line of a small file; 0 on success. */
-static int
-read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "re");
-    int ok;
-
-    if (f == NULL)
-        return -1;
-    ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    return ok ? 0 : -1;
-}
-
-static int
-cgroup_quota_cpus(void)
-{
-    char line[512], path[1024], *p;
-    long long quota, period;
-
-    /* cgroup v2: "0::/some/path" in /proc/self/cgroup, cpu.max there. */
-    if (read_line("/proc/self/cgroup", line, sizeof(line)) == 0 &&
-        strncmp(line, "0::", 3) == 0) {
-        line[strcspn(line, "\n")] = '\0';
-        snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max",
-                 strcmp(line + 3, "/") == 0 ? "" : line + 3);
-        if (read_line(path, line, sizeof(line)) == 0 &&
-            strncmp(line, "max", 3) != 0) {
-            quota = strtoll(line, &p, 10);
-            period = strtoll(p, NULL, 10);
-            if (quota > 0 && period > 0)
-                return (int)((quota + period - 1) / period);
-        }
-        return 0;
-    }
-    /* cgroup v1 */
-    if (read_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", line, sizeof(line)) ==
-            0 &&
-        (quota = strtoll(line, NULL, 10)) > 0 &&
-        read_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us", line,
-                  sizeof(line)) == 0 &&
-        (period = strtoll(line, NULL, 10)) > 0)
-        return (int)((quota + period - 1) / period);
-    return 0;
-}
-
-int
-folio_cpu_count(void)
-{
-    int n = 0, q;
-#ifdef HAVE_SCHED_GETAFFINITY
-    cpu_set_t set;
-
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        n = CPU_COUNT(&set);
-#endif
-    if (n <= 0)
-        n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if ((q = cgroup_quota_cpus()) > 0 && q < n)
-        n = q;
-    if (n > FOLIO_MAX_WORKERS)
-        n = FOLIO_MAX_WORKERS;
-    return n > 0 ? n : 1;
 }
 
 /* The value of a default for a file: "off" for an unset string. */

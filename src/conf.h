@@ -100,12 +100,6 @@ void folio_config_write(const struct folio_config *cfg, FILE *f);
  */
 void folio_config_write_defaults(FILE *f, const char *version);
 
-/*
- * folio_cpu_count - the CPUs this process may use: its affinity mask,
- * bounded by a cgroup CPU quota (v2 cpu.max or v1 cfs).  At least 1.
- */
-int folio_cpu_count(void);
-
 /* folio_default_conf_file - the file read when -c is not given. */
 const char *folio_default_conf_file(void);
 

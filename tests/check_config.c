@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "src/conf.h"
+#include "src/cpus.h"
 #include "src/err.h"
 #include "src/log.h"
 #include "tests/check_run.h"
