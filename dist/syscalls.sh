@@ -2,7 +2,8 @@
 # dist/syscalls.sh - does foliod.service's SystemCallFilter= hold every
 # system call foliod makes?  Runs the built foliod under strace through a
 # life: start, load over TCP and the admin socket (ping, corpus rounds,
-# freight quotes, comments posted and listed), worker recycling, the metrics endpoint, a reload, USR1,
+# freight quotes, comments posted and listed), worker recycling, the metrics endpoint, a reload, an
+# upgrade to a replaced binary, USR1,
 # USR2, stop; then expands the unit's
 # filter with `systemd-analyze syscall-filter' and lists any call outside
 # it.  Exit 0 if none.  No systemd needs to be running.
@@ -55,8 +56,11 @@ FREIGHT_ARG="--freight-dir off --catalog off"
 [ -d "$SRCDIR/data/freight" ] &&
     FREIGHT_ARG="--freight-dir $SRCDIR/data/freight --catalog $SRCDIR/data/catalog.csv"
 
+# A copy of foliod, replaced below: the upgrade re-executes the master.
+mkdir "$T/bin"
+cp "$FOLIOD" "$T/bin/foliod"
 # shellcheck disable=SC2086
-strace -f -qq -o "$T/trace" "$FOLIOD" -f $USER_ARG $CORPUS_ARG $FREIGHT_ARG \
+strace -f -qq -o "$T/trace" "$T/bin/foliod" -f $USER_ARG $CORPUS_ARG $FREIGHT_ARG \
     --listen 127.0.0.1:0 --admin-socket "$T/run/admin.sock" \
     --data-dir "$T/data" --metrics-listen 127.0.0.1:0 --workers auto \
     --max-requests-per-worker 2000 --ready-file "$T/ready" \
@@ -80,6 +84,11 @@ python3 -c "import urllib.request,sys; urllib.request.urlopen('http://' + sys.ar
 kill -HUP "$MASTER"
 wait_gen 2
 "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -c 8 -d 0.5 >/dev/null
+# An upgrade: a new binary under the same name, then HUP.
+cp "$FOLIOD" "$T/bin/foliod.new" && mv "$T/bin/foliod.new" "$T/bin/foliod"
+kill -HUP "$MASTER"
+wait_gen 3
+"$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -c 8 -d 0.3 >/dev/null
 mv "$T/log" "$T/log.1"
 kill -USR1 "$MASTER"
 kill -USR2 "$MASTER"

@@ -158,14 +158,53 @@ void
 folio_activate_report(void)
 {
     char name[FOLIO_ADDR_TEXT];
+    int i, n = 0;
+
+    /*
+     * Closed, not held: a socket nobody serves would take connections
+     * that then hang (unless systemd holds it too: that is its own).
+     */
+    for (i = 0; i < ninh; i++) {
+        if (inh[i].used) {
+            inh[n++] = inh[i];
+            continue;
+        }
+        folio_log_warnx("socket activation: %s matches no listen address "
+                        "or admin socket: closed",
+                        folio_addr_format((struct sockaddr *)&inh[i].ss,
+                                          inh[i].sl, name, sizeof(name)));
+        close(inh[i].fd);
+    }
+    ninh = n;
+}
+
+int
+folio_activate_fds(int *fds, int max)
+{
     int i;
 
-    for (i = 0; i < ninh; i++)
-        if (!inh[i].used)
-            folio_log_warnx("socket activation: %s matches no listen address "
-                            "or admin socket: not served",
-                            folio_addr_format((struct sockaddr *)&inh[i].ss,
-                                              inh[i].sl, name, sizeof(name)));
+    for (i = 0; i < ninh && i < max; i++)
+        fds[i] = inh[i].fd;
+    return i;
+}
+
+int
+folio_activate_adopt(int fd)
+{
+    int fl;
+
+    if (ninh > FOLIO_MAX_LISTEN)
+        return -1;
+    inh[ninh].sl = sizeof(inh[ninh].ss);
+    if (getsockname(fd, (struct sockaddr *)&inh[ninh].ss, &inh[ninh].sl) ==
+            -1 ||
+        (fl = fcntl(fd, F_GETFD)) == -1 ||
+        fcntl(fd, F_SETFD, fl | FD_CLOEXEC) == -1)
+        return -1;
+    inh[ninh].fd = fd;
+    inh[ninh].used = 1;
+    ninh++;
+    return 0;
 }
 
 void

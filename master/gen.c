@@ -34,7 +34,7 @@ folio_gen_open(struct folio_master *m, char *err, size_t errlen)
         goto fail;
     }
     g->nworkers = g->cfg.workers > 0 ? g->cfg.workers : folio_cpu_count();
-    if (folio_listen_open(g, m->cur, err, errlen) != 0)
+    if (folio_listen_open(g, m->cur, &m->priv, err, errlen) != 0)
         goto fail;
     return g;
 fail:
@@ -64,6 +64,15 @@ folio_gen_new(struct folio_master *m, char *err, size_t errlen)
         return NULL;
     }
     return g;
+}
+
+void
+folio_gen_params(const struct folio_gen *g, struct folio_dec_gen *out)
+{
+    out->id = g->id;
+    out->nworkers = g->nworkers;
+    out->shutdown_ms = g->cfg.shutdown_timeout_ms;
+    out->worker_timeout_ms = g->cfg.worker_timeout_ms;
 }
 
 void

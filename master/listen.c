@@ -2,6 +2,8 @@
  * listen.c - the listening sockets of a generation, bound before fork.
  * At reload a socket whose address did not change is shared (dup) with the
  * new generation, so the port stays open and nothing queued on it is lost.
+ * At start an address in use is tried again for two seconds: the workers
+ * of a foliod killed a moment ago may still hold it.
  */
 #include "config.h"
 
@@ -10,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +21,9 @@
 #include "src/addr.h"
 #include "src/err.h"
 #include "src/log.h"
+
+#define BIND_RETRIES 40   /* at start only ... */
+#define BIND_RETRY_MS 50  /* ... two seconds in all */
 
 static const struct folio_listener *
 find_reusable(const struct folio_gen *g, const char *spec, int admin)
@@ -38,7 +44,7 @@ find_reusable(const struct folio_gen *g, const char *spec, int admin)
  * systemd's RuntimeDirectory: they belong to the --user.
  */
 static void
-make_parent_dir(const char *path)
+make_parent_dir(const struct folio_priv *priv, const char *path)
 {
     char dir[FOLIO_ADDR_TEXT];
     char *slash;
@@ -49,13 +55,14 @@ make_parent_dir(const char *path)
     *slash = '\0';
     if (access(dir, F_OK) == 0)
         return;
-    if (folio_priv_mkdirs(&folio_master->priv, dir, 0755) == 0)
+    if (folio_priv_mkdirs(priv, dir, 0755) == 0)
         folio_log_info("created %s", dir);
 }
 
 static int
-open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
-         int admin, char *err, size_t errlen)
+open_one(struct folio_gen *g, const struct folio_gen *reuse,
+         const struct folio_priv *priv, const char *spec, int admin,
+         char *err, size_t errlen)
 {
     struct folio_listener *l = &g->listeners[g->nlisteners];
     const struct folio_listener *old;
@@ -63,7 +70,7 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     char why[256];
-    int i, fd;
+    int i, fd, tries;
 
     if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "listen address %s", why);
@@ -85,14 +92,31 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
         g->nlisteners++;
         return 0;
     }
+    l->passed = 0;
     if ((fd = folio_activate_take(&a)) != -1) {
         /* systemd bound it (foliod.socket): its mode and owner are set. */
         folio_log_info("%s: the socket systemd passed", spec);
+        l->passed = 1;
     } else {
         if (a.family == AF_UNIX)
-            make_parent_dir(spec + 5);
+            make_parent_dir(priv, spec + 5);
         fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666,
                                why, sizeof(why));
+        /*
+         * At start, a port still held by the workers of a foliod that just
+         * died (they let go within milliseconds: see worker.c): try again
+         * for a moment, as nginx does, rather than fail the restart.
+         */
+        for (tries = 0; fd == -1 && errno == EADDRINUSE && reuse == NULL &&
+                        tries < BIND_RETRIES;
+             tries++) {
+            if (tries == 0)
+                folio_log_notice("%s: address in use; trying again for %d ms",
+                                 spec, BIND_RETRIES * BIND_RETRY_MS);
+            poll(NULL, 0, BIND_RETRY_MS);
+            fd = folio_addr_listen(&a, (int)g->cfg.backlog,
+                                   admin ? 0660 : 0666, why, sizeof(why));
+        }
         if (fd == -1) {
             snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
                      strerror(errno));
@@ -100,7 +124,7 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
         }
         /* The admin socket's group is the user's: 0660 lets that group in. */
         if (admin && a.family == AF_UNIX)
-            folio_priv_own(&folio_master->priv, spec + 5, 1);
+            folio_priv_own(priv, spec + 5, 1);
     }
     l->fd = fd;
     l->admin = admin;
@@ -117,13 +141,14 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse, const char *spec,
 
 int
 folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
-                  char *err, size_t errlen)
+                  const struct folio_priv *priv, char *err, size_t errlen)
 {
     int i, rc;
 
     g->nlisteners = 0;
     for (i = 0; i < g->cfg.nlisten; i++)
-        if ((rc = open_one(g, reuse, g->cfg.listen[i], 0, err, errlen)) != 0)
+        if ((rc = open_one(g, reuse, priv, g->cfg.listen[i], 0, err,
+                           errlen)) != 0)
             goto fail;
     if (g->cfg.admin_socket != NULL) {
         char spec[FOLIO_ADDR_TEXT];
@@ -132,7 +157,7 @@ folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
             snprintf(spec, sizeof(spec), "%s", g->cfg.admin_socket);
         else
             snprintf(spec, sizeof(spec), "unix:%s", g->cfg.admin_socket);
-        if ((rc = open_one(g, reuse, spec, 1, err, errlen)) != 0)
+        if ((rc = open_one(g, reuse, priv, spec, 1, err, errlen)) != 0)
             goto fail;
     }
     return 0;

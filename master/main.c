@@ -1,8 +1,9 @@
 /*
- * main.c - foliod: start-up, the master's loop, shutdown.
- * The master reads the configuration, builds what is shared (listening
- * sockets, data, the stats region), forks the workers and then only
- * supervises: signals, reaping, reloads (see proc.c, reload.c, signal.c).
+ * main.c - foliod: start-up and shutdown.  The master reads the
+ * configuration, builds what is shared (listening sockets, data, the stats
+ * region), drops its privileges, and hands over to cycle.c, which forks
+ * the workers and supervises them until it stops.  An image started by an
+ * upgrade (upgrade.c) takes the running state over instead.
  */
 #include "config.h"
 
@@ -27,16 +28,7 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-
-struct folio_master *folio_master;
-
-static char pid_file[4096];
-
-uint64_t
-folio_master_now_ms(void)
-{
-    return folio_mono_ms();
-}
+#include "src/title.h"
 
 static void
 version(void)
@@ -46,28 +38,8 @@ version(void)
            mdb_version(NULL, NULL, NULL));
 }
 
-/* Write `text` to `path` atomically: a temporary name, then rename. */
-static int
-write_file_atomic(const char *path, const char *text)
-{
-    char tmp[4200];
-    size_t len = strlen(text);
-    int fd, ok;
-
-    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) ==
-        -1)
-        return -1;
-    ok = write(fd, text, len) == (ssize_t)len;
-    if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 static void
-write_pid_file(const char *path)
+write_pid_file(struct folio_master *m, const char *path)
 {
     char text[32], old[32];
     ssize_t n;
@@ -89,80 +61,9 @@ write_pid_file(const char *path)
         }
     }
     snprintf(text, sizeof(text), "%ld\n", (long)getpid());
-    if (write_file_atomic(path, text) != 0)
+    if (folio_announce_write_file(path, text) != 0)
         folio_fatal("cannot write pid file %s", path);
-    snprintf(pid_file, sizeof(pid_file), "%s", path);
-}
-
-static void
-write_ready_file(struct folio_master *m)
-{
-    const struct folio_gen *g = m->cur;
-    char text[4096];
-    size_t n = 0;
-    int i;
-
-    n += (size_t)snprintf(text + n, sizeof(text) - n,
-                          "pid %ld\ngeneration %llu\nworkers %d\n",
-                          (long)getpid(), (unsigned long long)g->id,
-                          g->nworkers);
-    for (i = 0; i < g->nlisteners && n < sizeof(text); i++)
-        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s %s\n",
-                              g->listeners[i].admin ? "admin" : "listen",
-                              g->listeners[i].name);
-    if (m->metrics_name[0] != '\0' && n < sizeof(text))
-        snprintf(text + n, sizeof(text) - n, "metrics %s\n", m->metrics_name);
-    if (write_file_atomic(g->cfg.ready_file, text) != 0)
-        folio_log_error("cannot write ready file %s", g->cfg.ready_file);
-}
-
-void
-folio_master_ready(struct folio_master *m)
-{
-    if (m->ready_reported)
-        return;
-    m->ready_reported = 1;
-    if (m->cur->id == 1)
-        folio_log_notice("ready");
-    /* A daemon's master is not the process systemd started: say who. */
-    if (m->ready_pipe != -1)
-        folio_notify("READY=1\nMAINPID=%ld\nSTATUS=serving generation %llu "
-                     "with %d workers",
-                     (long)getpid(), (unsigned long long)m->cur->id,
-                     m->cur->nworkers);
-    else
-        folio_notify("READY=1\nSTATUS=serving generation %llu with %d "
-                     "workers",
-                     (unsigned long long)m->cur->id, m->cur->nworkers);
-    if (m->cur->cfg.ready_file != NULL)
-        write_ready_file(m);
-    if (m->ready_pipe != -1) {
-        /* Daemon: the parent waiting in the terminal may exit 0 now. */
-        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-        if (write(m->ready_pipe, "R", 1) != 1)
-            folio_log_warn("telling the parent we are ready");
-        close(m->ready_pipe);
-        m->ready_pipe = -1;
-        if (devnull != -1) {
-            if (folio_log_fd() != STDERR_FILENO)
-                dup2(devnull, STDERR_FILENO);
-            close(devnull);
-        }
-    }
-}
-
-void
-folio_master_check_done(struct folio_master *m)
-{
-    int i;
-
-    if (!m->stopping)
-        return;
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
-        if (m->procs[i].pid != 0)
-            return;
-    event_base_loopbreak(m->base);
+    snprintf(m->pid_file, sizeof(m->pid_file), "%s", path);
 }
 
 /*
@@ -186,6 +87,7 @@ daemonize(struct folio_master *m)
     }
     close(p[0]);
     m->ready_pipe = p[1];
+    m->tell_mainpid = 1;
     if (setsid() == -1)
         folio_fatal("setsid");
     if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
@@ -226,6 +128,9 @@ check_config(const struct folio_config *cfg)
     folio_data_free(&data);
     printf("foliod: configuration %s is OK\n",
            cfg->conf_file != NULL ? cfg->conf_file : "(built-in defaults)");
+    /* Asked by a running master before it upgrades to this binary. */
+    if (getenv("FOLIO_UPGRADE_CHECK") != NULL)
+        printf("foliod: upgrade handover 1\n");
     return FOLIO_EXIT_OK;
 }
 
@@ -234,25 +139,70 @@ cleanup(struct folio_master *m)
 {
     size_t i;
 
+    folio_proc_release(m);
     folio_gen_free(m->next, NULL);
     folio_gen_free(m->cur, NULL);
     m->cur = m->next = NULL;
-    for (i = 0; i < FOLIO_MAX_WORKERS; i++)
-        if (m->idx[i].ev_respawn != NULL)
-            event_free(m->idx[i].ev_respawn);
     for (i = 0; i < sizeof(m->ev_sig) / sizeof(m->ev_sig[0]); i++)
         if (m->ev_sig[i] != NULL)
             event_free(m->ev_sig[i]);
-    if (m->ev_deadline != NULL)
-        event_free(m->ev_deadline);
+    for (i = 0; i < FOLIO_T_MAX; i++)
+        if (m->ev_timer[i] != NULL)
+            event_free(m->ev_timer[i]);
+    if (m->mq.wake != NULL)
+        event_free(m->mq.wake);
     folio_metrics_stop(m);
     if (m->ev_stats_log != NULL)
         event_free(m->ev_stats_log);
     folio_stats_destroy(m->stats);
-    if (pid_file[0] != '\0')
-        unlink(pid_file);
+    if (m->pid_file[0] != '\0')
+        unlink(m->pid_file);
+    if (m->ready_fd != -1)
+        close(m->ready_fd);
     folio_activate_close();
     event_base_free(m->base);
+}
+
+/*
+ * The image an upgrade executed: the old one's state is taken over
+ * (upgrade.c), its generation's data mapped again for respawns, and the
+ * loop resumes, starting the next generation from this binary.
+ */
+static int
+resume(struct folio_master *m)
+{
+    char err[1024];
+    int rc, fd;
+
+    if ((m->base = event_base_new()) == NULL)
+        folio_fatalx("event_base_new failed");
+    if (folio_upgrade_resume(m, err, sizeof(err)) != 0)
+        /* The workers see us go and drain: a restart starts clean. */
+        folio_fatalx("upgrade: cannot take over the running server: %s", err);
+    folio_log_level = m->cur->cfg.log_level;
+    folio_title_set("foliod: master (generation %llu)",
+                    (unsigned long long)m->cur->id);
+    if (folio_data_load(&m->cur->cfg, &m->cur->data, err, sizeof(err)) != 0)
+        folio_log_errorx("upgrade: generation %llu's data: %s (its workers "
+                         "serve on; one that dies cannot be replaced until "
+                         "a reload)",
+                         (unsigned long long)m->cur->id, err);
+    fd = m->metrics_fd;
+    m->metrics_fd = -1;
+    if (folio_metrics_start(m, fd, err, sizeof(err)) != 0)
+        folio_log_errorx("metrics: %s", err);
+    if (folio_stats_log_start(m) != 0)
+        folio_log_errorx("cannot start the counters log");
+    folio_upgrade_init(m);
+    folio_worker_preload();
+    folio_log_notice("upgraded: foliod %s now runs as the master (pid %ld), "
+                     "with the %d workers of generation %llu",
+                     PACKAGE_VERSION, (long)getpid(),
+                     m->cur->nworkers, (unsigned long long)m->cur->id);
+    rc = folio_cycle_run(m, 1);
+    folio_log_notice("stopped");
+    cleanup(m);
+    return rc;
 }
 
 int
@@ -264,21 +214,26 @@ main(int argc, char *argv[])
     char err[1024], logpath[4200];
     int action, i, rc;
 
-    folio_master = m;
+    /* First: the copy of argv everything uses; argv's memory is the title. */
+    m->argv = folio_title_init(argc, argv);
     m->argc = argc;
-    m->argv = argv;
     m->ready_pipe = -1;
+    m->ready_fd = -1;
     m->metrics_fd = -1;
+    folio_dec_init(&m->dec);
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        m->procs[i].m = m;
+        m->procs[i].slot = i;
         m->procs[i].chan = -1;
-        m->procs[i].replaces = -1;
     }
     folio_log_set_role('M', -1);
     folio_alloc_route_libevent();
     folio_log_libevent();
+    if (folio_upgrade_pending())
+        return resume(m);
 
-    if (folio_config_load(&probe, argc, argv, &action, err, sizeof(err)) !=
-        0) {
+    if (folio_config_load(&probe, m->argc, m->argv, &action, err,
+                          sizeof(err)) != 0) {
         fprintf(stderr, "foliod: %s\n(see foliod --help)\n", err);
         folio_config_free(&probe);
         return FOLIO_EXIT_FAILURE;
@@ -299,6 +254,7 @@ main(int argc, char *argv[])
         folio_config_free(&probe);
         return rc;
     }
+    folio_title_set("foliod: master (starting)");
 
     /* Whom to become, if anyone (priv.c). */
     if (folio_priv_init(&m->priv, probe.user, 0, err, sizeof(err)) != 0) {
@@ -319,6 +275,9 @@ main(int argc, char *argv[])
             folio_fatalx("cannot open log file %s", logpath);
         folio_priv_own_fd(&m->priv, folio_log_fd(), logpath);
     }
+    /* Detached, until ready: why it cannot start shows on the terminal. */
+    if (!probe.foreground)
+        folio_log_mirror(STDERR_FILENO);
     if (geteuid() == 0 && !m->priv.active)
         folio_log_warnx("serving as root: a bug in foliod would be a bug "
                         "with every privilege (set --user USER to drop "
@@ -329,7 +288,7 @@ main(int argc, char *argv[])
     if (!probe.foreground)
         daemonize(m);
     if (probe.pid_file != NULL)
-        write_pid_file(probe.pid_file);
+        write_pid_file(m, probe.pid_file);
 
     /* As root: the sockets (admin socket group-owned by the user). */
     if ((m->base = event_base_new()) == NULL)
@@ -343,8 +302,9 @@ main(int argc, char *argv[])
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));
-    if (folio_metrics_start(m, err, sizeof(err)) != 0)
+    if (folio_metrics_start(m, -1, err, sizeof(err)) != 0)
         folio_fatalx("%s", err);
+    folio_announce_open(m, probe.ready_file);
 
     /* For good: the user loads the data and runs the workers. */
     if (folio_priv_drop(&m->priv, err, sizeof(err)) != 0)
@@ -357,20 +317,14 @@ main(int argc, char *argv[])
         folio_fatalx("%s", err);
     folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
                    folio_unix_ms());
-    folio_stats_publish(m);
     if (folio_stats_log_start(m) != 0)
         folio_fatalx("cannot start the counters log");
-    if (folio_signals_init(m) != 0)
-        folio_fatalx("cannot set up signal handling");
+    folio_upgrade_init(m);
+    folio_worker_preload();
     folio_log_notice("foliod %s starting %d workers", PACKAGE_VERSION,
                      m->cur->nworkers);
-    for (i = 0; i < m->cur->nworkers; i++)
-        if (folio_proc_spawn(m, m->cur, i, -1) != 0)
-            folio_fatalx("cannot start worker %d", i);
-
-    if (event_base_dispatch(m->base) < 0)
-        folio_log_errorx("event loop failed");
+    rc = folio_cycle_run(m, 0);
     folio_log_notice("stopped");
     cleanup(m);
-    return m->exit_code;
+    return rc;
 }

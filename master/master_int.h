@@ -1,7 +1,32 @@
 /*
- * master_int.h - the master process's state, shared by the master/ files.
- * The master never serves requests: it owns what is built once (listening
- * sockets, shared data, the stats region) and the workers' lifecycle.
+ * master_int.h - the master process's state and the contracts between the
+ * files of master/.  The master never serves requests: it owns what is
+ * built once (listening sockets, shared data, the stats region) and the
+ * workers' lifecycle.  Everything runs in the master's one thread, in
+ * loop context; nothing here may be called from a worker.
+ *
+ * Who calls whom (no circle; dist/callgraph.sh checks it):
+ *
+ *   main.c     start-up, then folio_cycle_run()
+ *   cycle.c    the one place that decides, through decide.c: it steps
+ *              events into folio_dec_step() and carries out the actions,
+ *              calling down into
+ *   proc.c     workers: fork, channels, reaping, signals
+ *   reload.c   a new generation built, switched to, or dropped
+ *   upgrade.c  re-executing the binary on disk, and the next image's
+ *              resumption
+ *   announce.c the ready file, the detached start's parent
+ *   notify.c   systemd's notification protocol
+ *   stats.c    the stats region's header, the counters' log lines
+ *   metrics.c  Prometheus and the health endpoints (reads the region)
+ *   signal.c   signals, as libevent events
+ *   gen.c, listen.c, data.c, activate.c, priv.c  the pieces of a generation
+ *   events.c   the queue lower files report into (a leaf)
+ *   decide.c   the decisions (a leaf library: master/decide.h)
+ *
+ * signal.c and proc.c report what happened by posting to m->mq
+ * (events.c); they never call cycle.c.  Lower files may read m->dec (the
+ * decisions' state) but only cycle.c steps it.
  */
 #ifndef FOLIO_MASTER_INT_H
 #define FOLIO_MASTER_INT_H
@@ -14,6 +39,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "master/decide.h"
 #include "shm/stats.h"
 #include "src/conf.h"
 #include "worker/worker.h"
@@ -37,61 +63,93 @@ struct folio_gen {
     struct folio_worker_data data;
 };
 
-enum proc_state {
-    PROC_FREE = 0,
-    PROC_STARTING,
-    PROC_READY,
-    PROC_RETIRING,
-    PROC_STOPPING
-};
-
-/* A worker process; procs[i] uses stats slot i. */
+/* The operating system's side of a worker; its state is m->dec.procs[i]. */
 struct folio_proc {
-    pid_t pid;
-    int index;           /* logical worker number */
-    uint64_t seq;        /* spawn sequence number */
-    uint64_t generation;
-    int state;           /* enum proc_state */
-    int chan;            /* master's end of the channel */
+    struct folio_master *m; /* for its channel's callback */
+    int slot;               /* procs[slot] */
+    uint64_t seq; /* spawn sequence number, as in its stats slot */
+    int chan;     /* master's end of the channel, or -1 */
     struct event *ev_chan;
-    uint64_t spawned_ms;
-    int replaces;        /* slot of the worker this one replaces, or -1 */
-    int reaped;          /* exited: only its hand-overs are still read */
+    int reaped;   /* exited: only its hand-overs are still read */
 };
 
-/* Per logical worker: respawn throttling. */
-struct folio_index {
-    int fails;           /* consecutive early deaths */
-    struct event *ev_respawn;
+/* events.c: what lower files report to cycle.c. */
+enum folio_mev_type {
+    FOLIO_MEV_SIGNAL = 1, /* arg: the signal */
+    FOLIO_MEV_READY,      /* arg: slot, seq: its spawn number */
+    FOLIO_MEV_RECYCLE     /* arg: slot, seq */
+};
+
+struct folio_mev {
+    int type;
+    int arg;
+    uint64_t seq;
+};
+
+#define FOLIO_MQ_LEN 2048 /* more than every slot's READY and RECYCLE */
+
+struct folio_mq {
+    struct folio_mev ev[FOLIO_MQ_LEN];
+    unsigned head, tail; /* taken from head, posted at tail */
+    struct event *wake;  /* cycle.c's: activated by each post */
+    unsigned lost;       /* posts over the length (never expected) */
+};
+
+/* upgrade.c: the binary this image runs, as it was at start. */
+struct folio_exe {
+    char path[4096]; /* what to re-execute: /proc/self/exe at start */
+    dev_t dev;
+    ino_t ino;
+    int known; /* path and identity read */
 };
 
 struct folio_master {
     int argc;
-    char **argv;
+    char **argv; /* a copy: argv's own memory holds the process title */
     struct event_base *base;
-    struct folio_gen *cur;  /* serving */
-    struct folio_gen *next; /* being started by a reload */
+    struct folio_dec dec; /* every decision (decide.h); cycle.c steps it */
+    struct folio_mq mq;
+    struct folio_gen *cur;  /* serving (dec.cur) */
+    struct folio_gen *next; /* being started by a reload (dec.next) */
     uint64_t next_gen_id;
     uint64_t spawn_seq;
     struct folio_stats_region *stats;
     struct folio_proc procs[FOLIO_MAX_SLOTS];
-    struct folio_index idx[FOLIO_MAX_WORKERS];
     struct event *ev_sig[8];
-    struct event *ev_deadline;  /* stop or reload deadline */
-    int stopping;
-    int quitting;
-    int ready_reported;         /* `ready` logged for cur */
-    unsigned rr;                /* round robin for adopted connections */
-    int ready_pipe;             /* daemon: tell the waiting parent, or -1 */
+    struct event *ev_timer[FOLIO_T_MAX]; /* one per deadline (cycle.c) */
+    uint64_t timer_at[FOLIO_T_MAX];      /* what each is armed for */
+    int ready_pipe;      /* daemon: tell the waiting parent, or -1 */
+    int tell_mainpid;    /* daemon: MAINPID= with the first READY=1 */
+    int ready_fd;        /* the ready file, opened before the drop, or -1 */
+    char ready_path[4096];
     int exit_code;
     struct event *ev_stats_log; /* periodic counters line, if configured */
     struct evhttp *metrics;     /* Prometheus endpoint, if configured */
     int metrics_fd;             /* its listening socket, or -1 */
     char metrics_name[FOLIO_ADDR_TEXT];
     struct folio_priv priv;     /* --user */
+    struct folio_exe exe;
+    char pid_file[4096];
 };
 
-extern struct folio_master *folio_master;
+/*
+ * cycle.c
+ * folio_cycle_run - run the master until it stops: steps START (the
+ * first generation, m->cur, is built) or, with `resumed`, RESUME (an
+ * upgraded image took over m->dec from its predecessor), then the loop.
+ * Returns the exit code.  main.c only.
+ */
+int folio_cycle_run(struct folio_master *m, int resumed);
+
+/*
+ * events.c
+ * folio_mq_post - report an event to cycle.c: queued, and the queue's
+ * wake event activated (cycle.c takes it in this turn of the loop).  Any
+ * file of master/, in loop context (not in a signal handler).
+ * folio_mq_take - the oldest event into *ev: 1, or 0 when empty.
+ */
+void folio_mq_post(struct folio_mq *q, int type, int arg, uint64_t seq);
+int folio_mq_take(struct folio_mq *q, struct folio_mev *ev);
 
 /*
  * activate.c: sockets passed by systemd (LISTEN_PID, LISTEN_FDS).
@@ -99,21 +157,39 @@ extern struct folio_master *folio_master;
  * close-on-exec) and clear the variables; 0, or -1 with the reason in err.
  * folio_activate_take - a copy of the passed socket bound to `a`, or -1.
  * folio_activate_has - whether one is bound to `a` (its file is systemd's).
- * folio_activate_report - warn about passed sockets no address took.
+ * folio_activate_report - close the passed sockets no address took, with
+ * a warning: a client of one is refused, not left hanging.
  * folio_activate_close - close them (master at exit; workers after fork).
+ * folio_activate_fds - the descriptors kept (for an upgrade), up to max;
+ * folio_activate_adopt - take them back in the next image.
  */
 int folio_activate_init(char *err, size_t errlen);
 int folio_activate_take(const struct folio_addr *a);
 int folio_activate_has(const struct folio_addr *a);
 void folio_activate_report(void);
 void folio_activate_close(void);
+int folio_activate_fds(int *fds, int max);
+int folio_activate_adopt(int fd);
 
-/* listen.c */
+/*
+ * listen.c
+ * folio_listen_open - bind g's addresses (g->cfg), or share the socket of
+ * `reuse` (the serving generation) for an address that did not change, or
+ * take the one systemd passed.  Unix socket directories belong to `priv`'s
+ * user.  0, or a FOLIO_E* with the reason in err (what was opened is
+ * closed again).
+ * folio_listen_close - close g's sockets, and remove the files of Unix
+ * sockets that `keep` does not share and systemd did not pass.
+ */
 int folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
-                      char *err, size_t errlen);
+                      const struct folio_priv *priv, char *err, size_t errlen);
 void folio_listen_close(struct folio_gen *g, const struct folio_gen *keep);
 
-/* data.c: what the workers share, loaded once per generation */
+/*
+ * data.c: what the workers share, loaded once per generation.
+ * folio_data_load - 0, or a FOLIO_E* with the reason in err (d is then
+ * empty).  folio_data_free - release; accepts an empty d.
+ */
 int folio_data_load(const struct folio_config *cfg,
                     struct folio_worker_data *d, char *err, size_t errlen);
 void folio_data_free(struct folio_worker_data *d);
@@ -121,7 +197,10 @@ void folio_data_free(struct folio_worker_data *d);
 /*
  * gen.c: folio_gen_new = folio_gen_open (configuration and listening
  * sockets) + folio_gen_load (the shared data; assigns the id).  Start-up
- * drops privileges between the two; a reload does both at once.
+ * drops privileges between the two; a reload does both at once.  Each
+ * returns the generation (owned by the caller: folio_gen_free), or NULL /
+ * -1 with the reason in err.  folio_gen_params - what decide.c needs of
+ * g.  folio_gen_free accepts NULL and keeps the sockets `keep` shares.
  */
 struct folio_gen *folio_gen_new(struct folio_master *m, char *err,
                                 size_t errlen);
@@ -129,15 +208,76 @@ struct folio_gen *folio_gen_open(struct folio_master *m, char *err,
                                  size_t errlen);
 int folio_gen_load(struct folio_master *m, struct folio_gen *g, char *err,
                    size_t errlen);
+void folio_gen_params(const struct folio_gen *g, struct folio_dec_gen *out);
 void folio_gen_free(struct folio_gen *g, const struct folio_gen *keep);
 
-/* proc.c */
-int folio_proc_spawn(struct folio_master *m, struct folio_gen *g, int index,
-                     int replaces);
-void folio_proc_reap(struct folio_master *m);
+/*
+ * proc.c: worker processes, the mechanism (decide.c chooses).
+ * folio_proc_spawn - fork worker `index` of generation g into stats slot
+ * `slot`, with its channel watched; *pid on success.  0, or FOLIO_ESYS.
+ * folio_proc_reap - reap one exited worker: its final CPU time folded
+ * into the stats, the connections it handed over relayed, its channel
+ * closed.  1 with its slot and wait status, 0 when none is left.
+ * folio_proc_kill - send sig to slot's process (SIGABRT: then SIGCONT);
+ * a slot with no pid yet is left alone.
+ * folio_proc_retire - tell slot's worker to hand its connections over and
+ * exit (RETIRE), or SIGTERM it if the channel fails.
+ * folio_proc_signal_all - every worker (SIGUSR1: reopen logs).
+ * folio_proc_watch - watch slot's channel (an upgraded image, for the
+ * workers it took over); 0 or -1.
+ * folio_proc_release - close every channel (exit path).
+ */
+int folio_proc_spawn(struct folio_master *m, struct folio_gen *g, int slot,
+                     int index, pid_t *pid);
+int folio_proc_reap(struct folio_master *m, int *slot, int *status);
+void folio_proc_kill(struct folio_master *m, int slot, int sig);
+void folio_proc_retire(struct folio_master *m, int slot);
 void folio_proc_signal_all(struct folio_master *m, int sig);
-int folio_proc_count(const struct folio_master *m, uint64_t gen, int state);
-void folio_proc_retire(struct folio_master *m, struct folio_proc *p);
+int folio_proc_watch(struct folio_master *m, int slot);
+void folio_proc_release(struct folio_master *m);
+
+/*
+ * reload.c: a SIGHUP's generation (validate-then-switch).
+ * folio_reload_build - build the next generation into m->next; 0, or -1
+ * with the reason in err (nothing changed).
+ * folio_reload_switch - m->next serves: its log level, counters log and
+ * metrics listener apply, the title says so, the old one is freed.
+ * folio_reload_drop - free m->next (an aborted reload).
+ */
+int folio_reload_build(struct folio_master *m, char *err, size_t errlen);
+void folio_reload_switch(struct folio_master *m);
+void folio_reload_drop(struct folio_master *m);
+
+/*
+ * upgrade.c: a new foliod binary, taken up at a SIGHUP by re-executing
+ * the master (same pid, same listening sockets, same stats region; the
+ * workers stay its children and keep serving).
+ * folio_upgrade_init - note which binary runs (at start).
+ * folio_upgrade_changed - whether the file it came from is another now.
+ * folio_upgrade_exec - check the new binary (--check-config, in a child),
+ * write the state for it, and execve it.  Returns only if it could not:
+ * -1 with the reason in err, and everything as it was.
+ * folio_upgrade_pending - whether this image was started by an upgrade.
+ * folio_upgrade_resume - in that image: take over the state (generation,
+ * sockets, region, workers, decisions).  0, or -1 with the reason in err.
+ */
+int folio_upgrade_init(struct folio_master *m);
+int folio_upgrade_changed(const struct folio_master *m);
+int folio_upgrade_exec(struct folio_master *m, char *err, size_t errlen);
+int folio_upgrade_pending(void);
+int folio_upgrade_resume(struct folio_master *m, char *err, size_t errlen);
+
+/*
+ * announce.c: what the world outside is told when a generation is ready.
+ * folio_announce_open - before privileges are dropped: keep the ready
+ * file open, for when its directory is not the user's.
+ * folio_announce_ready - write the ready file; release a detached start's
+ * waiting parent (once).
+ * folio_announce_write_file - write `text` to `path` atomically; 0 or -1.
+ */
+void folio_announce_open(struct folio_master *m, const char *path);
+void folio_announce_ready(struct folio_master *m);
+int folio_announce_write_file(const char *path, const char *text);
 
 /*
  * priv.c
@@ -163,22 +303,34 @@ int folio_priv_mkdirs(const struct folio_priv *p, const char *path,
                       mode_t mode);
 int folio_priv_drop(struct folio_priv *p, char *err, size_t errlen);
 
-/* reload.c */
-void folio_reload_start(struct folio_master *m);
-void folio_reload_check(struct folio_master *m);
-void folio_reload_abort(struct folio_master *m, const char *why);
-
-/* signal.c */
+/*
+ * signal.c
+ * folio_signals_init - take TERM, INT, QUIT, HUP, USR1, USR2 and CHLD as
+ * libevent events that post FOLIO_MEV_SIGNAL; ignore SIGPIPE.  0 or -1.
+ */
 int folio_signals_init(struct folio_master *m);
-void folio_stop(struct folio_master *m, int quit);
 
-/* stats.c */
+/*
+ * stats.c
+ * folio_stats_publish - the decisions' view into the region's header
+ * (state, workers by state, health, counters) and each slot (ws_mstate).
+ * folio_stats_log_snapshot - SIGUSR2's counters lines.
+ * folio_stats_log_start - (re)start the periodic counters line of the
+ * serving generation's stats_log_interval; 0 or -1.
+ */
 void folio_stats_log_snapshot(struct folio_master *m);
 void folio_stats_publish(struct folio_master *m);
 int folio_stats_log_start(struct folio_master *m);
 
-/* metrics.c */
-int folio_metrics_start(struct folio_master *m, char *err, size_t errlen);
+/*
+ * metrics.c: metrics_listen's HTTP: /metrics, /healthz, /readyz.
+ * folio_metrics_start - listen on the serving generation's address (or
+ * take over `fd`, a socket an older image bound for it: -1 for none); 0,
+ * or -1 with the reason in err.  folio_metrics_stop - close it.
+ * folio_metrics_render - the Prometheus text into out.
+ */
+int folio_metrics_start(struct folio_master *m, int fd, char *err,
+                        size_t errlen);
 void folio_metrics_stop(struct folio_master *m);
 int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
 
@@ -186,15 +338,9 @@ int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
  * notify.c: systemd's notify protocol (NOTIFY_SOCKET).  folio_notify sends
  * one datagram of "KEY=VALUE" lines, formatted; a no-op returning 0 when
  * NOTIFY_SOCKET is unset.  Returns -1 if the send failed (logged once).
- * Master only, in loop context.
  */
 int folio_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* folio_notify_reloading - RELOADING=1 with MONOTONIC_USEC. */
 int folio_notify_reloading(void);
-
-/* main.c */
-void folio_master_ready(struct folio_master *m);
-void folio_master_check_done(struct folio_master *m);
-uint64_t folio_master_now_ms(void);
 
 #endif

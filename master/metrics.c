@@ -1,6 +1,8 @@
 /*
  * metrics.c - Prometheus text exposition (version 0.0.4) over HTTP,
- * served by the master with libevent's evhttp on metrics_listen.
+ * served by the master with libevent's evhttp on metrics_listen, and the
+ * health endpoints for load balancers (PROTOCOL.md section 6): /healthz
+ * and /readyz, as decide.c judged it (the region's header says).
  * Everything comes from the shared stats region: totals that include the
  * workers that exited, and per-worker series labelled by worker index and
  * stats slot.  Names follow Prometheus's conventions: base units, _total
@@ -133,10 +135,10 @@ per_worker(struct folio_master *m, struct evbuffer *b, const char *name,
 
     head(b, name, type, help);
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        if (m->procs[i].pid == 0)
+        if (!folio_dec_live(&m->dec, i))
             continue;
         evbuffer_add_printf(b, "%s{worker=\"%d\",slot=\"%d\"} %llu\n", name,
-                            m->procs[i].index, i,
+                            m->dec.procs[i].index, i,
                             (unsigned long long)fn(folio_stats_slot(
                                 m->stats, (unsigned)i)));
     }
@@ -160,8 +162,20 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
     total(b, "folio_generation", "gauge",
           "Configuration generation being served (1 + reloads).",
           folio_stat_get(&h->sh_generation));
-    total(b, "folio_workers", "gauge", "Workers configured.",
+    total(b, "folio_workers_configured", "gauge",
+          "Workers of the serving generation's configuration.",
           folio_stat_get(&h->sh_workers));
+    head(b, "folio_workers", "gauge",
+         "Worker processes by the master's view of them; down: configured "
+         "workers without a process.");
+#define STATE(name, help)                                                      \
+    evbuffer_add_printf(b, "folio_workers{state=\"" #name "\"} %llu\n",       \
+                        (unsigned long long)folio_stat_get(&h->sh_w_##name));
+    FOLIO_WORKER_STATES(STATE)
+#undef STATE
+    total(b, "folio_worker_timeouts_total", "counter",
+          "Workers killed by the watchdog (worker_timeout).",
+          folio_stat_get(&h->sh_worker_timeouts));
     total(b, "folio_worker_restarts_total", "counter",
           "Workers replaced after they died.",
           folio_stat_get(&h->sh_restarts));
@@ -211,7 +225,7 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         struct folio_worker_slot *s;
 
-        if (m->procs[i].pid == 0)
+        if (!folio_dec_live(&m->dec, i))
             continue;
         s = folio_stats_slot(m->stats, (unsigned)i);
         evbuffer_add_printf(
@@ -220,9 +234,9 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
             "mode=\"user\"} %.6f\n"
             "folio_worker_cpu_seconds_total{worker=\"%d\",slot=\"%d\","
             "mode=\"system\"} %.6f\n",
-            m->procs[i].index, i,
+            m->dec.procs[i].index, i,
             (double)folio_stat_get(&s->ws_cpu_user_us) / 1e6,
-            m->procs[i].index, i,
+            m->dec.procs[i].index, i,
             (double)folio_stat_get(&s->ws_cpu_sys_us) / 1e6);
     }
     per_worker(m, b, "folio_worker_requests_total", "counter",
@@ -243,54 +257,121 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
 }
 
 static void
+serve_metrics(struct folio_master *m, struct evhttp_request *req,
+              struct evbuffer *b)
+{
+    folio_metrics_render(m, b);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; version=0.0.4; charset=utf-8");
+    evhttp_send_reply(req, 200, "OK", b);
+}
+
+/* /healthz and /readyz: 200 "ok", or 503 with the reason. */
+static void
+serve_health(struct folio_master *m, struct evhttp_request *req,
+             struct evbuffer *b, int readiness)
+{
+    struct folio_stats_header *h = folio_stats_header_of(m->stats);
+    unsigned long long configured = folio_stat_get(&h->sh_workers),
+                       serving = folio_stat_get(&h->sh_serving);
+    int ok = folio_stat_get(readiness ? &h->sh_ready : &h->sh_healthy) != 0;
+
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; charset=utf-8");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control",
+                      "no-store");
+    if (ok) {
+        evbuffer_add_printf(b, "ok\n");
+        evhttp_send_reply(req, 200, "OK", b);
+        return;
+    }
+    if (folio_stat_get(&h->sh_state) == FOLIO_SS_STOPPING)
+        evbuffer_add_printf(b, "stopping\n");
+    else
+        evbuffer_add_printf(b, "%llu of %llu workers serving\n", serving,
+                            configured);
+    evhttp_send_reply(req, 503, "Service Unavailable", b);
+}
+
+/* The paths served (PROTOCOL.md section 6). */
+enum route { R_METRICS, R_HEALTHZ, R_READYZ };
+
+static const struct {
+    const char *path;
+    enum route route;
+} routes[] = {
+    {"/", R_METRICS},
+    {"/metrics", R_METRICS},
+    {"/healthz", R_HEALTHZ},
+    {"/readyz", R_READYZ},
+};
+
+static void
 on_request(struct evhttp_request *req, void *arg)
 {
     struct folio_master *m = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
     struct evbuffer *b;
-    const char *path = evhttp_request_get_uri(req);
+    size_t i;
 
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
         evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
         evhttp_send_error(req, 405, "Method Not Allowed");
         return;
     }
-    if (strcmp(path, "/metrics") != 0 && strcmp(path, "/") != 0) {
-        evhttp_send_error(req, 404, "Not Found: try /metrics");
+    for (i = 0; path != NULL && i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (strcmp(path, routes[i].path) == 0)
+            break;
+    if (path == NULL || i == sizeof(routes) / sizeof(routes[0])) {
+        evhttp_send_error(req, 404,
+                          "Not Found: try /metrics, /healthz or /readyz");
         return;
     }
     if ((b = evbuffer_new()) == NULL) {
         evhttp_send_error(req, 500, "out of memory");
         return;
     }
-    folio_metrics_render(m, b);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/plain; version=0.0.4; charset=utf-8");
-    evhttp_send_reply(req, 200, "OK", b);
+    switch (routes[i].route) {
+    case R_METRICS:
+        serve_metrics(m, req, b);
+        break;
+    case R_HEALTHZ:
+    case R_READYZ:
+        serve_health(m, req, b, routes[i].route == R_READYZ);
+        break;
+    }
     evbuffer_free(b);
 }
 
 int
-folio_metrics_start(struct folio_master *m, char *err, size_t errlen)
+folio_metrics_start(struct folio_master *m, int fd, char *err, size_t errlen)
 {
     const char *spec = m->cur->cfg.metrics_listen;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     struct folio_addr a;
     char why[256];
-    int fd;
 
-    if (spec == NULL)
+    if (spec == NULL) {
+        if (fd != -1)
+            close(fd);
         return 0;
+    }
     if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "metrics address %s", why);
+        if (fd != -1)
+            close(fd);
         return -1;
     }
     if (a.family == AF_UNIX) {
         snprintf(err, errlen, "metrics_listen %s: HTTP needs a TCP address",
                  spec);
+        if (fd != -1)
+            close(fd);
         return -1;
     }
-    if ((fd = folio_addr_listen(&a, 64, 0, why, sizeof(why))) == -1) {
+    if (fd == -1 && (fd = folio_addr_listen(&a, 64, 0, why, sizeof(why))) == -1) {
         snprintf(err, errlen, "cannot listen for metrics on %s: %s: %s", spec,
                  why, strerror(errno));
         return -1;

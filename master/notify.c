@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "master/master_int.h"
+#include "src/clock.h"
 #include "src/log.h"
 
 /* Fill `sa` from NOTIFY_SOCKET; its length, or 0 if unset or unusable. */
@@ -82,11 +82,7 @@ folio_notify(const char *fmt, ...)
 int
 folio_notify_reloading(void)
 {
-    struct timespec ts;
-
     /* MONOTONIC_USEC: what Type=notify-reload (systemd 253) asks for. */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     return folio_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
-                        (unsigned long long)ts.tv_sec * 1000000ULL +
-                            (unsigned long long)ts.tv_nsec / 1000);
+                        (unsigned long long)(folio_mono_ns() / 1000));
 }

@@ -25,12 +25,32 @@ void
 folio_stats_publish(struct folio_master *m)
 {
     struct folio_stats_header *h = folio_stats_header_of(m->stats);
+    const struct folio_dec *d = &m->dec;
+    struct folio_dec_counts c;
+    int i;
 
+    folio_dec_counts(d, &c);
     folio_stat_set(&h->sh_master_pid, (uint64_t)getpid());
-    if (m->cur != NULL) {
+    if (m->cur != NULL)
         folio_stat_set(&h->sh_generation, m->cur->id);
-        folio_stat_set(&h->sh_workers, (uint64_t)m->cur->nworkers);
-    }
+    folio_stat_set(&h->sh_workers, (uint64_t)c.configured);
+    folio_stat_set(&h->sh_state, (uint64_t)c.state);
+    folio_stat_set(&h->sh_serving, (uint64_t)c.serving);
+    folio_stat_set(&h->sh_healthy, (uint64_t)c.healthy);
+    folio_stat_set(&h->sh_ready, (uint64_t)c.ready);
+#define SET(name, help) folio_stat_set(&h->sh_w_##name, (uint64_t)c.n_##name);
+    FOLIO_WORKER_STATES(SET)
+#undef SET
+    folio_stat_set(&h->sh_restarts, d->restarts);
+    folio_stat_set(&h->sh_reloads, d->reloads);
+    folio_stat_set(&h->sh_reload_failures, d->reload_failures);
+    folio_stat_set(&h->sh_recycles, d->recycles);
+    folio_stat_set(&h->sh_worker_timeouts, d->timeouts);
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (folio_dec_live(d, i))
+            atomic_store_explicit(
+                &folio_stats_slot(m->stats, (unsigned)i)->ws_mstate,
+                (uint32_t)d->procs[i].state, memory_order_relaxed);
 }
 
 void
@@ -42,14 +62,14 @@ folio_stats_log_snapshot(struct folio_master *m)
     int i;
 
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        if (m->procs[i].pid == 0)
+        if (!folio_dec_live(&m->dec, i))
             continue;
         s = folio_stats_slot(m->stats, (unsigned)i);
         folio_log_notice(
             "stats: worker %d pid %ld %s requests %llu errors %llu conns "
             "%llu cpu %.3fs allocs %llu heap %llu",
-            m->procs[i].index, (long)m->procs[i].pid,
-            folio_stats_state_name(atomic_load(&s->ws_state)),
+            m->dec.procs[i].index, m->dec.procs[i].pid,
+            folio_stats_state_name((unsigned)m->dec.procs[i].state),
             (unsigned long long)folio_stat_get(&s->ws_requests),
             (unsigned long long)folio_stat_get(&s->ws_errors),
             (unsigned long long)folio_stat_get(&s->ws_conns_open),
@@ -61,7 +81,8 @@ folio_stats_log_snapshot(struct folio_master *m)
     folio_stats_total(m->stats, &total);
     folio_log_notice(
         "stats: total requests %llu errors %llu notifications %llu cpu %.3fs "
-        "allocs %llu restarts %llu reloads %llu recycles %llu",
+        "allocs %llu restarts %llu reloads %llu recycles %llu worker "
+        "timeouts %llu",
         (unsigned long long)folio_stat_get(&total.ws_requests),
         (unsigned long long)folio_stat_get(&total.ws_errors),
         (unsigned long long)folio_stat_get(&total.ws_notifications),
@@ -70,7 +91,8 @@ folio_stats_log_snapshot(struct folio_master *m)
         (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls),
         (unsigned long long)folio_stat_get(&h->sh_restarts),
         (unsigned long long)folio_stat_get(&h->sh_reloads),
-        (unsigned long long)folio_stat_get(&h->sh_recycles));
+        (unsigned long long)folio_stat_get(&h->sh_recycles),
+        (unsigned long long)folio_stat_get(&h->sh_worker_timeouts));
 }
 
 static void
@@ -83,7 +105,7 @@ on_stats_log(evutil_socket_t fd, short what, void *arg)
 
     now = folio_mono_ms();
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        if (m->procs[i].pid == 0)
+        if (!folio_dec_live(&m->dec, i))
             continue;
         s = folio_stats_slot(m->stats, (unsigned)i);
         req = folio_stat_get(&s->ws_requests) +
@@ -97,7 +119,7 @@ on_stats_log(evutil_socket_t fd, short what, void *arg)
             folio_log_notice(
                 "window: worker %d pid %ld cpu %.1f%% %.0f req/s %.2f "
                 "allocs/req %.1f us cpu/req heap %llu conns %llu",
-                m->procs[i].index, (long)m->procs[i].pid,
+                m->dec.procs[i].index, m->dec.procs[i].pid,
                 (double)(cpu - prev[i].cpu_us) / 10.0 / (double)dms,
                 (double)dreq * 1000.0 / (double)dms,
                 dreq ? (double)(allocs - prev[i].allocs) / (double)dreq : 0.0,

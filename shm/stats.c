@@ -1,13 +1,17 @@
 /*
  * stats.c - the shared stats region (see stats.h).  Mapped once by the
- * master before fork, like nginx's ngx_shm_alloc.
+ * master before fork, like nginx's ngx_shm_alloc; backed by a memory file
+ * so that the master's next image (an upgrade by re-exec) maps the same
+ * pages.
  */
 #include "config.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shm/stats.h"
 #include "src/alloc.h"
@@ -25,32 +29,104 @@ struct folio_stats_region {
     struct folio_worker_slot *sr_slots;
     unsigned sr_nslots;
     size_t sr_bytes;
+    int sr_fd; /* the memory file, or -1 */
 };
+
+static size_t
+region_bytes(unsigned nslots)
+{
+    return sizeof(struct stats_map) +
+           (size_t)nslots * sizeof(struct folio_worker_slot);
+}
+
+static int
+map_region(struct folio_stats_region *r, int fd)
+{
+    void *p;
+
+    p = mmap(NULL, r->sr_bytes, PROT_READ | PROT_WRITE,
+             fd != -1 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS, fd, 0);
+    if (p == MAP_FAILED) {
+        if (fd != -1)
+            folio_log_error("mmap(MAP_SHARED, %zu, memfd %d)", r->sr_bytes,
+                            fd);
+        else
+            folio_log_error("mmap(MAP_SHARED|MAP_ANONYMOUS, %zu)",
+                            r->sr_bytes);
+        return FOLIO_ESYS;
+    }
+    r->sr_map = p;
+    r->sr_slots = r->sr_map->sm_slots;
+    r->sr_fd = fd;
+    return 0;
+}
 
 int
 folio_stats_create(unsigned nslots, struct folio_stats_region **out)
 {
     struct folio_stats_region *r;
-    void *p;
+    int fd, rc;
 
     if (nslots == 0 || nslots > FOLIO_MAX_SLOTS)
         return FOLIO_EINVAL;
     if ((r = folio_calloc(1, sizeof(*r))) == NULL)
         return FOLIO_ENOMEM;
-    r->sr_bytes = sizeof(struct stats_map) +
-                  (size_t)nslots * sizeof(struct folio_worker_slot);
-    p = mmap(NULL, r->sr_bytes, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        folio_log_error("mmap(MAP_SHARED|MAP_ANONYMOUS, %zu)", r->sr_bytes);
-        folio_free(r);
-        return FOLIO_ESYS;
+    r->sr_bytes = region_bytes(nslots);
+    /* A file of its own, so that an upgraded master can map it again. */
+    if ((fd = memfd_create("folio-stats", MFD_CLOEXEC)) != -1 &&
+        ftruncate(fd, (off_t)r->sr_bytes) == -1) {
+        folio_log_error("ftruncate(memfd, %zu)", r->sr_bytes);
+        close(fd);
+        fd = -1;
     }
-    r->sr_map = p;
-    r->sr_slots = r->sr_map->sm_slots;
+    if ((rc = map_region(r, fd)) != 0) {
+        if (fd != -1)
+            close(fd);
+        folio_free(r);
+        return rc;
+    }
     r->sr_nslots = nslots;
+    folio_stat_set(&r->sr_map->sm_header.sh_nslots, nslots);
     *out = r;
     return 0;
+}
+
+int
+folio_stats_attach(int fd, struct folio_stats_region **out)
+{
+    struct folio_stats_region *r;
+    struct stat st;
+    uint64_t n;
+    int rc;
+
+    if (fstat(fd, &st) == -1) {
+        folio_log_error("fstat(stats memfd %d)", fd);
+        return FOLIO_ESYS;
+    }
+    if ((size_t)st.st_size < sizeof(struct stats_map))
+        return FOLIO_ECORRUPT;
+    if ((r = folio_calloc(1, sizeof(*r))) == NULL)
+        return FOLIO_ENOMEM;
+    r->sr_bytes = (size_t)st.st_size;
+    if ((rc = map_region(r, fd)) != 0) {
+        folio_free(r);
+        return rc;
+    }
+    n = folio_stat_get(&r->sr_map->sm_header.sh_nslots);
+    if (n == 0 || n > FOLIO_MAX_SLOTS || region_bytes((unsigned)n) != r->sr_bytes) {
+        r->sr_fd = -1; /* the caller keeps its descriptor on failure */
+        folio_stats_destroy(r);
+        return FOLIO_ECORRUPT;
+    }
+    r->sr_nslots = (unsigned)n;
+    *out = r;
+    return 0;
+}
+
+int
+folio_stats_fd(const struct folio_stats_region *r)
+{
+    return r->sr_fd;
 }
 
 void
@@ -59,6 +135,8 @@ folio_stats_destroy(struct folio_stats_region *r)
     if (r == NULL)
         return;
     munmap(r->sr_map, r->sr_bytes);
+    if (r->sr_fd != -1)
+        close(r->sr_fd);
     folio_free(r);
 }
 
@@ -183,6 +261,8 @@ folio_stats_state_name(unsigned state)
         return "retiring";
     case FOLIO_WS_STOPPING:
         return "stopping";
+    case FOLIO_WS_HUNG:
+        return "hung";
     }
     return "unknown";
 }

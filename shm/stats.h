@@ -50,8 +50,36 @@ enum folio_worker_state {
     FOLIO_WS_STARTING, /* forked, not yet accepting */
     FOLIO_WS_READY,    /* accepting */
     FOLIO_WS_RETIRING, /* handing its connections to a newer worker */
-    FOLIO_WS_STOPPING  /* draining before exit */
+    FOLIO_WS_STOPPING, /* draining before exit */
+    FOLIO_WS_HUNG      /* the master's view only: stalled, being killed */
 };
+
+/*
+ * X(name, help): how many workers the master counts in each state, in the
+ * header (sh_w_<name>); server.stats and the folio_workers{state} gauge
+ * are generated from this list.  "down" counts the configured workers
+ * that have no process (waiting for a restart, after a crash or a fatal
+ * exit): with serving, starting and hung it adds up to the configured
+ * workers.
+ */
+#define FOLIO_WORKER_STATES(X)                                                 \
+    X(serving, "accepting connections")                                        \
+    X(starting, "started, not yet accepting")                                  \
+    X(hung, "stalled past worker_timeout, being killed and replaced")          \
+    X(down, "configured, without a process: waiting to be restarted")          \
+    X(retiring, "of an older generation, handing connections over")           \
+    X(stopping, "draining before they exit")
+
+/* The master's state, in the header's sh_state. */
+enum folio_server_state {
+    FOLIO_SS_STARTING = 0, /* the first generation is not ready yet */
+    FOLIO_SS_SERVING,
+    FOLIO_SS_RELOADING, /* a new generation is starting */
+    FOLIO_SS_STOPPING
+};
+
+/* Room for a method name in a slot (the longest is much shorter). */
+#define FOLIO_SLOT_METHOD 32
 
 struct folio_method_stats {
     _Atomic uint64_t ms_codes[FOLIO_ST_MAX]; /* answers by status; [0] = ok */
@@ -63,9 +91,22 @@ struct folio_worker_slot {
     _Atomic uint64_t ws_pid;
     _Atomic uint64_t ws_seq;   /* spawn sequence number, never reused */
     _Atomic uint32_t ws_index; /* logical worker number */
-    _Atomic uint32_t ws_state; /* enum folio_worker_state */
+    _Atomic uint32_t ws_state; /* enum folio_worker_state, as the worker says */
     _Atomic uint64_t ws_generation; /* configuration generation */
     _Atomic uint64_t ws_start_ms;   /* Unix ms */
+    /*
+     * The watchdog's view (STYLE.md section 8), written by the worker: the
+     * monotonic ms of its loop's last turn, and its current request (busy)
+     * or else its last one: method row, start (monotonic ms), the peer of
+     * its connection (folio_addr_pack).
+     */
+    _Atomic uint64_t ws_beat_ms;
+    _Atomic uint64_t ws_req_start_ms;
+    _Atomic uint32_t ws_req_row;
+    _Atomic uint32_t ws_req_busy;
+    _Atomic uint64_t ws_req_peer[3];
+    _Atomic uint32_t ws_mstate; /* written by the master: its view of the
+                                   worker (enum folio_worker_state) */
 #define FOLIO_X_FIELD(name, help) _Atomic uint64_t ws_##name;
     FOLIO_WORKER_COUNTERS(FOLIO_X_FIELD)
     FOLIO_WORKER_GAUGES(FOLIO_X_FIELD)
@@ -85,16 +126,41 @@ struct folio_stats_header {
     _Atomic uint64_t sh_reloads;    /* completed reloads */
     _Atomic uint64_t sh_reload_failures;
     _Atomic uint64_t sh_recycles;   /* replaced after max_requests_per_worker */
+    _Atomic uint64_t sh_worker_timeouts; /* killed by the watchdog */
+    _Atomic uint64_t sh_state;      /* enum folio_server_state */
+    _Atomic uint64_t sh_serving;    /* of sh_workers, how many accept */
+    _Atomic uint64_t sh_healthy;    /* 1: a worker serves, not stopping */
+    _Atomic uint64_t sh_ready;      /* 1: every configured worker serves */
+    _Atomic uint64_t sh_nslots;     /* slots in the region (attach checks) */
+#define FOLIO_X_STATE(name, help) _Atomic uint64_t sh_w_##name;
+    FOLIO_WORKER_STATES(FOLIO_X_STATE)
+#undef FOLIO_X_STATE
 } __attribute__((aligned(64)));
 
 struct folio_stats_region;
 
 /*
- * folio_stats_create - map a shared region of `nslots` zeroed slots
- * (MAP_SHARED | MAP_ANONYMOUS: children inherit it).  Master only, before
- * forking.  Returns 0, FOLIO_EINVAL or FOLIO_ESYS (logged).
+ * folio_stats_create - map a shared region of `nslots` zeroed slots.  It
+ * lives in a memory file (memfd_create, close-on-exec) so that a master
+ * that re-executes itself (an upgrade) can map it again from the
+ * descriptor; where there is none, anonymous shared memory (children
+ * inherit either).  Master only, before forking.  Returns 0, FOLIO_EINVAL
+ * or FOLIO_ESYS (logged).
  */
 int folio_stats_create(unsigned nslots, struct folio_stats_region **out);
+
+/*
+ * folio_stats_attach - map the region of memory file `fd` (from
+ * folio_stats_fd of the master's previous image); on success the region
+ * owns fd (folio_stats_destroy closes it), on failure the caller still
+ * does.  Returns 0, or FOLIO_ECORRUPT when its size or slot count is not
+ * that of a region, FOLIO_ENOMEM, FOLIO_ESYS (logged).  Master only, at
+ * start.
+ */
+int folio_stats_attach(int fd, struct folio_stats_region **out);
+
+/* folio_stats_fd - the region's memory file, or -1 (anonymous memory). */
+int folio_stats_fd(const struct folio_stats_region *r);
 
 /* folio_stats_destroy - unmap; accepts NULL. */
 void folio_stats_destroy(struct folio_stats_region *r);

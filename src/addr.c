@@ -159,6 +159,66 @@ folio_addr_format(const struct sockaddr *sa, socklen_t len, char *buf,
     return buf;
 }
 
+void
+folio_addr_pack(const struct sockaddr *sa, socklen_t len, uint64_t w[3])
+{
+    w[0] = w[1] = w[2] = 0;
+    if (sa == NULL || len < (socklen_t)sizeof(sa->sa_family))
+        return;
+    switch (sa->sa_family) {
+    case AF_INET: {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+        w[0] = (uint64_t)AF_INET << 48 | (uint64_t)ntohs(in->sin_port) << 32 |
+               ntohl(in->sin_addr.s_addr);
+        break;
+    }
+    case AF_INET6: {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+        w[0] = (uint64_t)AF_INET6 << 48 |
+               (uint64_t)ntohs(in6->sin6_port) << 32;
+        memcpy(&w[1], in6->sin6_addr.s6_addr, 8);
+        memcpy(&w[2], in6->sin6_addr.s6_addr + 8, 8);
+        break;
+    }
+    case AF_UNIX:
+        w[0] = (uint64_t)AF_UNIX << 48;
+        break;
+    }
+}
+
+const char *
+folio_addr_packed_format(const uint64_t w[3], char *buf, size_t buflen)
+{
+    struct sockaddr_in in;
+    struct sockaddr_in6 in6;
+
+    switch ((int)(w[0] >> 48)) {
+    case AF_INET:
+        memset(&in, 0, sizeof(in));
+        in.sin_family = AF_INET;
+        in.sin_port = htons((uint16_t)(w[0] >> 32));
+        in.sin_addr.s_addr = htonl((uint32_t)w[0]);
+        return folio_addr_format((struct sockaddr *)&in, sizeof(in), buf,
+                                 buflen);
+    case AF_INET6:
+        memset(&in6, 0, sizeof(in6));
+        in6.sin6_family = AF_INET6;
+        in6.sin6_port = htons((uint16_t)(w[0] >> 32));
+        memcpy(in6.sin6_addr.s6_addr, &w[1], 8);
+        memcpy(in6.sin6_addr.s6_addr + 8, &w[2], 8);
+        return folio_addr_format((struct sockaddr *)&in6, sizeof(in6), buf,
+                                 buflen);
+    case AF_UNIX:
+        snprintf(buf, buflen, "unix");
+        return buf;
+    }
+    if (buflen > 0)
+        buf[0] = '\0';
+    return buf;
+}
+
 int
 folio_addr_port(const struct folio_addr *a)
 {

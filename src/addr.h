@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <stdint.h>
+
 #define FOLIO_ADDR_TEXT 128 /* room for any formatted address */
 
 struct folio_addr {
@@ -28,6 +30,22 @@ int folio_addr_parse(const char *s, struct folio_addr *out, char *why,
 /* folio_addr_format - "127.0.0.1:7788", "[::1]:7788" or "unix:/path". */
 const char *folio_addr_format(const struct sockaddr *sa, socklen_t len,
                               char *buf, size_t buflen);
+
+/*
+ * folio_addr_pack - a peer's address in three words, what a stats slot
+ * holds with one atomic store each: the family and port (and an IPv4
+ * address) in w[0], an IPv6 address in w[1] and w[2].  A Unix socket's
+ * peer has no address: only its family.  All zero for none.
+ */
+void folio_addr_pack(const struct sockaddr *sa, socklen_t len, uint64_t w[3]);
+
+/*
+ * folio_addr_packed_format - a packed address as folio_addr_format writes
+ * it ("127.0.0.1:40404", "[::1]:40404"; "unix" for a local peer; "" for
+ * none).  Returns buf.
+ */
+const char *folio_addr_packed_format(const uint64_t w[3], char *buf,
+                                     size_t buflen);
 
 /*
  * folio_addr_listen - a non-blocking, close-on-exec socket bound to `a`

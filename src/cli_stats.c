@@ -158,7 +158,7 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
     const char *version;
     uint32_t vlen, n, pn = 0, i, j;
     double pid, uptime, puptime = 0, gen, workers, restarts, reloads, errors,
-                        bin, bout, accepted, rejected, proto, tmo;
+                        bin, bout, accepted, rejected, proto, tmo, serving;
     char up[32], b1[32], b2[32], pidtext[24], state[16];
     int rc = -1;
 
@@ -195,13 +195,17 @@ folio_cli_show_stats(struct folio_mp_cur res, const struct folio_mp_cur *prev)
         }
     }
 
+    /* A server from before the shortfall was counted: all serve. */
+    if (folio_cli_get(res, "server", &server) != 0 ||
+        folio_cli_get_num(server, "serving", &serving) != 0)
+        serving = workers;
     fputs("foliod ", stdout);
     folio_cli_put_text(stdout, version, vlen);
-    printf(", pid %.0f, up %s, generation %.0f, %.0f worker%s, %.0f "
-           "restart%s, %.0f reload%s\n",
-           pid, folio_cli_fmt_duration(up, sizeof(up), uptime), gen, workers,
-           workers == 1 ? "" : "s", restarts, restarts == 1 ? "" : "s", reloads,
-           reloads == 1 ? "" : "s");
+    printf(", pid %.0f, up %s, generation %.0f, %.0f of %.0f worker%s "
+           "serving, %.0f restart%s, %.0f reload%s\n",
+           pid, folio_cli_fmt_duration(up, sizeof(up), uptime), gen, serving,
+           workers, workers == 1 ? "" : "s", restarts,
+           restarts == 1 ? "" : "s", reloads, reloads == 1 ? "" : "s");
     printf("requests %.0f, errors %.0f, in %s, out %s\n", tot.requests, errors,
            folio_cli_fmt_bytes(b1, sizeof(b1), bin),
            folio_cli_fmt_bytes(b2, sizeof(b2), bout));

@@ -1,6 +1,8 @@
 /*
- * clock.h - milliseconds of the two clocks foliod reads: CLOCK_MONOTONIC
- * for intervals and deadlines, CLOCK_REALTIME for timestamps others see
+ * clock.h - the two clocks foliod reads: CLOCK_MONOTONIC (milliseconds,
+ * or nanoseconds for request timings) for intervals and deadlines, the
+ * same in every process of the machine (the master reads the workers'
+ * heartbeats with it); CLOCK_REALTIME for timestamps others see
  * (comments' created_at, start times in server.stats).
  */
 #ifndef FOLIO_CLOCK_H
@@ -23,6 +25,16 @@ static inline uint64_t
 folio_mono_ms(void)
 {
     return folio_clock_ms(CLOCK_MONOTONIC);
+}
+
+/* folio_mono_ns - monotonic nanoseconds, for request timings. */
+static inline uint64_t
+folio_mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 /* folio_unix_ms - Unix time in milliseconds, UTC. */

@@ -105,6 +105,12 @@ static const struct opt opts[] = {
      "DURATION", "a started request must arrive within (0: never)"},
     {"shutdown-timeout", 0, T_MS, O(shutdown_timeout_ms), 0, 3600000, "10s",
      "DURATION", "drain deadline on stop and reload"},
+    {"worker-timeout", 0, T_MS, O(worker_timeout_ms), 0, 86400000, "30s",
+     "DURATION",
+     "replace a worker whose loop stalls this long, with a backtrace "
+     "(0: never)"},
+    {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0",
+     "DURATION", "log requests that take longer than this (0: never)"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
      UINT64_MAX, "0", "N", "replace a worker after about N requests (0: never)"},
     {"cubic-threshold-g", 0, T_U32, O(cubic_threshold_g), 0, 100000000,
@@ -460,21 +466,17 @@ trim_value(char *s, int *bad)
     return s;
 }
 
-int
-folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
-                        size_t errlen)
+/* The settings of stream f, named `path` in messages. */
+static int
+parse_stream(struct folio_config *cfg, FILE *f, const char *path, char *err,
+             size_t errlen)
 {
     char line[4096], msg[512], *key, *eq, *value, *p;
     unsigned char seen_list[NOPTS] = {0}; /* a list option met in this file */
     unsigned lineno = 0;
     const struct opt *o;
-    FILE *f;
     int bad, rc = 0;
 
-    if ((f = fopen(path, "re")) == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return FOLIO_ECONFIG;
-    }
     while (fgets(line, sizeof(line), f) != NULL) {
         lineno++;
         if (strchr(line, '\n') == NULL && !feof(f)) {
@@ -525,6 +527,39 @@ folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
         snprintf(err, errlen, "%s: read error", path);
         rc = FOLIO_ECONFIG;
     }
+    return rc;
+}
+
+int
+folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
+                        size_t errlen)
+{
+    FILE *f;
+    int rc;
+
+    if ((f = fopen(path, "re")) == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return FOLIO_ECONFIG;
+    }
+    rc = parse_stream(cfg, f, path, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+int
+folio_config_parse_text(struct folio_config *cfg, const char *text,
+                        size_t len, const char *name, char *err, size_t errlen)
+{
+    FILE *f;
+    int rc;
+
+    if (len == 0)
+        return 0;
+    if ((f = fmemopen((void *)(uintptr_t)text, len, "r")) == NULL) {
+        snprintf(err, errlen, "%s: %s", name, strerror(errno));
+        return FOLIO_ECONFIG;
+    }
+    rc = parse_stream(cfg, f, name, err, errlen);
     fclose(f);
     return rc;
 }

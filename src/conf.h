@@ -44,6 +44,8 @@ struct folio_config {
     uint32_t idle_timeout_ms;   /* 0: never */
     uint32_t request_timeout_ms; /* a message must complete within; 0: never */
     uint32_t shutdown_timeout_ms;
+    uint32_t worker_timeout_ms; /* watchdog: a stalled loop; 0: off */
+    uint32_t slow_request_ms;   /* log requests slower; 0: off */
     uint64_t max_requests_per_worker; /* 0: never recycle */
     uint32_t cubic_threshold_g;
     uint32_t backlog;
@@ -78,6 +80,15 @@ int folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
  */
 int folio_config_parse_file(struct folio_config *cfg, const char *path,
                             char *err, size_t errlen);
+
+/*
+ * folio_config_parse_text - the same for `len` bytes of file text at
+ * `text` (not NUL-terminated), called `name` in messages: how a master
+ * hands the configuration it serves to its next image (an upgrade).
+ */
+int folio_config_parse_text(struct folio_config *cfg, const char *text,
+                            size_t len, const char *name, char *err,
+                            size_t errlen);
 
 /*
  * folio_config_set - apply one setting by file key or long name.

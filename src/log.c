@@ -22,6 +22,7 @@
 int folio_log_level = FOLIO_LOG_INFO;
 
 static int log_fd = STDERR_FILENO;
+static int mirror_fd = -1; /* warnings and errors also go here, or -1 */
 static char log_path[4096];
 static char log_role[16] = "M";
 
@@ -60,6 +61,27 @@ folio_log_open(const char *path)
     log_fd = fd;
     snprintf(log_path, sizeof(log_path), "%s", path);
     return 0;
+}
+
+int
+folio_log_adopt(int fd, const char *path)
+{
+    int fl;
+
+    if (fd < 0 || (fl = fcntl(fd, F_GETFD)) == -1 ||
+        fcntl(fd, F_SETFD, fl | FD_CLOEXEC) == -1)
+        return FOLIO_ESYS;
+    if (log_fd != STDERR_FILENO && log_fd != fd)
+        close(log_fd);
+    log_fd = fd;
+    snprintf(log_path, sizeof(log_path), "%s", path != NULL ? path : "");
+    return 0;
+}
+
+void
+folio_log_mirror(int fd)
+{
+    mirror_fd = fd;
 }
 
 int
@@ -126,6 +148,9 @@ folio_log_vwrite(int level, int with_errno, const char *fmt, va_list ap)
     /* One write per line: lines of several processes never interleave. */
     while (write(log_fd, line, n) == -1 && errno == EINTR)
         ;
+    if (mirror_fd >= 0 && mirror_fd != log_fd && level >= FOLIO_LOG_WARN)
+        while (write(mirror_fd, line, n) == -1 && errno == EINTR)
+            ;
     errno = saved;
 }
 

@@ -35,6 +35,20 @@ void folio_log_set_role(char role, int index);
  */
 int folio_log_open(const char *path);
 
+/*
+ * folio_log_adopt - write lines to the descriptor `fd` (already open:
+ * inherited across an exec), made close-on-exec, reopened later by
+ * `path` (NULL or "": stderr's, never reopened).  Returns 0 or FOLIO_ESYS.
+ */
+int folio_log_adopt(int fd, const char *path);
+
+/*
+ * folio_log_mirror - also write warnings and worse to `fd` (-1: stop):
+ * a detaching foliod shows the terminal why it could not start, while
+ * its log goes to a file.
+ */
+void folio_log_mirror(int fd);
+
 /* folio_log_reopen - reopen the log file (SIGUSR1).  No-op on stderr. */
 int folio_log_reopen(void);
 

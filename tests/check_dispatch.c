@@ -71,6 +71,48 @@ static const unsigned char two_params[] = {0x92, 0x01, 0x02};
 
 /* Every method found at its row; near misses (prefixes, longer names,
  * an embedded NUL, bytes above 0x7f) not. */
+/* The slow log's params summary: printable, JSON-like, cut short. */
+START_TEST(test_slowlog_summary)
+{
+    static const unsigned char params[] = {
+        0x93,                                      /* [ */
+        0xa3, 't', 'h', 'e',                       /* "the", */
+        0x82,                                      /* { */
+        0xa5, 'l', 'i', 'm', 'i', 't', 0xcd, 0x03, 0xe8, /* "limit": 1000, */
+        0xa1, 'q', 0xa3, 'a', '"', 0x01,           /* "q": "a\"\x01" } */
+        0xc4, 0x03, 1, 2, 3};                      /* <bin> ] */
+    static unsigned char big[4200];
+    struct folio_mp_cur c, arr;
+    char out[200];
+    uint32_t n;
+    size_t i;
+
+    folio_mp_cur_init(&c, params, sizeof(params));
+    arr = c;
+    ck_assert_int_eq(folio_mp_read_array(&arr, &n), 0);
+    folio_slowlog_summary(&arr, n, out, sizeof(out));
+    ck_assert_str_eq(out, "[\"the\", {\"limit\": 1000, \"q\": "
+                          "\"a\\\"\\x01\"}, <bin 3 bytes>]");
+    /* A long string: cut, with "...", inside the buffer. */
+    big[0] = 0x91;
+    big[1] = 0xda;
+    big[2] = (unsigned char)(4096 >> 8);
+    big[3] = 0;
+    for (i = 0; i < 4096; i++)
+        big[4 + i] = 'x';
+    folio_mp_cur_init(&c, big, 4 + 4096);
+    ck_assert_int_eq(folio_mp_read_array(&c, &n), 0);
+    folio_slowlog_summary(&c, n, out, sizeof(out));
+    ck_assert_uint_le(strlen(out), sizeof(out) - 1);
+    ck_assert_ptr_nonnull(strstr(out, "..."));
+    /* Malformed: said so, no overrun. */
+    folio_mp_cur_init(&c, params, 5);
+    ck_assert_int_eq(folio_mp_read_array(&c, &n), 0);
+    folio_slowlog_summary(&c, n, out, sizeof(out));
+    ck_assert_ptr_nonnull(strstr(out, "(malformed)"));
+}
+END_TEST
+
 START_TEST(test_method_find)
 {
     const struct folio_method *m;
@@ -251,10 +293,9 @@ START_TEST(test_held_error_after_compaction)
         c->out.b_off = sent;
         c->out.b_len = CAP - room;
         pend = CAP - room - sent;
-        w->dispatching = c;
-        ck_assert_int_eq(
-            fuzz_dispatch("comments.post", params, n, 0, 0, &c->out), 0);
-        w->dispatching = NULL;
+        ck_assert_int_eq(fuzz_dispatch_on(c, "comments.post", params, n, 0,
+                                          0, &c->out),
+                         0);
         ck_assert_msg(c->flags & CONN_HELD, "the post was not held");
         /* The commit runs in the loop; the release sends. */
         for (i = 0; i < 10 && (c->flags & CONN_HELD); i++)
@@ -294,6 +335,7 @@ main(void)
     TCase *tc = tcase_create("output");
 
     tcase_add_test(tc, test_method_find);
+    tcase_add_test(tc, test_slowlog_summary);
     tcase_add_test(tc, test_notification_dropped_after_compaction);
     tcase_add_test(tc, test_error_replaces_result_after_compaction);
     tcase_add_test(tc, test_result_after_compaction);

@@ -134,31 +134,6 @@ server_inode(int server_port, int client_port)
     return found;
 }
 
-static int
-holds_inode(pid_t pid, unsigned long ino)
-{
-    char dir[64], path[330], link[128], want[64];
-    struct dirent *e;
-    ssize_t n;
-    DIR *d;
-    int found = 0;
-
-    snprintf(dir, sizeof(dir), "/proc/%ld/fd", (long)pid);
-    snprintf(want, sizeof(want), "socket:[%lu]", ino);
-    if ((d = opendir(dir)) == NULL)
-        return 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        n = readlink(path, link, sizeof(link) - 1);
-        if (n > 0) {
-            link[n] = '\0';
-            found = strcmp(link, want) == 0;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
 /* The worker (index into pids) serving client c, or -1. */
 static int
 worker_of(struct folio_client *c, const pid_t *pids, int n)
@@ -172,7 +147,7 @@ worker_of(struct folio_client *c, const pid_t *pids, int n)
         return -1;
     ino = server_inode(port_of(srv.addr), ntohs(sin.sin_port));
     for (i = 0; ino != 0 && i < n; i++)
-        if (holds_inode(pids[i], ino))
+        if (e2e_holds_inode(pids[i], ino))
             return i;
     return -1;
 }
@@ -558,6 +533,27 @@ post_one(struct folio_client *c, int page, uint32_t seq, uint64_t *id)
 }
 
 /*
+ * Start foliod with the failing-disk shim preloaded, its trigger file
+ * (not yet there) named `name` in the server's directory, into trigger.
+ * The trigger's name is read from the environment at start: the server
+ * is started once for its directory, then again with the name.
+ */
+static void
+start_shimmed(const char *conf, const char *name, char *trigger, size_t len)
+{
+    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
+    start(conf);
+    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
+    snprintf(trigger, len, "%s/%s", srv.dir, name);
+    ck_assert_int_eq(setenv("FOLIO_EIO_TRIGGER", trigger, 1), 0);
+    stop_keep();
+    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
+    ck_assert_int_eq(e2e_restart(&srv, NULL), 0);
+    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
+    ck_assert_int_eq(unsetenv("FOLIO_EIO_TRIGGER"), 0);
+}
+
+/*
  * A disk that fails (EIO) under the comments store, three ways: the sync
  * of a commit, its page writes, its meta page (after which LMDB declares
  * the environment dead: MDB_PANIC).  While it fails, every post is
@@ -584,18 +580,8 @@ START_TEST(test_failing_disk)
         fprintf(stderr, "test_failing_disk: no shim here, not tested\n");
         return;
     }
-    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
     snprintf(conf, sizeof(conf), "workers = 2\n");
-    start(conf);
-    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
-    snprintf(trigger, sizeof(trigger), "%s/eio", srv.dir);
-    ck_assert_int_eq(setenv("FOLIO_EIO_TRIGGER", trigger, 1), 0);
-    /* the workers read the trigger's name from their environment */
-    stop_keep();
-    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
-    ck_assert_int_eq(e2e_restart(&srv, NULL), 0);
-    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
-    ck_assert_int_eq(unsetenv("FOLIO_EIO_TRIGGER"), 0);
+    start_shimmed(conf, "eio", trigger, sizeof(trigger));
 
     c = e2e_connect(&srv);
     for (k = 0; k < 10; k++, seq++) {
@@ -637,6 +623,48 @@ START_TEST(test_failing_disk)
     stop_keep();
     ck_assert_int_eq(e2e_restart(&srv, NULL), 0);
     verify_acked(acked, nacked);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
+ * The slow-request log: on a slow disk (150 ms a sync), every post over
+ * slow_request is logged with its method, its time, its peer and its
+ * params; a quick request is not.  Group commit off: the sync is inside
+ * the request.
+ */
+START_TEST(test_slow_request_log)
+{
+    struct folio_client *c;
+    char trigger[400];
+    uint64_t id;
+
+#ifdef FOLIO_SANITIZED
+    fprintf(stderr, "test_slow_request_log: sanitizers: no LD_PRELOAD shim\n");
+    return;
+#endif
+    if (getenv("E2E_VALGRIND") != NULL || access(FOLIO_EIO_SHIM, R_OK) != 0) {
+        fprintf(stderr, "test_slow_request_log: no shim here, not tested\n");
+        return;
+    }
+    start_shimmed("workers = 1\nslow_request = 100ms\n"
+                  "comments_group_commit = off\n",
+                  "slow", trigger, sizeof(trigger));
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(e2e_write_file(trigger, "slow"), 0);
+    ck_assert_int_eq(post_one(c, 1, 2, &id), 0); /* 150 ms */
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_wait_log(&srv, "slow request: comments.post took",
+                                  5000),
+                     0);
+    ck_assert(e2e_log_has(&srv, "(slow_request 100 ms) from 127.0.0.1:"));
+    ck_assert(e2e_log_has(&srv, "params [{\"path\": \"/full/1\", \"author\": "
+                                 "\"w\", \"body\": \"seq 2 bbb"));
+    ck_assert(!e2e_log_has(&srv, "slow request: server.ping"));
+    printf("faults: slow disk (150 ms a sync): the post logged as a slow "
+           "request with its params\n");
+    ck_assert_int_eq(unlink(trigger), 0);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -969,6 +997,7 @@ main(void)
     tcase_add_test(tc, test_disk_full);
     tcase_add_loop_test(tc, test_failing_disk, 0, 3);
     tcase_add_test(tc, test_readonly_data_dir);
+    tcase_add_test(tc, test_slow_request_log);
     tcase_add_test(tc, test_freight_env_damaged);
     tcase_add_test(tc, test_corpus_cache_damaged);
     tcase_add_test(tc, test_comments_env_truncated);

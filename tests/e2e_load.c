@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <check.h>
@@ -431,6 +432,184 @@ START_TEST(test_recycle_under_pipelined_load)
 }
 END_TEST
 
+/* Copy file `from` to `to` through a temporary name: a new inode. */
+static void
+install_binary(const char *from, const char *to)
+{
+    char tmp[600], buf[65536];
+    ssize_t n;
+    int in, out;
+
+    snprintf(tmp, sizeof(tmp), "%s.new", to);
+    ck_assert_int_ge(in = open(from, O_RDONLY), 0);
+    ck_assert_int_ge(out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0755), 0);
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+        ck_assert_int_eq(write(out, buf, (size_t)n), n);
+    close(in);
+    ck_assert_int_eq(close(out), 0);
+    ck_assert_int_eq(rename(tmp, to), 0);
+}
+
+/* Whether /proc/PID/exe is the file `path` is now (same inode). */
+static int
+runs_file(pid_t pid, const char *path)
+{
+    char exe[64];
+    struct stat a, b;
+
+    snprintf(exe, sizeof(exe), "/proc/%ld/exe", (long)pid);
+    return stat(exe, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+static char bin_dir[64]; /* where the test's own foliod lives */
+static char bin[128];
+
+/* Start the server from a copy of foliod the test may replace. */
+static void
+start_from_copy(const char *conf)
+{
+    snprintf(bin_dir, sizeof(bin_dir), "/tmp/folio-bin.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(bin_dir));
+    snprintf(bin, sizeof(bin), "%s/foliod", bin_dir);
+    install_binary(e2e_foliod(), bin);
+    ck_assert_int_eq(setenv("FOLIOD", bin, 1), 0);
+    ck_assert(e2e_start(&srv, conf, NULL) == 0);
+    ck_assert_int_eq(unsetenv("FOLIOD"), 0);
+}
+
+static void
+remove_copy(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", bin_dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/*
+ * Upgrade on HUP: the binary is replaced under a 50-connection load and
+ * the master re-executes itself into it (same pid), starting a new
+ * generation from it.  Not one request fails, no connection is refused
+ * (folio-bench counts both), and the master and the new workers run the
+ * new file.
+ */
+START_TEST(test_upgrade_under_load)
+{
+    const char *args[] = {"-c", "50", "-d", "4", NULL};
+    pid_t before[8], after[8];
+    struct bench b;
+    uint64_t t0, deadline;
+    int nb, na, i;
+
+    start_from_copy("workers = 2\n");
+    nb = e2e_workers(&srv, before, 8);
+    ck_assert_int_eq(nb, 2);
+    bench_start(&b, args);
+    wait_requests(0, 2000);
+    install_binary(e2e_foliod(), bin);
+    ck_assert(!runs_file(srv.pid, bin));
+    t0 = e2e_now_ms();
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    fprintf(stderr, "upgrade: generation 2 from the new binary ready %llu ms "
+                    "after the HUP\n",
+            (unsigned long long)(e2e_now_ms() - t0));
+    ck_assert(e2e_log_has(&srv, "upgraded: foliod"));
+    ck_assert(runs_file(srv.pid, bin)); /* the same pid, the new image */
+    /* The old workers hand their connections over and go. */
+    deadline = e2e_now_ms() + 10000;
+    for (;;) {
+        na = e2e_workers(&srv, after, 8);
+        if (na == 2 && !overlap(before, nb, after, na))
+            break;
+        ck_assert_msg(e2e_now_ms() < deadline, "old workers still there");
+        poll(NULL, 0, 20);
+    }
+    for (i = 0; i < na; i++)
+        ck_assert_msg(runs_file(after[i], bin), "worker %ld runs the old "
+                                                "image",
+                      (long)after[i]);
+    wait_requests(stat_num("totals", "requests", NULL), 500);
+    ck_assert_msg(bench_running(&b), "folio-bench ended too soon");
+    bench_finish(&b);
+    fprintf(stderr, "upgrade under load: %.0f requests, %.0f failed\n",
+            b.requests, b.errors);
+    ck_assert_int_eq(b.status, 0);
+    ck_assert(b.errors == 0);
+    ck_assert(stat_num("server", "generation", NULL) == 2);
+    ck_assert(stat_num("server", "restarts", NULL) == 0);
+    /* And once more: the upgraded image upgrades again. */
+    install_binary(e2e_foliod(), bin);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 3, 15000), 0);
+    ck_assert(runs_file(srv.pid, bin));
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    remove_copy();
+}
+END_TEST
+
+/*
+ * A new binary that does not start: the reload fails, saying why, and the
+ * old generation (the old image) serves on; a good one afterwards works.
+ */
+START_TEST(test_upgrade_bad_binary)
+{
+    struct folio_client *c;
+    pid_t before[8], after[8];
+    int nb, na;
+
+    start_from_copy("workers = 2\n");
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    nb = e2e_workers(&srv, before, 8);
+    /* A binary that fails at once. */
+    {
+        char tmp[200];
+
+        snprintf(tmp, sizeof(tmp), "%s.new", bin);
+        ck_assert_int_eq(
+            e2e_write_file(tmp, "#!/bin/sh\necho 'broken build' >&2\nexit 1\n"),
+            0);
+        ck_assert_int_eq(chmod(tmp, 0755), 0);
+        ck_assert_int_eq(rename(tmp, bin), 0);
+    }
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "reload failed: the new binary", 10000),
+                     0);
+    ck_assert(e2e_log_has(&srv, "exited with status 1: broken build"));
+    ck_assert_int_eq(e2e_ping(c), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 1, 0), 0);
+    ck_assert_uint_eq(srv.generation, 1);
+    na = e2e_workers(&srv, after, 8);
+    ck_assert_int_eq(na, nb);
+    ck_assert(overlap(before, nb, after, na));
+    /* Not an executable at all. */
+    {
+        char tmp[200];
+
+        snprintf(tmp, sizeof(tmp), "%s.new", bin);
+        ck_assert_int_eq(e2e_write_file(tmp, "garbage, not ELF\n"), 0);
+        ck_assert_int_eq(chmod(tmp, 0755), 0);
+        ck_assert_int_eq(rename(tmp, bin), 0);
+    }
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(
+        e2e_wait_log(&srv, "Exec format error", 10000), 0);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    ck_assert(stat_num("server", "reload_failures", NULL) == 2);
+    /* A good one: the upgrade goes through. */
+    install_binary(e2e_foliod(), bin);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert(runs_file(srv.pid, bin));
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    remove_copy();
+}
+END_TEST
+
 static Suite *
 load_suite(void)
 {
@@ -444,6 +623,11 @@ load_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_recycle_under_load);
     tcase_add_test(tc, test_recycle_under_pipelined_load);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("upgrade");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_upgrade_under_load);
+    tcase_add_test(tc, test_upgrade_bad_binary);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,6 +19,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -292,6 +293,193 @@ START_TEST(test_notify_absent_or_broken)
 }
 END_TEST
 
+/*
+ * 200 times: start, HUP, 0-50 ms, TERM.  Every stop is over within the
+ * shutdown timeout, and nothing says READY=1 after STOPPING=1 (a new
+ * generation's READY arriving after the TERM once cancelled the stop's
+ * deadline and did).
+ */
+START_TEST(test_hup_then_term_200)
+{
+    struct notify n;
+    char msg[1024], dir[64];
+    unsigned seed = (unsigned)getpid();
+    uint64_t t0, took, worst = 0, total = 0;
+    pid_t from;
+    int k, rc, stopping, delay;
+
+    snprintf(dir, sizeof(dir), "/tmp/folio-cycles.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    notify_open(&n, 1, dir);
+    ck_assert(e2e_start(&srv, "workers = 1\nshutdown_timeout = 2s\n",
+                        NULL) == 0);
+    for (k = 0; k < 200; k++) {
+        if (k > 0)
+            ck_assert_msg(e2e_restart(&srv, NULL) == 0, "start %d", k);
+        delay = (int)(rand_r(&seed) % 51);
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        if (delay > 0)
+            poll(NULL, 0, delay);
+        ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
+        t0 = e2e_now_ms();
+        rc = e2e_wait_exit(&srv, 15000);
+        took = e2e_now_ms() - t0;
+        ck_assert_msg(rc == 0, "cycle %d (HUP, %d ms, TERM): exit %d", k,
+                      delay, rc);
+        ck_assert_msg(took < 2000, "cycle %d: the stop took %llu ms", k,
+                      (unsigned long long)took);
+        if (took > worst)
+            worst = took;
+        total += took;
+        /* Everything this master said, in order. */
+        stopping = 0;
+        while (notify_next(&n, msg, sizeof(msg), &from, 0) == 0) {
+            if (has_line(msg, "STOPPING=1"))
+                stopping = 1;
+            else
+                ck_assert_msg(!stopping || !has_line(msg, "READY=1"),
+                              "cycle %d (HUP, %d ms, TERM): READY=1 after "
+                              "STOPPING=1: '%s'",
+                              k, delay, msg);
+        }
+        ck_assert_msg(stopping, "cycle %d: no STOPPING=1", k);
+    }
+    fprintf(stderr, "200 HUP-then-TERM cycles: stops took %.1f ms on "
+                    "average, %llu ms at worst (shutdown_timeout 2 s)\n",
+            (double)total / 200, (unsigned long long)worst);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    notify_close(&n);
+    rmdir(dir);
+}
+END_TEST
+
+static double
+served_workers(void)
+{
+    double v = e2e_server_stat(&srv, "server", "serving", NULL);
+
+    ck_assert(!isnan(v));
+    return v;
+}
+
+/* `folio stats`'s first line. */
+static void
+folio_stats_line(char *out, size_t len)
+{
+    char cmd[600];
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd), "%s/folio -U %s stats", FOLIO_BUILDDIR,
+             srv.admin);
+    ck_assert_ptr_nonnull(p = popen(cmd, "r"));
+    if (fgets(out, (int)len, p) == NULL)
+        out[0] = '\0';
+    while (fgetc(p) != EOF)
+        ;
+    pclose(p);
+}
+
+/* The next notification holding `needle`, within timeout_ms. */
+static int
+notify_find(struct notify *n, const char *needle, int timeout_ms)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
+    char msg[1024];
+    pid_t from;
+
+    while (e2e_now_ms() < deadline)
+        if (notify_next(n, msg, sizeof(msg), &from,
+                        (int)(deadline - e2e_now_ms())) == 0 &&
+            strstr(msg, needle) != NULL)
+            return 0;
+    return -1;
+}
+
+/*
+ * A worker that cannot start (exit status 2: here its comments store is
+ * not a directory) is retried with a backoff, logged each time, and the
+ * shortfall shows in server.stats, `folio stats`, the metrics, the health
+ * endpoints and systemd's status; once the store is back, it serves again.
+ */
+START_TEST(test_fatal_exit_retried)
+{
+    char store[400], away[420], line[512], body[256];
+    pid_t pids[4];
+    struct notify n;
+    uint64_t deadline;
+    char dir[64];
+    int status;
+
+    snprintf(dir, sizeof(dir), "/tmp/folio-fatal.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    notify_open(&n, 1, dir);
+    ck_assert(e2e_start(&srv, "workers = 2\nmetrics_listen = 127.0.0.1:0\n",
+                        NULL) == 0);
+    ck_assert_int_eq(notify_find(&n, "READY=1", 10000), 0);
+    snprintf(store, sizeof(store), "%s/data/comments", srv.dir);
+    snprintf(away, sizeof(away), "%s.away", store);
+    ck_assert_int_eq(rename(store, away), 0);
+    ck_assert_int_eq(e2e_write_file(store, "not a directory\n"), 0);
+    ck_assert_int_eq(e2e_workers(&srv, pids, 4), 2);
+    ck_assert_int_eq(kill(pids[0], SIGKILL), 0);
+
+    ck_assert_int_eq(e2e_wait_log(&srv, "cannot start (exited with status 2): "
+                                        "retrying in 1 s; 1 of 2 workers "
+                                        "serving",
+                                  5000),
+                     0);
+    ck_assert_int_eq(notify_find(&n, "STATUS=serving generation 1 with 1 of "
+                                     "2 workers (worker ",
+                                 5000),
+                     0);
+    ck_assert(served_workers() == 1);
+    folio_stats_line(line, sizeof(line));
+    ck_assert_msg(strstr(line, "1 of 2 workers serving") != NULL,
+                  "folio stats: %s", line);
+    ck_assert(e2e_metric(&srv, "folio_workers{state=\"serving\"}") == 1);
+    ck_assert(e2e_metric(&srv, "folio_workers_configured") == 2);
+    free(e2e_http_get(srv.metrics, "/healthz", &status));
+    ck_assert_int_eq(status, 200);
+    {
+        char *r = e2e_http_get(srv.metrics, "/readyz", &status);
+
+        ck_assert_int_eq(status, 503);
+        ck_assert_ptr_nonnull(r);
+        snprintf(body, sizeof(body), "%s", strstr(r, "\r\n\r\n") + 4);
+        free(r);
+        ck_assert_str_eq(body, "1 of 2 workers serving\n");
+    }
+    /* Retried, and said so, each time, waiting longer. */
+    ck_assert_int_eq(e2e_wait_log(&srv, "retrying in 2 s", 5000), 0);
+    /* The store comes back: the next try serves. */
+    ck_assert_int_eq(unlink(store), 0);
+    ck_assert_int_eq(rename(away, store), 0);
+    deadline = e2e_now_ms() + 15000;
+    while (served_workers() != 2) {
+        ck_assert_msg(e2e_now_ms() < deadline, "still short 15 s after the "
+                                               "store came back");
+        poll(NULL, 0, 50);
+    }
+    ck_assert_int_eq(notify_find(&n, "STATUS=serving generation 1 with 2 "
+                                     "workers",
+                                 5000),
+                     0);
+    free(e2e_http_get(srv.metrics, "/readyz", &status));
+    ck_assert_int_eq(status, 200);
+    folio_stats_line(line, sizeof(line));
+    ck_assert_msg(strstr(line, "2 of 2 workers serving") != NULL,
+                  "folio stats: %s", line);
+    /* The refusals are [crit] lines: the log check would fail on them. */
+    ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
+    ck_assert_int_eq(e2e_wait_exit(&srv, 10000), 0);
+    ck_assert(!e2e_log_has(&srv, "Sanitizer"));
+    ck_assert(!e2e_log_has(&srv, "runtime error"));
+    e2e_stop(&srv);
+    notify_close(&n);
+    rmdir(dir);
+}
+END_TEST
+
 /* ---- privileges ---- */
 
 /* Run foliod with `argv` to completion; its exit status, output in out. */
@@ -373,6 +561,36 @@ START_TEST(test_root_without_user)
 }
 END_TEST
 
+/*
+ * A detached start that fails after it dropped privileges (the data
+ * directory is not the user's): the terminal is told why, not just 1.
+ */
+START_TEST(test_detached_start_error_shown)
+{
+    char dir[64], data[128], out[4096], cmd[160];
+    const char *args[] = {"-c",         "/dev/null", "--user",
+                          "nobody",     "--data-dir", data,
+                          "--listen",   "127.0.0.1:0", "--metrics-listen",
+                          "off",        "--admin-socket", "off",
+                          NULL};
+
+    if (geteuid() != 0 || getpwnam("nobody") == NULL) {
+        fprintf(stderr, "test_detached_start_error_shown: needs root and "
+                        "nobody, not tested\n");
+        return;
+    }
+    snprintf(dir, sizeof(dir), "/tmp/folio-detach.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(data, sizeof(data), "%s/data", dir);
+    ck_assert_int_eq(mkdir(data, 0700), 0);
+    ck_assert_int_eq(run_foliod(args, out, sizeof(out)), 1);
+    ck_assert_msg(strstr(out, "is not writable by user nobody") != NULL,
+                  "the terminal saw: '%s'", out);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* "Uid:\tR\tE\tS\tF" of /proc/PID/status, as four numbers; same for Gid. */
 static void
 proc_ids(pid_t pid, const char *key, long ids[4])
@@ -418,17 +636,6 @@ proc_field(pid_t pid, const char *key, char *out, size_t len)
             break;
         }
     fclose(f);
-}
-
-static int
-pid_in(pid_t pid, const pid_t *set, int n)
-{
-    int i;
-
-    for (i = 0; i < n; i++)
-        if (set[i] == pid)
-            return 1;
-    return 0;
 }
 
 /* Every id of `pid` is the user's, no capability is left. */
@@ -480,13 +687,14 @@ START_TEST(test_drop_to_user)
         return;
     }
     /*
-     * Started by hand, not by e2e_start: after the drop the master
-     * writes its ready file as nobody, so the directory is nobody's.
+     * Started by hand, not by e2e_start.  The directory stays root's
+     * (0755: nobody may not write it): the ready file, opened before the
+     * drop, is written at every ready all the same.
      */
     memset(s, 0, sizeof(*s));
     snprintf(s->dir, sizeof(s->dir), "/tmp/folio-priv.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(s->dir));
-    ck_assert_int_eq(chown(s->dir, pw->pw_uid, pw->pw_gid), 0);
+    ck_assert_int_eq(chmod(s->dir, 0755), 0);
     snprintf(s->conf, sizeof(s->conf), "%.200s/foliod.conf", s->dir);
     snprintf(s->log, sizeof(s->log), "%.200s/foliod.log", s->dir);
     snprintf(s->ready, sizeof(s->ready), "%.200s/ready", s->dir);
@@ -571,6 +779,7 @@ START_TEST(test_drop_to_user)
     ck_assert_int_eq(kill(s->pid, SIGHUP), 0);
     ck_assert_int_eq(e2e_wait_ready(s, 2, 10000), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
+    ck_assert(!e2e_log_has(s, "cannot write ready file"));
     /*
      * The new generation's workers, once the old one has drained: a
      * retiring worker listed now may be gone when its status is read.
@@ -579,8 +788,8 @@ START_TEST(test_drop_to_user)
     deadline = e2e_now_ms() + 10000;
     for (;;) {
         n = e2e_workers(s, workers, 8);
-        if (n == 2 && !pid_in(workers[0], old, 2) &&
-            !pid_in(workers[1], old, 2))
+        if (n == 2 && !e2e_pid_in(workers[0], old, 2) &&
+            !e2e_pid_in(workers[1], old, 2))
             break;
         ck_assert_msg(e2e_now_ms() < deadline,
                       "generation 1 still there 10 s after the reload");
@@ -656,6 +865,8 @@ start_activated(struct e2e_server *s, const int *fds, int nfds, int port)
             high[i] = fcntl(fds[i], F_DUPFD, 100);
         for (i = 0; i < nfds; i++)
             dup2(high[i], 3 + i);
+        for (i = 0; i < nfds; i++)
+            close(high[i]); /* only 3, 4, ... are foliod's */
         snprintf(num, sizeof(num), "%d", nfds);
         setenv("LISTEN_FDS", num, 1);
         snprintf(num, sizeof(num), "%ld", (long)getpid());
@@ -664,6 +875,32 @@ start_activated(struct e2e_server *s, const int *fds, int nfds, int port)
         _exit(127);
     }
     ck_assert_int_eq(e2e_wait_ready(s, 1, 15000), 0);
+}
+
+/* Whether process pid holds the socket that descriptor fd (ours) is. */
+static int
+holds_socket(pid_t pid, int fd)
+{
+    struct stat st;
+
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    return e2e_holds_inode(pid, (unsigned long)st.st_ino);
+}
+
+/* 1 if a connection to 127.0.0.1:port is refused. */
+static int
+connect_refused(int port)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    close(fd);
+    return rc == -1 && errno == ECONNREFUSED;
 }
 
 START_TEST(test_socket_activation)
@@ -681,7 +918,16 @@ START_TEST(test_socket_activation)
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
     ck_assert_str_eq(srv.addr, addr);
     ck_assert(e2e_log_has(&srv, "the socket systemd passed"));
-    ck_assert(e2e_log_has(&srv, "matches no listen address"));
+    ck_assert(e2e_log_has(&srv, "matches no listen address or admin socket: "
+                                "closed"));
+    /*
+     * The one no address took is closed, not held: once systemd (here the
+     * test) lets go too, a client is refused instead of left hanging.
+     */
+    ck_assert(!holds_socket(srv.pid, fds[1]));
+    close(fds[1]);
+    fds[1] = -1;
+    ck_assert_int_eq(connect_refused(other), 1);
     c = e2e_connect(&srv);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(e2e_ping(c), 0);
@@ -705,7 +951,6 @@ START_TEST(test_socket_activation)
     folio_client_close(q);
     ck_assert_int_eq(e2e_stop(&srv), 0);
     close(fds[0]);
-    close(fds[1]);
 }
 END_TEST
 
@@ -720,11 +965,17 @@ ops_suite(void)
     tcase_add_test(tc, test_notify_path_socket);
     tcase_add_test(tc, test_notify_daemon);
     tcase_add_test(tc, test_notify_absent_or_broken);
+    tcase_add_test(tc, test_fatal_exit_retried);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("cycles");
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, test_hup_then_term_200);
     suite_add_tcase(s, tc);
     tc = tcase_create("privileges");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_root_without_user);
     tcase_add_test(tc, test_drop_to_user);
+    tcase_add_test(tc, test_detached_start_error_shown);
     suite_add_tcase(s, tc);
     tc = tcase_create("activation");
     tcase_set_timeout(tc, 60);

@@ -173,32 +173,13 @@ START_TEST(test_killed_worker_counts_kept)
 }
 END_TEST
 
-/* GET a path over HTTP/1.0; returns the whole response (malloc'd). */
 static char *
 http_get(const char *addr, const char *path, int *status)
 {
-    struct folio_addr a;
-    char why[256], req[256];
-    size_t len = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    ssize_t n;
-    int fd;
+    char *r = e2e_http_get(addr, path, status);
 
-    ck_assert_int_eq(folio_addr_parse(addr, &a, why, sizeof(why)), 0);
-    fd = folio_addr_connect(&a, 5000);
-    ck_assert_int_ge(fd, 0);
-    snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
-    ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-        len += (size_t)n;
-        if (len + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    close(fd);
-    buf[len] = '\0';
-    *status = 0;
-    sscanf(buf, "HTTP/1.%*d %d", status);
-    return buf;
+    ck_assert_msg(r != NULL, "GET http://%s%s failed", addr, path);
+    return r;
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/addr.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
 
@@ -464,6 +465,140 @@ e2e_workers(const struct e2e_server *s, pid_t *pids, int max)
         pids[n++] = (pid_t)v;
     }
     return n;
+}
+
+char *
+e2e_http_get(const char *addr, const char *path, int *status)
+{
+    struct folio_addr a;
+    char why[256], req[512], *buf, *nbuf;
+    size_t len = 0, cap = 1 << 16;
+    struct pollfd p;
+    uint64_t deadline = e2e_now_ms() + 5000;
+    ssize_t n;
+    int fd;
+
+    *status = -1;
+    if (folio_addr_parse(addr, &a, why, sizeof(why)) != 0 ||
+        (fd = folio_addr_connect(&a, 5000)) < 0)
+        return NULL;
+    snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
+    if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
+        (buf = malloc(cap)) == NULL) {
+        close(fd);
+        return NULL;
+    }
+    p.fd = fd;
+    p.events = POLLIN;
+    while (e2e_now_ms() < deadline &&
+           poll(&p, 1, (int)(deadline - e2e_now_ms())) == 1 &&
+           (n = read(fd, buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (len + 1 == cap) {
+            if ((nbuf = realloc(buf, cap * 2)) == NULL)
+                break;
+            buf = nbuf;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    buf[len] = '\0';
+    if (len == 0 || sscanf(buf, "HTTP/1.%*d %d", status) != 1) {
+        free(buf);
+        *status = -1;
+        return NULL;
+    }
+    return buf;
+}
+
+double
+e2e_metric(const struct e2e_server *s, const char *series)
+{
+    char *body, *p, pat[256];
+    double v = NAN;
+    int status;
+
+    if ((body = e2e_http_get(s->metrics, "/metrics", &status)) == NULL)
+        return NAN;
+    snprintf(pat, sizeof(pat), "\n%s ", series);
+    if (status == 200 && (p = strstr(body, pat)) != NULL)
+        v = strtod(p + strlen(pat), NULL);
+    free(body);
+    return v;
+}
+
+double
+e2e_server_stat(const struct e2e_server *s, ...)
+{
+    struct folio_client *a = e2e_connect_admin(s);
+    struct folio_reply r;
+    const char *keys[16];
+    double v = NAN;
+    va_list ap;
+    int n = 0;
+
+    va_start(ap, s);
+    while (n < 15 && (keys[n] = va_arg(ap, const char *)) != NULL)
+        n++;
+    va_end(ap);
+    keys[n] = NULL;
+    if (a != NULL && e2e_stats(a, &r) == 0)
+        v = e2e_stat_num(&r, keys[0], n > 1 ? keys[1] : NULL,
+                         n > 2 ? keys[2] : NULL, n > 3 ? keys[3] : NULL,
+                         NULL);
+    folio_client_close(a);
+    return v;
+}
+
+int
+e2e_log_count(const struct e2e_server *s, const char *needle)
+{
+    char line[4096];
+    FILE *f = fopen(s->log, "r");
+    int n = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+int
+e2e_pid_in(pid_t pid, const pid_t *set, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (set[i] == pid)
+            return 1;
+    return 0;
+}
+
+int
+e2e_holds_inode(pid_t pid, unsigned long ino)
+{
+    char dir[64], path[330], link[128], want[64];
+    struct dirent *e;
+    ssize_t n;
+    DIR *d;
+    int found = 0;
+
+    snprintf(dir, sizeof(dir), "/proc/%ld/fd", (long)pid);
+    snprintf(want, sizeof(want), "socket:[%lu]", ino);
+    if ((d = opendir(dir)) == NULL)
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            found = strcmp(link, want) == 0;
+        }
+    }
+    closedir(d);
+    return found;
 }
 
 int

@@ -108,6 +108,36 @@ int e2e_stats(struct folio_client *admin, struct folio_reply *r);
  */
 double e2e_stat_num(const struct folio_reply *r, ...);
 
+/*
+ * e2e_http_get - GET `path` from addr (HOST:PORT) over HTTP/1.0 within
+ * 5 s: the whole response, headers and body (malloc'd: free it), its
+ * status code in *status.  NULL, with *status -1, if it could not connect
+ * or got nothing.
+ */
+char *e2e_http_get(const char *addr, const char *path, int *status);
+
+/*
+ * e2e_metric - the value of one series of s's /metrics, named with its
+ * labels as the page writes it ("folio_workers{state=\"down\"}"); NAN if
+ * absent or the page cannot be had.
+ */
+double e2e_metric(const struct e2e_server *s, const char *series);
+
+/*
+ * e2e_server_stat - a number of server.stats over s's admin socket, at a
+ * path of keys ending with NULL (as e2e_stat_num); NAN if it cannot be had.
+ */
+double e2e_server_stat(const struct e2e_server *s, ...);
+
+/* e2e_log_count - how many lines of s's log hold `needle`. */
+int e2e_log_count(const struct e2e_server *s, const char *needle);
+
+/* e2e_pid_in - whether pid is among the n of set. */
+int e2e_pid_in(pid_t pid, const pid_t *set, int n);
+
+/* e2e_holds_inode - whether process pid has a descriptor of socket ino. */
+int e2e_holds_inode(pid_t pid, unsigned long ino);
+
 /* e2e_now_ms - monotonic milliseconds. */
 uint64_t e2e_now_ms(void);
 

@@ -6,6 +6,7 @@
  *   "write"  pwrite(), write() and writev() (LMDB's page writes)
  *   "meta"   pwrite() to a descriptor opened with O_DSYNC (LMDB's meta
  *            page: the last write of a commit)
+ *   "slow"   fsync() and fdatasync() succeed, 150 ms late (a slow disk)
  * Everything else passes through.  Not for sanitizer builds (ASan wants
  * to be the first library loaded).
  */
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* 1 if the trigger file exists and names `what`. */
@@ -76,6 +78,17 @@ dsync(int fd)
     if (real_##name == NULL)                                                   \
     *(void **)(&real_##name) = dlsym(RTLD_NEXT, #name)
 
+/* A slow disk: a sync takes 150 ms more. */
+static void
+slow_sync(int fd)
+{
+    struct timespec ts = {0, 150 * 1000 * 1000};
+
+    if (target(fd) && failing("slow"))
+        while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+            ;
+}
+
 int
 fsync(int fd)
 {
@@ -84,6 +97,7 @@ fsync(int fd)
         errno = EIO;
         return -1;
     }
+    slow_sync(fd);
     return real_fsync(fd);
 }
 
@@ -95,6 +109,7 @@ fdatasync(int fd)
         errno = EIO;
         return -1;
     }
+    slow_sync(fd);
     return real_fdatasync(fd);
 }
 

@@ -21,6 +21,7 @@
 #include "shm/freight.h"
 #include "shm/stats.h"
 #include "src/buf.h"
+#include "src/clock.h"
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
@@ -241,8 +242,7 @@ fuzz_setup(void)
     w->args = &args;
     w->cfg = &cfg;
     w->slot = args.slot;
-    w->now_ms = folio_now_ms();
-    folio_worker_self = w;
+    w->now_ms = folio_mono_ms();
     if ((w->base = event_base_new()) == NULL)
         fuzz_fail("event_base_new failed");
     for (i = 0; i < folio_nservices; i++) {
@@ -338,6 +338,13 @@ int
 fuzz_dispatch(const char *method, const void *p, size_t len, int notify,
               int admin, struct folio_buf *out)
 {
+    return fuzz_dispatch_on(NULL, method, p, len, notify, admin, out);
+}
+
+int
+fuzz_dispatch_on(struct folio_conn *c, const char *method, const void *p,
+                 size_t len, int notify, int admin, struct folio_buf *out)
+{
     struct folio_worker *w = fuzz_setup();
     struct folio_rpc_msg m;
     struct folio_mp_scan st;
@@ -356,7 +363,7 @@ fuzz_dispatch(const char *method, const void *p, size_t len, int notify,
     m.msgid = notify ? 0 : 0x12345678;
     m.method = method;
     m.method_len = (uint32_t)strlen(method);
-    folio_dispatch(w, &m, admin, out);
+    folio_dispatch(w, c, &m, admin, out);
     return 0;
 }
 
@@ -443,7 +450,7 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
         first = FUZZ_FIRST_MAX;
     if (chunk == 0)
         chunk = 1;
-    w->now_ms = folio_now_ms();
+    w->now_ms = folio_mono_ms();
     folio_conn_open(w, sv[0], admin ? CONN_ADMIN : 0, b, first);
     off = first;
     while (!eof) {

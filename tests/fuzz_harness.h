@@ -79,6 +79,11 @@ int fuzz_call(const char *method, const void *p, size_t len, int admin,
 int fuzz_dispatch(const char *method, const void *p, size_t len, int notify,
                   int admin, struct folio_buf *out);
 
+/* fuzz_dispatch_on - fuzz_dispatch for connection c (its held replies). */
+struct folio_conn;
+int fuzz_dispatch_on(struct folio_conn *c, const char *method, const void *p,
+                     size_t len, int notify, int admin, struct folio_buf *out);
+
 /*
  * fuzz_conn_run - open a connection on the worker and send it `len`
  * bytes: the first `first` bytes as bytes already read (as at a hand-over),

@@ -20,8 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/addr.h"
 #include "src/alloc.h"
 #include "src/chan.h"
+#include "src/clock.h"
 #include "src/log.h"
 #include "src/rpc.h"
 #include "worker/dispatch.h"
@@ -121,7 +123,9 @@ folio_conn_close(struct folio_conn *c)
     conn_unlink(w, c);
     close(c->fd);
     conn_put(w, c);
-    folio_worker_conn_gone(w);
+    /* Draining: the loop (worker.c) decides whether that was the last. */
+    if ((w->stopping || w->retiring) && w->ev_settle != NULL)
+        event_active(w->ev_settle, EV_TIMEOUT, 1);
 }
 
 void
@@ -129,6 +133,8 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
                 const void *data, size_t len)
 {
     struct folio_conn *c;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
 
     if (w->nconns >= w->cfg->max_connections + FOLIO_CONN_RESERVE) {
         folio_stat_add(&w->slot->ws_conns_rejected, 1);
@@ -147,6 +153,11 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     c->w = w;
     c->last_ms = w->now_ms;
     c->msg_start_ms = 0;
+    /* Its peer, once, for the watchdog's and the slow log's lines. */
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        folio_addr_pack((struct sockaddr *)&ss, sl, c->peer);
+    else
+        memset(c->peer, 0, sizeof(c->peer));
     folio_mp_scan_init(&c->scan, w->cfg->max_message_bytes, w->cfg->max_depth);
     event_assign(&c->ev_read, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->ev_write, w->base, fd, EV_WRITE | EV_PERSIST, on_write,
@@ -235,7 +246,6 @@ bad_stream(struct folio_conn *c, int why, const char *p, size_t avail)
 static void
 handle_message(struct folio_conn *c, const char *p, size_t len)
 {
-    struct folio_conn *prev;
     struct folio_rpc_msg m;
     const char *why;
 
@@ -266,10 +276,7 @@ handle_message(struct folio_conn *c, const char *p, size_t len)
         c->flags |= CONN_CLOSE_AFTER;
         return;
     }
-    prev = c->w->dispatching;
-    c->w->dispatching = c;
-    folio_dispatch(c->w, &m, (c->flags & CONN_ADMIN) != 0, &c->out);
-    c->w->dispatching = prev;
+    folio_dispatch(c->w, c, &m, (c->flags & CONN_ADMIN) != 0, &c->out);
 }
 
 /*
@@ -324,8 +331,8 @@ process(struct folio_conn *c)
                    !(c->flags & (CONN_CLOSE_AFTER | CONN_HELD))) {
             /* The clock from the first check on: none for short bursts. */
             if (t0 == 0)
-                t0 = folio_now_ns();
-            else if (folio_now_ns() - t0 >= TURN_NS)
+                t0 = folio_mono_ns();
+            else if (folio_mono_ns() - t0 >= TURN_NS)
                 yield(c);
         }
     }
@@ -374,6 +381,24 @@ flush(struct folio_conn *c)
     return 0;
 }
 
+/* Give c, with the bytes read from it, to the master for a newer worker. */
+static int
+handoff(struct folio_conn *c)
+{
+    struct folio_worker *w = c->w;
+    uint32_t flags = (c->flags & CONN_ADMIN) ? FOLIO_CHAN_F_ADMIN : 0;
+
+    if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_HANDOFF, flags, 0,
+                        c->in.b_data + c->in.b_off, folio_buf_pending(&c->in),
+                        c->fd) != 0) {
+        folio_log_warn("handing a connection over");
+        return -1;
+    }
+    folio_stat_add(&w->slot->ws_conns_handed_off, 1);
+    folio_conn_close(c);
+    return 0;
+}
+
 /*
  * While stopping or retiring: a connection between requests with nothing
  * left to write is closed, or handed to a newer worker.
@@ -388,7 +413,7 @@ drain_check(struct folio_conn *c)
         return;
     if (w->retiring && !(c->flags & CONN_REJECT) &&
         folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA) {
-        if (folio_worker_handoff(w, c) == 0)
+        if (handoff(c) == 0)
             return;
     } else if (c->msg_start_ms != 0 && !(c->flags & CONN_EOF)) {
         return; /* a request is arriving: answer it first */
@@ -505,7 +530,7 @@ on_resume(evutil_socket_t fd, short what, void *arg)
 int
 folio_call_hold(struct folio_call *call, struct folio_hold *h)
 {
-    struct folio_conn *c = call->w->dispatching;
+    struct folio_conn *c = call->conn;
 
     if (c == NULL || (c->flags & CONN_HELD))
         return -1;

@@ -11,6 +11,7 @@
 
 #include "shm/stats.h"
 #include "src/buf.h"
+#include "src/clock.h"
 #include "src/rpc.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
@@ -96,9 +97,31 @@ folio_call_printable(const char *s, uint32_t len, char *out, size_t cap)
     return out;
 }
 
+/*
+ * The request in progress, for the watchdog: its method and start, and
+ * the peer of its connection when that changed (three stores per
+ * request, and three more per change of connection).
+ */
+static void
+publish_start(struct folio_worker *w, const struct folio_conn *c,
+              unsigned row, uint64_t start_ms)
+{
+    struct folio_worker_slot *slot = w->slot;
+    int i;
+
+    if (c != w->published) {
+        for (i = 0; i < 3; i++)
+            folio_stat_set(&slot->ws_req_peer[i], c != NULL ? c->peer[i] : 0);
+        w->published = c;
+    }
+    atomic_store_explicit(&slot->ws_req_row, row, memory_order_relaxed);
+    folio_stat_set(&slot->ws_req_start_ms, start_ms);
+    atomic_store_explicit(&slot->ws_req_busy, 1, memory_order_relaxed);
+}
+
 void
-folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
-               int admin, struct folio_buf *out)
+folio_dispatch(struct folio_worker *w, struct folio_conn *c,
+               const struct folio_rpc_msg *m, int admin, struct folio_buf *out)
 {
     struct folio_worker_slot *slot = w->slot;
     const struct folio_method *method;
@@ -115,7 +138,9 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
     size_t mark = folio_buf_pending(out);
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
-    uint64_t t0 = w->cfg->stats ? folio_now_ns() : 0;
+    uint64_t dt, t0 = w->cfg->stats || w->cfg->slow_request_ms != 0
+                      ? folio_mono_ns()
+                      : 0;
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
     call.pk = &pk;
@@ -127,11 +152,13 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
     call.msgid = m->msgid;
     call.head = mark;
     call.w = w;
+    call.conn = c;
     call.err_code = 0;
     call.err_len = 0;
     out->b_failed = 0;
 
     method = folio_method_find(m->method, m->method_len, &row);
+    publish_start(w, c, row, t0 != 0 ? t0 / 1000000 : w->now_ms);
     if (!notify)
         folio_rpc_pack_result_head(&pk, m->msgid);
     if (method == NULL) {
@@ -168,9 +195,14 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
                              call.err_len);
     }
 
-    if (t0 != 0) {
-        uint64_t dt = folio_now_ns() - t0;
-
+    atomic_store_explicit(&slot->ws_req_busy, 0, memory_order_relaxed);
+    dt = t0 != 0 ? folio_mono_ns() - t0 : 0;
+    if (w->cfg->slow_request_ms != 0 &&
+        dt >= (uint64_t)w->cfg->slow_request_ms * 1000000)
+        folio_slowlog_note(w, method != NULL ? method->name : name, dt,
+                           c != NULL ? c->peer : NULL, &m->params,
+                           m->nparams);
+    if (t0 != 0 && w->cfg->stats) {
         if (notify)
             folio_stat_add(&slot->ws_notifications, 1);
         else
@@ -185,5 +217,7 @@ folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
         folio_stat_add(&ms->ms_ns, dt);
         folio_stat_add(&ms->ms_hist[folio_lat_bucket(dt)], 1);
     }
-    folio_worker_count_request(w);
+    /* Reported to the loop, which asks the master for a replacement. */
+    if (++w->served == w->recycle_at && w->ev_recycle != NULL)
+        event_active(w->ev_recycle, EV_TIMEOUT, 1);
 }

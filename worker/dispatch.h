@@ -23,6 +23,8 @@ struct folio_worker;
 
 struct folio_buf;
 
+struct folio_conn;
+
 struct folio_call {
     msgpack_packer *pk;          /* pack exactly one value: the result */
     struct folio_buf *out;       /* what pk writes into: the connection's
@@ -37,6 +39,8 @@ struct folio_call {
                                     from its first pending byte (packing
                                     may move the pending bytes) */
     struct folio_worker *w;
+    struct folio_conn *conn;     /* whose request this is; NULL outside a
+                                    connection (tests, fuzzers) */
     int err_code;                /* set by folio_call_error */
     size_t err_len;
     char err_msg[512];
@@ -99,8 +103,6 @@ const char *folio_call_printable(const char *s, uint32_t len, char *out,
  * error).  Meanwhile the connection sends nothing, reads no further
  * request, and is not freed (a close is deferred until the release).
  */
-struct folio_conn;
-
 struct folio_hold {
     struct folio_conn *conn;
     size_t head;    /* where the reply starts, from the first pending byte */
@@ -109,9 +111,9 @@ struct folio_hold {
 };
 
 /*
- * folio_call_hold - hold this call's reply.  Returns 0, or -1 when the
- * call does not come from a connection (the handler must then answer
- * now).  Each successful hold must be released exactly once, unless the
+ * folio_call_hold - hold this call's reply, on call->conn.  Returns 0, or
+ * -1 when the call does not come from a connection (the handler must then
+ * answer now).  Each successful hold must be released exactly once, unless the
  * worker is exiting (its connections are gone then: drop the holds).
  */
 int folio_call_hold(struct folio_call *call, struct folio_hold *h);
@@ -126,11 +128,15 @@ void folio_hold_release(struct folio_hold *h, const void *result, size_t len,
                         int code, const char *msg);
 
 /*
- * folio_dispatch - run one parsed request or notification for connection
- * c and pack its reply (if any) into `out`.  Counts it in the stats slot.
+ * folio_dispatch - run one parsed request or notification of connection
+ * c (NULL outside a connection) and pack its reply (if any) into `out`.
+ * Counts it in the stats slot, where it is also the request in progress
+ * while its handler runs (the watchdog's view); logs it when slower than
+ * slow_request.  Called by conn.c (and tests).
  */
 struct folio_rpc_msg;
-void folio_dispatch(struct folio_worker *w, const struct folio_rpc_msg *m,
-                    int admin, struct folio_buf *out);
+void folio_dispatch(struct folio_worker *w, struct folio_conn *c,
+                    const struct folio_rpc_msg *m, int admin,
+                    struct folio_buf *out);
 
 #endif

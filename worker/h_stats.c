@@ -130,6 +130,53 @@ pack_errors_by_code(msgpack_packer *pk, const struct folio_worker_slot *s)
             kv_u(pk, folio_status_name((int)k), by[k]);
 }
 
+#define ONE(name, help) +1
+enum {
+    NSTATES = 0 FOLIO_WORKER_STATES(ONE)
+};
+#undef ONE
+
+static const char *
+server_state_name(uint64_t st)
+{
+    switch (st) {
+    case FOLIO_SS_STARTING:
+        return "starting";
+    case FOLIO_SS_SERVING:
+        return "serving";
+    case FOLIO_SS_RELOADING:
+        return "reloading";
+    case FOLIO_SS_STOPPING:
+        return "stopping";
+    }
+    return "unknown";
+}
+
+/* "request": the one in progress (busy) or the last; nil before any. */
+static void
+pack_request(msgpack_packer *pk, const struct folio_worker_slot *s,
+             uint64_t mono)
+{
+    uint64_t start = folio_stat_get(&s->ws_req_start_ms);
+    unsigned row = atomic_load(&s->ws_req_row);
+    int busy = atomic_load(&s->ws_req_busy) != 0;
+
+    folio_pack_cstr(pk, "request");
+    if (start == 0) {
+        msgpack_pack_nil(pk);
+        return;
+    }
+    msgpack_pack_map(pk, 3);
+    folio_pack_cstr(pk, "method");
+    folio_pack_cstr(pk, row_name(row));
+    folio_pack_cstr(pk, "busy");
+    if (busy)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+    kv_u(pk, "started_ms_ago", mono > start ? mono - start : 0);
+}
+
 int
 folio_h_server_stats(struct folio_call *call)
 {
@@ -137,7 +184,8 @@ folio_h_server_stats(struct folio_call *call)
     struct folio_stats_region *r = call->w->args->stats;
     struct folio_stats_header *h = folio_stats_header_of(r);
     msgpack_packer *pk = call->pk;
-    uint64_t now = folio_unix_ms(), start;
+    uint64_t now = folio_unix_ms(), mono = folio_mono_ms(), start, beat;
+    uint32_t mstate;
     unsigned i, n = 0, nslots = folio_stats_nslots(r);
 
     folio_stats_total(r, &total);
@@ -145,7 +193,7 @@ folio_h_server_stats(struct folio_call *call)
 
     folio_pack_cstr(pk, "server");
     start = folio_stat_get(&h->sh_start_ms);
-    msgpack_pack_map(pk, 10);
+    msgpack_pack_map(pk, 15);
     folio_pack_cstr(pk, "version");
     folio_pack_cstr(pk, PACKAGE_VERSION);
     kv_u(pk, "pid", folio_stat_get(&h->sh_master_pid));
@@ -157,6 +205,21 @@ folio_h_server_stats(struct folio_call *call)
     kv_u(pk, "reloads", folio_stat_get(&h->sh_reloads));
     kv_u(pk, "reload_failures", folio_stat_get(&h->sh_reload_failures));
     kv_u(pk, "recycles", folio_stat_get(&h->sh_recycles));
+    /* The master's view: what it serves with, and the shortfall. */
+    folio_pack_cstr(pk, "state");
+    folio_pack_cstr(pk, server_state_name(folio_stat_get(&h->sh_state)));
+    kv_u(pk, "serving", folio_stat_get(&h->sh_serving));
+    kv_u(pk, "worker_timeouts", folio_stat_get(&h->sh_worker_timeouts));
+    folio_pack_cstr(pk, "worker_states");
+    msgpack_pack_map(pk, NSTATES);
+#define KV(name, help) kv_u(pk, #name, folio_stat_get(&h->sh_w_##name));
+    FOLIO_WORKER_STATES(KV)
+#undef KV
+    folio_pack_cstr(pk, "healthy");
+    if (folio_stat_get(&h->sh_healthy))
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
 
     folio_pack_cstr(pk, "totals");
     msgpack_pack_map(pk, NCOMMON + 2);
@@ -178,13 +241,20 @@ folio_h_server_stats(struct folio_call *call)
             continue;
         n--;
         st = folio_stat_get(&s->ws_start_ms);
-        msgpack_pack_map(pk, 8 + NCOMMON);
+        mstate = atomic_load(&s->ws_mstate);
+        msgpack_pack_map(pk, 10 + NCOMMON);
         kv_u(pk, "slot", i);
         kv_u(pk, "index", atomic_load(&s->ws_index));
         kv_u(pk, "pid", pid);
         kv_u(pk, "generation", folio_stat_get(&s->ws_generation));
+        /* The master's view first: it knows a hung worker for one. */
         folio_pack_cstr(pk, "state");
-        folio_pack_cstr(pk, folio_stats_state_name(atomic_load(&s->ws_state)));
+        folio_pack_cstr(pk, folio_stats_state_name(
+                                mstate != 0 ? mstate
+                                            : atomic_load(&s->ws_state)));
+        beat = folio_stat_get(&s->ws_beat_ms);
+        kv_u(pk, "heartbeat_age_ms", beat != 0 && mono > beat ? mono - beat : 0);
+        pack_request(pk, s, mono);
         kv_f(pk, "start_time", (double)st / 1e3);
         kv_f(pk, "uptime_s", st != 0 ? (double)(now - st) / 1e3 : 0.0);
         kv_u(pk, "maxrss_kb", folio_stat_get(&s->ws_maxrss_kb));

@@ -1,19 +1,30 @@
 /*
- * worker.c - a worker process: set-up after fork, the event loop, signals,
- * the channel to the master, housekeeping, and the two ways out: stop
- * (TERM: answer what is in flight, close, exit) and retirement (reload or
- * recycling: hand every connection to the master for a newer worker, with
- * the bytes already read from it, then exit).
+ * worker.c - a worker process, and the one place in it that decides: its
+ * loop (signals, the channel to the master, housekeeping) and the two ways
+ * out: stop (TERM: answer what is in flight, close, exit) and retirement
+ * (reload or recycling: hand every connection to the master for a newer
+ * worker, with the bytes already read from it, then exit).  conn.c and
+ * dispatch.c report what it must act on by activating ev_settle and
+ * ev_recycle.
+ *
+ * Two raw signal handlers, where the loop would be too late: SIGABRT
+ * (sent by the master's watchdog, or an abort()) writes a backtrace to the
+ * log, and the parent-death signal shuts the listening sockets down the
+ * moment the master dies, so that a new foliod can bind at once.
  */
 #include "config.h"
 
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <errno.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,26 +35,121 @@
 #include "src/chan.h"
 #include "src/clock.h"
 #include "src/log.h"
+#include "src/title.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
 #define TICK_MS 100
+#define BACKTRACE_DEPTH 64
 
-struct folio_worker *folio_worker_self;
+/*
+ * For the raw handlers (signal context): the listening sockets to shut
+ * down when the master dies (death_nfds first set to 0 before any of them
+ * is closed), the master's pid, and the line that heads a backtrace.
+ */
+static int death_fds[FOLIO_MAX_LISTEN + 1];
+static volatile sig_atomic_t death_nfds;
+static pid_t master_pid;
+static char abort_head[160];
+static size_t abort_head_len;
 
-uint64_t
-folio_now_ms(void)
+/* Signal context: the parent-death signal. */
+static void
+on_master_death(int sig)
 {
-    return folio_mono_ms();
+    int saved = errno, i, n = death_nfds;
+
+    /* A stray signal while the master lives changes nothing. */
+    if (getppid() == master_pid)
+        return;
+    /*
+     * shutdown(2), not close(2): the descriptors stay valid (the loop
+     * still watches them), but the sockets stop listening, so their
+     * ports are free for the next foliod (SO_REUSEADDR binds beside a
+     * socket that no longer listens).  They are shared with the other
+     * workers: one of us is enough, the others do no harm.
+     */
+    for (i = 0; i < n; i++)
+        shutdown(death_fds[i], SHUT_RDWR);
+    errno = saved;
 }
 
-uint64_t
-folio_now_ns(void)
+/* Signal context: SIGABRT (the watchdog, or an abort()). */
+static void
+on_abort(int sig)
 {
-    struct timespec ts;
+    void *frames[BACKTRACE_DEPTH];
+    int fd = folio_log_fd(), n;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+    n = backtrace(frames, BACKTRACE_DEPTH);
+    if (write(fd, abort_head, abort_head_len) < 0) {
+        /* nothing to do: the core, if enabled, still follows */
+    }
+    backtrace_symbols_fd(frames, n, fd);
+    /* SA_RESETHAND made the action the default: the core dump. */
+    raise(sig);
+}
+
+/* Who to shut down if the master dies: the listeners it shares with us. */
+static void
+watch_listeners(const struct folio_worker *w)
+{
+    int i, n = 0;
+
+    death_nfds = 0;
+    for (i = 0; i < w->nlsn; i++)
+        if (!w->lsn[i].passed && w->lsn[i].fd != -1)
+            death_fds[n++] = w->lsn[i].fd;
+    death_nfds = n;
+}
+
+void
+folio_worker_preload(void)
+{
+    void *warm[1];
+
+    /* The first backtrace() loads the unwinder: not in signal context. */
+    backtrace(warm, 1);
+}
+
+static void
+install_raw_handlers(const struct folio_worker_args *a)
+{
+    struct sigaction sa;
+    int n;
+
+    folio_worker_preload(); /* at once if the master did */
+    n = snprintf(abort_head, sizeof(abort_head),
+                 "W%d %ld SIGABRT: backtrace of worker %d (generation "
+                 "%llu), innermost call first:\n",
+                 a->index, (long)getpid(), a->index,
+                 (unsigned long long)a->generation);
+    abort_head_len = n > 0 && (size_t)n < sizeof(abort_head) ? (size_t)n : 0;
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_abort;
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGABRT, &sa, NULL);
+
+    master_pid = getppid();
+    sa.sa_handler = on_master_death;
+    sa.sa_flags = SA_RESTART;
+    sigaction(FOLIO_WORKER_DEATH_SIG, &sa, NULL);
+    if (prctl(PR_SET_PDEATHSIG, FOLIO_WORKER_DEATH_SIG, 0, 0, 0) == -1)
+        folio_log_warn("prctl(PR_SET_PDEATHSIG)");
+}
+
+/* max_requests_per_worker plus up to 10%, from a real random source. */
+static uint64_t
+recycle_point(uint64_t n)
+{
+    uint64_t r;
+
+    if (n < 10)
+        return n;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+        r = folio_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&r;
+    return n + r % (n / 10);
 }
 
 static void
@@ -77,12 +183,21 @@ refresh_usage(struct folio_worker *w)
 #endif
 }
 
+/*
+ * No more connections from the listening sockets; the admin socket stays
+ * when keep_admin is set (a stop: the operator may still watch it).
+ */
 static void
-stop_accepting(struct folio_worker *w)
+stop_accepting(struct folio_worker *w, int keep_admin)
 {
-    int i;
+    int i, n = 0;
 
+    death_nfds = 0; /* before any descriptor closes: see on_master_death */
     for (i = 0; i < w->nlsn; i++) {
+        if (keep_admin && (w->lsn[i].flags & CONN_ADMIN)) {
+            w->lsn[n++] = w->lsn[i];
+            continue;
+        }
         if (w->lsn[i].ev != NULL) {
             event_free(w->lsn[i].ev);
             w->lsn[i].ev = NULL;
@@ -92,19 +207,54 @@ stop_accepting(struct folio_worker *w)
             w->lsn[i].fd = -1;
         }
     }
-    w->nlsn = 0;
+    w->nlsn = n;
+    watch_listeners(w);
 }
 
-void
-folio_worker_conn_gone(struct folio_worker *w)
+/*
+ * Whether a drain is over: no connection left, but for idle admin ones
+ * while stopping (the admin socket stays open through a stop).
+ */
+static int
+drained(const struct folio_worker *w)
 {
-    if ((w->stopping || w->retiring) && w->nconns == 0)
+    const struct folio_conn *c;
+
+    for (c = w->conns; c != NULL; c = c->next)
+        if (w->retiring || !(c->flags & CONN_ADMIN) ||
+            folio_buf_pending(&c->out) != 0 ||
+            folio_buf_pending(&c->in) != 0 || c->msg_start_ms != 0)
+            return 0;
+    return 1;
+}
+
+/* A connection closed while draining (conn.c): maybe the last one. */
+static void
+on_settle(evutil_socket_t fd, short what, void *arg)
+{
+    struct folio_worker *w = arg;
+
+    if ((w->stopping || w->retiring) && drained(w))
         event_base_loopbreak(w->base);
 }
 
-/* Stop or retire: no new connections; settle the open ones. */
 static void
-begin_drain(struct folio_worker *w, int retire)
+set_title(const struct folio_worker *w)
+{
+    const char *what = w->retiring   ? "retiring worker"
+                       : w->stopping ? "stopping worker"
+                                     : "worker";
+
+    folio_title_set("foliod: %s %d (generation %llu)", what, w->args->index,
+                    (unsigned long long)w->args->generation);
+}
+
+/*
+ * Stop or retire: no new connections; settle the open ones.  A stop
+ * keeps the admin socket unless the master is gone.
+ */
+static void
+begin_drain(struct folio_worker *w, int retire, int master_gone)
 {
     struct folio_conn *c, *next;
 
@@ -114,49 +264,40 @@ begin_drain(struct folio_worker *w, int retire)
         w->retiring = 1;
     } else {
         /* TERM during a retirement: close instead of handing over. */
-        if (w->stopping)
+        if (w->stopping) {
+            if (master_gone)
+                stop_accepting(w, 0);
             return;
+        }
         w->stopping = 1;
         w->retiring = 0;
     }
     set_state(w, retire ? FOLIO_WS_RETIRING : FOLIO_WS_STOPPING);
-    w->deadline_ms = folio_now_ms() + w->cfg->shutdown_timeout_ms;
-    stop_accepting(w);
+    set_title(w);
+    w->deadline_ms = folio_mono_ms() + w->cfg->shutdown_timeout_ms;
+    stop_accepting(w, !retire && !master_gone);
     for (c = w->conns; c != NULL; c = next) {
         next = c->next;
         folio_conn_drain(c);
     }
-    if (w->nconns == 0)
+    if (drained(w))
         event_base_loopbreak(w->base);
 }
 
-int
-folio_worker_handoff(struct folio_worker *w, struct folio_conn *c)
+/* The worker served max_requests_per_worker (dispatch.c): ask once. */
+static void
+on_recycle(evutil_socket_t fd, short what, void *arg)
 {
-    uint32_t flags = (c->flags & CONN_ADMIN) ? FOLIO_CHAN_F_ADMIN : 0;
+    struct folio_worker *w = arg;
 
-    if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_HANDOFF, flags, 0,
-                        c->in.b_data + c->in.b_off, folio_buf_pending(&c->in),
-                        c->fd) != 0) {
-        folio_log_warn("handing a connection over");
-        return -1;
-    }
-    folio_stat_add(&w->slot->ws_conns_handed_off, 1);
-    folio_conn_close(c);
-    return 0;
-}
-
-void
-folio_worker_count_request(struct folio_worker *w)
-{
-    if (++w->served == w->recycle_at && !w->recycle_sent) {
-        w->recycle_sent = 1;
-        folio_log_info("served %llu requests: asking to be replaced",
-                       (unsigned long long)w->served);
-        if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_RECYCLE, 0, 0, NULL,
-                            0, -1) != 0)
-            folio_log_warn("asking to be replaced");
-    }
+    if (w->recycle_sent || w->stopping || w->retiring)
+        return;
+    w->recycle_sent = 1;
+    folio_log_info("served %llu requests: asking to be replaced",
+                   (unsigned long long)w->served);
+    if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_RECYCLE, 0, 0, NULL, 0,
+                        -1) != 0)
+        folio_log_warn("asking to be replaced");
 }
 
 static void
@@ -165,7 +306,9 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     struct folio_worker *w = arg;
     int i;
 
-    w->now_ms = folio_now_ms();
+    w->now_ms = folio_mono_ms();
+    /* The heartbeat: this loop still turns. */
+    folio_stat_set(&w->slot->ws_beat_ms, w->now_ms);
     refresh_usage(w);
     if (w->accept_paused && !w->stopping && !w->retiring) {
         for (i = 0; i < w->nlsn; i++)
@@ -196,10 +339,8 @@ on_chan(evutil_socket_t fd, short what, void *arg)
         if (r == 0 || r == FOLIO_ESYS) {
             /* The master is gone: nobody will restart us, finish up. */
             event_del(w->ev_chan);
-            if (!w->stopping) {
-                folio_log_notice("master gone: stopping");
-                begin_drain(w, 0);
-            }
+            folio_log_notice("master gone: stopping");
+            begin_drain(w, 0, 1);
             return;
         }
         if (r < 0) {
@@ -208,7 +349,7 @@ on_chan(evutil_socket_t fd, short what, void *arg)
         }
         switch (h.ch_type) {
         case FOLIO_CHAN_RETIRE:
-            begin_drain(w, 1);
+            begin_drain(w, 1, 0);
             break;
         case FOLIO_CHAN_ADOPT:
             if (passfd < 0)
@@ -239,7 +380,7 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     switch (sig) {
     case SIGTERM:
     case SIGINT:
-        begin_drain(w, 0);
+        begin_drain(w, 0, 0);
         break;
     case SIGQUIT:
         w->stopping = 1;
@@ -279,7 +420,7 @@ worker_cleanup(struct folio_worker *w)
     int j;
 
     folio_conn_free_all(w);
-    stop_accepting(w);
+    stop_accepting(w, 0);
     for (i = folio_nservices; i-- > 0;)
         if (folio_services[i].fini != NULL)
             folio_services[i].fini(w);
@@ -290,6 +431,10 @@ worker_cleanup(struct folio_worker *w)
         event_free(w->ev_chan);
     if (w->ev_tick != NULL)
         event_free(w->ev_tick);
+    if (w->ev_settle != NULL)
+        event_free(w->ev_settle);
+    if (w->ev_recycle != NULL)
+        event_free(w->ev_recycle);
     if (w->base != NULL)
         event_base_free(w->base);
     close(w->args->chan_fd);
@@ -320,22 +465,23 @@ folio_worker_main(const struct folio_worker_args *a)
     folio_log_set_role('W', a->index);
     reset_signals();
     memset(w, 0, sizeof(*w));
-    folio_worker_self = w;
     w->args = a;
     w->cfg = a->cfg;
     w->slot = a->slot;
-    w->now_ms = folio_now_ms();
+    w->now_ms = folio_mono_ms();
+    folio_stat_set(&w->slot->ws_beat_ms, w->now_ms);
     folio_alloc_use(&w->slot->ws_alloc);
     folio_stat_set(&w->slot->ws_pid, (uint64_t)getpid());
     folio_stat_set(&w->slot->ws_start_ms, folio_unix_ms());
+    set_title(w);
+    install_raw_handlers(a);
     check_method_table();
-    if (a->cfg->max_requests_per_worker > 0) {
-        /* Jitter of up to 10%, so workers do not all recycle at once. */
-        uint64_t n = a->cfg->max_requests_per_worker;
-
-        srandom((unsigned)getpid() ^ (unsigned)w->now_ms);
-        w->recycle_at = n + (n >= 10 ? (uint64_t)random() % (n / 10) : 0);
-    }
+    /*
+     * Jitter of up to 10%, so workers do not all recycle at once: seeded
+     * from getrandom(2), as pid and time collide across workers.
+     */
+    if (a->cfg->max_requests_per_worker > 0)
+        w->recycle_at = recycle_point(a->cfg->max_requests_per_worker);
     /* Sends to the master block at most a second; receives never block. */
     setsockopt(a->chan_fd, SOL_SOCKET, SO_SNDTIMEO, &sndto, sizeof(sndto));
 
@@ -346,6 +492,7 @@ folio_worker_main(const struct folio_worker_args *a)
 
         l->w = w;
         l->fd = a->listeners[j].fd;
+        l->passed = a->listeners[j].passed;
         l->flags = (a->listeners[j].admin ? CONN_ADMIN : 0) |
                    (strncmp(a->listeners[j].name, "unix:", 5) != 0 ? CONN_TCP
                                                                    : 0);
@@ -360,11 +507,18 @@ folio_worker_main(const struct folio_worker_args *a)
         if (w->ev_sig[j] == NULL || event_add(w->ev_sig[j], NULL) != 0)
             folio_fatalx("cannot watch signal %d", sigs[j]);
     }
+    watch_listeners(w);
+    /* The master may have died before it could be watched. */
+    if (getppid() != master_pid)
+        on_master_death(FOLIO_WORKER_DEATH_SIG);
     w->ev_chan = event_new(w->base, a->chan_fd, EV_READ | EV_PERSIST, on_chan,
                            w);
     w->ev_tick = event_new(w->base, -1, EV_PERSIST, on_tick, w);
+    w->ev_settle = event_new(w->base, -1, 0, on_settle, w);
+    w->ev_recycle = event_new(w->base, -1, 0, on_recycle, w);
     if (w->ev_chan == NULL || event_add(w->ev_chan, NULL) != 0 ||
-        w->ev_tick == NULL || event_add(w->ev_tick, &tick) != 0)
+        w->ev_tick == NULL || event_add(w->ev_tick, &tick) != 0 ||
+        w->ev_settle == NULL || w->ev_recycle == NULL)
         folio_fatalx("cannot set up the worker's events");
     for (i = 0; i < folio_nservices; i++) {
         if (folio_services[i].init == NULL)

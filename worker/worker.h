@@ -20,6 +20,7 @@ struct folio_corpus;
 struct folio_listener {
     int fd;
     int admin; /* admin methods allowed on connections from it */
+    int passed; /* systemd's (socket activation): never shut down */
     char name[FOLIO_ADDR_TEXT]; /* as bound, "127.0.0.1:7788", "unix:/..." */
     char spec[FOLIO_ADDR_TEXT]; /* as configured */
 };
@@ -43,9 +44,20 @@ struct folio_worker_args {
 };
 
 /*
- * folio_worker_main - run a worker in the freshly forked child.  Never
- * returns: exits 0 after a stop or retirement, FOLIO_EXIT_FATAL when it
- * cannot start (the master does not respawn it).
+ * folio_worker_preload - load, in the master before it forks, what a
+ * worker's SIGABRT backtrace needs (the unwinder), so that each worker
+ * starts without loading it again.  Master only; idempotent.
+ */
+void folio_worker_preload(void);
+
+/*
+ * folio_worker_main - run a worker in the freshly forked child of the
+ * master (its parent: the worker watches it die).  Never returns: exits 0
+ * after a stop or retirement, FOLIO_EXIT_FATAL when it cannot start (the
+ * master retries it later, with a long backoff).  On its way it publishes
+ * in its slot a heartbeat (its loop's last turn) and its request in
+ * progress, for the master's watchdog; SIGABRT writes a backtrace to the
+ * log before the core dump.
  */
 void folio_worker_main(const struct folio_worker_args *a)
     __attribute__((noreturn));

@@ -1,10 +1,20 @@
 /*
- * worker_int.h - the worker's private structures: the process-wide worker
- * state and connections.  Included by worker/ only.
+ * worker_int.h - the worker's private structures and the contracts
+ * between the files of worker/.  Included by worker/ (and its tests) only.
+ *
+ * Who calls whom (no circle): worker.c, the one place that decides (the
+ * loop: signals, the master's channel, housekeeping, stop and retirement),
+ * calls conn.c (connections), which calls dispatch.c (one request), which
+ * calls the handlers through the method table (methods.c); the handlers
+ * call back into dispatch.c (folio_call_error) and conn.c (held replies)
+ * only.  A lower file reports what the loop must decide on by activating
+ * one of the worker's events (ev_settle, ev_recycle), never by calling
+ * worker.c.  Everything runs in the worker's one thread, in loop context.
  */
 #ifndef FOLIO_WORKER_INT_H
 #define FOLIO_WORKER_INT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include <event2/event.h>
@@ -45,6 +55,7 @@ struct folio_conn {
     struct folio_mp_scan scan;
     uint64_t last_ms;      /* last read */
     uint64_t msg_start_ms; /* a message began arriving then; 0: none */
+    uint64_t peer[3];      /* its peer, folio_addr_pack: for the logs */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
 };
 
@@ -52,9 +63,16 @@ struct folio_conn {
 struct folio_lsn {
     struct folio_worker *w;
     int fd;
+    int passed;     /* systemd's: not shut down when the master dies */
     unsigned flags; /* CONN_ADMIN, CONN_TCP for its connections */
     struct event *ev;
 };
+
+/*
+ * The parent-death signal (prctl PR_SET_PDEATHSIG): the kernel sends it
+ * when the master dies, and its handler shuts the listening sockets down.
+ */
+#define FOLIO_WORKER_DEATH_SIG (SIGRTMIN + 1)
 
 struct folio_worker {
     const struct folio_worker_args *args;
@@ -65,7 +83,9 @@ struct folio_worker {
     int nlsn;
     int accept_paused;           /* EMFILE: listeners off for a moment */
     struct event *ev_chan;
-    struct event *ev_tick;       /* housekeeping, every 100 ms */
+    struct event *ev_tick;       /* housekeeping and heartbeat, every 100 ms */
+    struct event *ev_settle;     /* a connection closed while draining */
+    struct event *ev_recycle;    /* served reached recycle_at */
     struct event *ev_sig[6];
     struct folio_conn *conns;    /* open connections */
     struct folio_conn *free_conns;
@@ -78,28 +98,34 @@ struct folio_worker {
     uint64_t served;             /* requests, for max_requests_per_worker */
     uint64_t recycle_at;         /* 0: never */
     int recycle_sent;
-    struct folio_conn *dispatching; /* whose request a handler is serving */
+    const struct folio_conn *published; /* whose peer the slot holds */
 };
 
-/* The one worker of this process (set by folio_worker_main). */
-extern struct folio_worker *folio_worker_self;
-
-/* conn.c */
+/*
+ * conn.c: connections.  Each function takes the connection (or the worker)
+ * it works on; none keeps a pointer to "the current" one.
+ */
 
 /*
- * folio_conn_open - serve `fd` (non-blocking).  `data` holds bytes already
- * read from it (a connection handed over at reload).  Takes ownership of
- * fd: closes it on failure.
+ * folio_conn_open - serve `fd` (non-blocking, close-on-exec).  `data`
+ * (len bytes, copied) holds bytes already read from it: a connection
+ * handed over at a reload.  Takes ownership of fd: on failure it is closed
+ * (and counted).  The connection is w's until folio_conn_close.
  */
 void folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
                      const void *data, size_t len);
 
-/* folio_conn_close - close now and recycle the structure. */
+/*
+ * folio_conn_close - close now and recycle the structure (deferred while a
+ * held reply points at it).  When the worker drains, activates
+ * w->ev_settle so that worker.c may end the drain.
+ */
 void folio_conn_close(struct folio_conn *c);
 
 /*
  * folio_conn_drain - for stop and retirement: read what the socket holds,
- * answer every complete request, and close (or hand off) the connection
+ * answer every complete request, and close the connection (stop), or hand
+ * it with its unread bytes to the master for a newer worker (retirement),
  * once it is between requests with its output written.
  */
 void folio_conn_drain(struct folio_conn *c);
@@ -113,21 +139,30 @@ void folio_conn_sweep(struct folio_worker *w);
 /* folio_conn_free_all - release every connection (exit path). */
 void folio_conn_free_all(struct folio_worker *w);
 
-/* worker.c */
+/*
+ * dispatch.c: folio_dispatch (dispatch.h) runs one request of connection
+ * c (NULL outside a connection: tests, fuzzers): publishes it in the
+ * stats slot as the request in progress while its handler runs, counts
+ * it, logs it when slower than slow_request, and activates w->ev_recycle
+ * when the worker has served max_requests_per_worker.
+ */
 
-/* folio_worker_handoff - give c to the master for a newer worker. */
-int folio_worker_handoff(struct folio_worker *w, struct folio_conn *c);
+/*
+ * slowlog.c: folio_slowlog_note - log request `method` of connection
+ * peer `peer` (folio_addr_pack; NULL: none) that took `ns` nanoseconds,
+ * its params summarized (rate-limited: see slowlog.c).  dispatch.c only.
+ */
+struct folio_mp_cur;
+void folio_slowlog_note(struct folio_worker *w, const char *method,
+                        uint64_t ns, const uint64_t peer[3],
+                        const struct folio_mp_cur *params, uint32_t nparams);
 
-/* folio_worker_conn_gone - a connection closed; may end a drain. */
-void folio_worker_conn_gone(struct folio_worker *w);
-
-/* folio_worker_count_request - count one request toward recycling. */
-void folio_worker_count_request(struct folio_worker *w);
-
-/* folio_now_ms - monotonic milliseconds. */
-uint64_t folio_now_ms(void);
-
-/* folio_now_ns - monotonic nanoseconds. */
-uint64_t folio_now_ns(void);
+/*
+ * folio_slowlog_summary - params (nparams values at *params, not moved)
+ * as JSON-like printable text ("[\"the\", {\"limit\": 1000}]"), cut to
+ * cap - 1 bytes with "...".  Returns buf.
+ */
+const char *folio_slowlog_summary(const struct folio_mp_cur *params,
+                                  uint32_t nparams, char *buf, size_t cap);
 
 #endif

@@ -1,0 +1,1160 @@
+/*
+ * decide.c - the master's decisions (see decide.h): a state machine over
+ * the workers and the generations.  Each handler below reads the event,
+ * changes the state and appends actions; nothing here touches the world.
+ *
+ * The states of a worker process, as the master sees them:
+ *   STARTING --READY--> READY --(reload, recycling)--> RETIRING --exit--> FREE
+ *      |                  |--(TERM)--> STOPPING --exit--> FREE
+ *      +--(heartbeat older than worker_timeout)--> HUNG --SIGABRT, then
+ *                                                  SIGKILL--> FREE
+ * and of the master: STARTING -> SERVING <-> RELOADING, any -> STOPPING.
+ */
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "master/decide.h"
+#include "src/err.h"
+#include "src/log.h"
+
+static void reload_begin(struct folio_dec *d, const struct folio_dec_ev *ev,
+                         int changed);
+
+/* ---- actions ---- */
+
+static struct folio_dec_act *
+act(struct folio_dec *d, int type)
+{
+    struct folio_dec_act *a;
+
+    /* Sized for the largest step (every slot signalled, retired, ...). */
+    if (d->nacts >= FOLIO_DEC_MAX_ACTS)
+        d->nacts = FOLIO_DEC_MAX_ACTS - 1;
+    a = &d->acts[d->nacts++];
+    memset(a, 0, sizeof(*a));
+    a->type = type;
+    a->slot = -1;
+    return a;
+}
+
+static void say(struct folio_dec *d, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+say(struct folio_dec *d, int level, const char *fmt, ...)
+{
+    struct folio_dec_act *a = act(d, FOLIO_ACT_LOG);
+    va_list ap;
+
+    a->level = level;
+    va_start(ap, fmt);
+    vsnprintf(a->text, sizeof(a->text), fmt, ap);
+    va_end(ap);
+}
+
+static void notify(struct folio_dec *d, int ready, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+notify(struct folio_dec *d, int ready, const char *fmt, ...)
+{
+    struct folio_dec_act *a = act(d, FOLIO_ACT_NOTIFY);
+    va_list ap;
+
+    a->arg = (uint64_t)ready;
+    va_start(ap, fmt);
+    vsnprintf(a->text, sizeof(a->text), fmt, ap);
+    va_end(ap);
+}
+
+static void
+kill_proc(struct folio_dec *d, int slot, int sig)
+{
+    struct folio_dec_act *a = act(d, FOLIO_ACT_KILL);
+
+    a->slot = slot;
+    a->sig = sig;
+}
+
+/* ---- the process table ---- */
+
+static int
+live(const struct folio_dec_proc *p)
+{
+    return p->state != FOLIO_WS_FREE;
+}
+
+int
+folio_dec_live(const struct folio_dec *d, int slot)
+{
+    return slot >= 0 && slot < FOLIO_MAX_SLOTS && live(&d->procs[slot]);
+}
+
+static int
+nlive(const struct folio_dec *d, uint64_t gen)
+{
+    int i, n = 0;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && (gen == 0 || d->procs[i].gen == gen))
+            n++;
+    return n;
+}
+
+/* Logical workers of generation g with a process in `state`. */
+static int
+nindices(const struct folio_dec *d, const struct folio_dec_gen *g, int state)
+{
+    int i, k, n = 0;
+
+    for (k = 0; k < g->nworkers; k++)
+        for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+            const struct folio_dec_proc *p = &d->procs[i];
+
+            if (p->state == state && p->gen == g->id && p->index == k) {
+                n++;
+                break;
+            }
+        }
+    return n;
+}
+
+/* The watchdog looks this often: an eighth of the timeout, 50 ms..1 s. */
+static uint64_t
+watch_period(uint32_t timeout_ms)
+{
+    uint64_t p = timeout_ms / 8;
+
+    return p < 50 ? 50 : p > 1000 ? 1000 : p;
+}
+
+/* Look at the heartbeats next at now + the shortest period, or never. */
+static void
+arm_watchdog(struct folio_dec *d, uint64_t now)
+{
+    uint64_t period = 0;
+    int i;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        const struct folio_dec_proc *p = &d->procs[i];
+
+        if (live(p) && p->state != FOLIO_WS_HUNG && p->timeout_ms != 0 &&
+            (period == 0 || watch_period(p->timeout_ms) < period))
+            period = watch_period(p->timeout_ms);
+    }
+    d->watchdog_at = period != 0 ? now + period : 0;
+}
+
+/* Start worker `index` of generation g; its slot, or -1. */
+static int
+spawn(struct folio_dec *d, const struct folio_dec_gen *g, int index,
+      int replaces, uint64_t now)
+{
+    struct folio_dec_proc *p;
+    struct folio_dec_act *a;
+    int i;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (!live(&d->procs[i]))
+            break;
+    if (i == FOLIO_MAX_SLOTS) {
+        say(d, FOLIO_LOG_ERROR, "no free worker slot for worker %d", index);
+        return -1;
+    }
+    p = &d->procs[i];
+    memset(p, 0, sizeof(*p));
+    p->state = FOLIO_WS_STARTING;
+    p->index = index;
+    p->gen = g->id;
+    p->spawned_ms = now;
+    p->replaces = replaces;
+    p->timeout_ms = g->worker_timeout_ms;
+    p->shutdown_ms = g->shutdown_ms;
+    if (p->timeout_ms != 0 &&
+        (d->watchdog_at == 0 || d->watchdog_at > now + watch_period(p->timeout_ms)))
+        d->watchdog_at = now + watch_period(p->timeout_ms);
+    a = act(d, FOLIO_ACT_SPAWN);
+    a->slot = i;
+    a->index = index;
+    a->gen = g->id;
+    return i;
+}
+
+/* Tell p to go: hand its connections over (or just stop, if starting). */
+static void
+retire(struct folio_dec *d, int slot, uint64_t now)
+{
+    struct folio_dec_proc *p = &d->procs[slot];
+
+    if (p->state != FOLIO_WS_STARTING && p->state != FOLIO_WS_READY)
+        return;
+    if (p->state == FOLIO_WS_STARTING) {
+        /* Not serving yet: it has nothing to hand over. */
+        kill_proc(d, slot, SIGTERM);
+        p->state = FOLIO_WS_STOPPING;
+    } else {
+        act(d, FOLIO_ACT_RETIRE)->slot = slot;
+        p->state = FOLIO_WS_RETIRING;
+    }
+    /* Killed by the master at shutdown_timeout, stuck or not. */
+    p->kill_at = now + p->shutdown_ms + FOLIO_DEC_KILL_GRACE_MS;
+}
+
+/* ---- what the service manager and the operator are told ---- */
+
+static void
+status_text(const struct folio_dec *d, char *buf, size_t len)
+{
+    int serving = nindices(d, &d->cur, FOLIO_WS_READY), k;
+
+    if (serving >= d->cur.nworkers) {
+        snprintf(buf, len, "serving generation %llu with %d workers",
+                 (unsigned long long)d->cur.id, d->cur.nworkers);
+        return;
+    }
+    for (k = 0; k < d->cur.nworkers && k < FOLIO_MAX_WORKERS; k++)
+        if (d->idx[k].why[0] != '\0')
+            break;
+    if (k < d->cur.nworkers && k < FOLIO_MAX_WORKERS)
+        snprintf(buf, len,
+                 "serving generation %llu with %d of %d workers (worker %d "
+                 "%s)",
+                 (unsigned long long)d->cur.id, serving, d->cur.nworkers, k,
+                 d->idx[k].why);
+    else
+        snprintf(buf, len, "serving generation %llu with %d of %d workers",
+                 (unsigned long long)d->cur.id, serving, d->cur.nworkers);
+}
+
+/* READY=1 and the status: the serving generation is whole (again). */
+static void
+announce_ready(struct folio_dec *d)
+{
+    status_text(d, d->status, sizeof(d->status));
+    d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
+    notify(d, 1, "READY=1\nSTATUS=%s", d->status);
+    act(d, FOLIO_ACT_READY)->gen = d->cur.id;
+}
+
+/* A STATUS= line when the count of serving workers changed. */
+static void
+update_status(struct folio_dec *d)
+{
+    int serving;
+
+    if (!d->ever_ready || d->mode == FOLIO_SS_STOPPING)
+        return;
+    serving = nindices(d, &d->cur, FOLIO_WS_READY);
+    if (serving == d->status_serving)
+        return;
+    d->status_serving = serving;
+    status_text(d, d->status, sizeof(d->status));
+    notify(d, 0, "STATUS=%s", d->status);
+}
+
+/* ---- reloads ---- */
+
+/* After a reload ended (or the start did): run a queued SIGHUP. */
+static void
+after_reload(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    if (!d->hup_pending || d->mode != FOLIO_SS_SERVING)
+        return;
+    d->hup_pending = 0;
+    say(d, FOLIO_LOG_NOTICE, "running the SIGHUP queued during the reload");
+    reload_begin(d, ev, d->hup_changed);
+    d->hup_changed = 0;
+}
+
+static void
+reload_failed(struct folio_dec *d, const struct folio_dec_ev *ev,
+              const char *why)
+{
+    d->reload_failures++;
+    say(d, FOLIO_LOG_ERROR, "reload failed: %s; still serving generation %llu",
+        why, (unsigned long long)d->cur.id);
+    snprintf(d->status, sizeof(d->status),
+             "reload failed: %s; serving generation %llu", why,
+             (unsigned long long)d->cur.id);
+    d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
+    notify(d, 1, "READY=1\nSTATUS=%s", d->status);
+    after_reload(d, ev);
+}
+
+static void
+reload_abort(struct folio_dec *d, const struct folio_dec_ev *ev,
+             const char *why)
+{
+    uint64_t gen = d->next.id;
+    int i;
+
+    if (gen == 0)
+        return;
+    /* Ready ones may have taken connections: they hand them back. */
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && d->procs[i].gen == gen)
+            retire(d, i, ev->now_ms);
+    act(d, FOLIO_ACT_DROP)->gen = gen;
+    memset(&d->next, 0, sizeof(d->next));
+    d->reload_at = 0;
+    d->mode = FOLIO_SS_SERVING;
+    reload_failed(d, ev, why);
+}
+
+static void
+reload_begin(struct folio_dec *d, const struct folio_dec_ev *ev, int changed)
+{
+    say(d, FOLIO_LOG_NOTICE, changed ? "reloading: the binary changed, "
+                                       "upgrading to it"
+                                     : "reloading");
+    act(d, FOLIO_ACT_RELOADING);
+    act(d, changed ? FOLIO_ACT_UPGRADE : FOLIO_ACT_RELOAD);
+}
+
+static void
+on_hup(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    switch (d->mode) {
+    case FOLIO_SS_STOPPING:
+        say(d, FOLIO_LOG_NOTICE, "stopping: SIGHUP ignored");
+        return;
+    case FOLIO_SS_STARTING:
+    case FOLIO_SS_RELOADING:
+        /* Never lost: several coalesce into one, run when this ends. */
+        if (!d->hup_pending)
+            say(d, FOLIO_LOG_NOTICE, "%s: SIGHUP queued",
+                d->mode == FOLIO_SS_STARTING ? "starting"
+                                             : "reload in progress");
+        d->hup_pending = 1;
+        d->hup_changed |= ev->changed;
+        return;
+    }
+    reload_begin(d, ev, ev->changed);
+}
+
+static void
+on_gen_built(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    uint64_t ms;
+    int k;
+
+    if (d->mode == FOLIO_SS_STOPPING || d->next.id != 0) {
+        act(d, FOLIO_ACT_DROP)->gen = ev->gen.id;
+        return;
+    }
+    d->next = ev->gen;
+    d->mode = FOLIO_SS_RELOADING;
+    ms = d->next.shutdown_ms > FOLIO_DEC_RELOAD_MIN_MS
+             ? d->next.shutdown_ms
+             : FOLIO_DEC_RELOAD_MIN_MS;
+    d->reload_at = ev->now_ms + ms;
+    for (k = 0; k < d->next.nworkers; k++)
+        if (spawn(d, &d->next, k, -1, ev->now_ms) < 0) {
+            reload_abort(d, ev, "cannot start new workers");
+            return;
+        }
+}
+
+/* Every new worker is ready: the new generation serves. */
+static void
+switch_gen(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    struct folio_dec_act *a;
+    uint64_t old = d->cur.id;
+    int i;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && d->procs[i].gen == old)
+            retire(d, i, ev->now_ms);
+    for (i = 0; i < FOLIO_MAX_WORKERS; i++) {
+        memset(&d->idx[i], 0, sizeof(d->idx[i]));
+        d->idx[i].replaces = -1;
+    }
+    d->cur = d->next;
+    memset(&d->next, 0, sizeof(d->next));
+    d->reload_at = 0;
+    d->mode = FOLIO_SS_SERVING;
+    d->reloads++;
+    a = act(d, FOLIO_ACT_SWITCH);
+    a->gen = d->cur.id;
+    a->arg = old;
+    say(d, FOLIO_LOG_NOTICE, "reloaded: generation %llu ready with %d workers",
+        (unsigned long long)d->cur.id, d->cur.nworkers);
+    announce_ready(d);
+    after_reload(d, ev);
+}
+
+/* ---- workers ---- */
+
+static void
+on_ready(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    struct folio_dec_proc *p = &d->procs[ev->slot];
+
+    /* A worker told to stop (or found hung) that still says ready. */
+    if (p->state != FOLIO_WS_STARTING)
+        return;
+    p->state = FOLIO_WS_READY;
+    if (p->replaces >= 0) {
+        struct folio_dec_proc *old = &d->procs[p->replaces];
+
+        if (live(old) && old->index == p->index) {
+            say(d, FOLIO_LOG_INFO, "worker %d (pid %ld) replaces pid %ld",
+                p->index, p->pid, old->pid);
+            retire(d, p->replaces, ev->now_ms);
+            d->recycles++;
+        }
+        p->replaces = -1;
+    }
+    if (d->next.id != 0 && p->gen == d->next.id) {
+        if (nindices(d, &d->next, FOLIO_WS_READY) >= d->next.nworkers)
+            switch_gen(d, ev);
+        return;
+    }
+    if (p->gen != d->cur.id)
+        return;
+    if (p->index < FOLIO_MAX_WORKERS) {
+        d->idx[p->index].fatal = 0;
+        d->idx[p->index].why[0] = '\0';
+    }
+    if (d->mode == FOLIO_SS_STARTING &&
+        nindices(d, &d->cur, FOLIO_WS_READY) >= d->cur.nworkers) {
+        d->mode = FOLIO_SS_SERVING;
+        d->ever_ready = 1;
+        say(d, FOLIO_LOG_NOTICE, "ready");
+        announce_ready(d);
+        after_reload(d, ev);
+        return;
+    }
+    update_status(d);
+}
+
+static void
+on_recycle(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    const struct folio_dec_proc *p = &d->procs[ev->slot];
+    int i;
+
+    if (d->mode != FOLIO_SS_SERVING || p->gen != d->cur.id ||
+        p->state != FOLIO_WS_READY)
+        return;
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && d->procs[i].replaces == ev->slot)
+            return; /* a replacement is already starting */
+    spawn(d, &d->cur, p->index, ev->slot, ev->now_ms);
+}
+
+static int
+crashed(int st)
+{
+    if (!WIFSIGNALED(st))
+        return 0;
+    switch (WTERMSIG(st)) {
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGABRT:
+    case SIGSYS:
+        return 1;
+    }
+    return 0;
+}
+
+const char *
+folio_dec_describe(int st, char *buf, size_t len)
+{
+    if (WIFEXITED(st))
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
+    else
+        snprintf(buf, len, "ended with status 0x%x", st);
+    return buf;
+}
+
+static const char *
+duration(uint64_t ms, char *buf, size_t len)
+{
+    if (ms < 1000)
+        snprintf(buf, len, "%llu ms", (unsigned long long)ms);
+    else if (ms < 120000)
+        snprintf(buf, len, "%llu s", (unsigned long long)(ms / 1000));
+    else
+        snprintf(buf, len, "%llu min", (unsigned long long)(ms / 60000));
+    return buf;
+}
+
+/* The replacement to start for index k: the slot it replaces, if any. */
+static int
+still_replacing(const struct folio_dec *d, int slot)
+{
+    return slot >= 0 && live(&d->procs[slot]) &&
+                   d->procs[slot].state == FOLIO_WS_READY
+               ? slot
+               : -1;
+}
+
+/*
+ * A worker of the serving generation is gone (dead, or hung): start
+ * another now, or after a backoff.  `fatal`: it exited FOLIO_EXIT_FATAL.
+ */
+static void
+restart(struct folio_dec *d, const struct folio_dec_ev *ev,
+        const struct folio_dec_proc *dead, const char *how, int fatal,
+        int early)
+{
+    struct folio_dec_index *ix;
+    char when[32];
+    uint64_t delay;
+    int k = dead->index;
+
+    if (k >= d->cur.nworkers || k >= FOLIO_MAX_WORKERS)
+        return;
+    ix = &d->idx[k];
+    ix->replaces = still_replacing(d, dead->replaces);
+    if (fatal) {
+        ix->fatal++;
+        delay = (uint64_t)FOLIO_DEC_FATAL_MS << (ix->fatal > 10 ? 10 : ix->fatal - 1);
+        if (delay > FOLIO_DEC_FATAL_MAX_MS)
+            delay = FOLIO_DEC_FATAL_MAX_MS;
+        ix->respawn_at = ev->now_ms + delay;
+        snprintf(ix->why, sizeof(ix->why), "%s, retried in %s", how,
+                 duration(delay, when, sizeof(when)));
+        say(d, FOLIO_LOG_ERROR,
+            "worker %d cannot start (%s): retrying in %s; %d of %d workers "
+            "serving",
+            k, how, when, nindices(d, &d->cur, FOLIO_WS_READY),
+            d->cur.nworkers);
+        update_status(d);
+        return;
+    }
+    if (early)
+        ix->fails++;
+    else
+        ix->fails = 0;
+    if (ix->fails == 0) {
+        d->restarts++;
+        spawn(d, &d->cur, k, ix->replaces, ev->now_ms);
+        return;
+    }
+    delay = (uint64_t)FOLIO_DEC_BACKOFF_MS << (ix->fails > 9 ? 9 : ix->fails - 1);
+    if (delay > FOLIO_DEC_BACKOFF_MAX_MS)
+        delay = FOLIO_DEC_BACKOFF_MAX_MS;
+    ix->respawn_at = ev->now_ms + delay;
+    snprintf(ix->why, sizeof(ix->why), "%s, restarted in %s", how,
+             duration(delay, when, sizeof(when)));
+    say(d, FOLIO_LOG_WARN, "worker %d died %s: respawning in %llu ms", k,
+        dead->state == FOLIO_WS_STARTING ? "before it was ready"
+                                         : "soon after starting",
+        (unsigned long long)delay);
+    update_status(d);
+}
+
+static void stop(struct folio_dec *d, const struct folio_dec_ev *ev, int quit);
+
+static void
+on_exit_ev(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    struct folio_dec_proc dead = d->procs[ev->slot];
+    char how[128], why[192];
+    int st = ev->status, i, expected, fatal;
+
+    if (!live(&dead))
+        return;
+    memset(&d->procs[ev->slot], 0, sizeof(dead));
+    folio_dec_describe(st, how, sizeof(how));
+    expected = dead.state == FOLIO_WS_RETIRING ||
+               dead.state == FOLIO_WS_STOPPING || d->mode == FOLIO_SS_STOPPING;
+    fatal = WIFEXITED(st) && WEXITSTATUS(st) == FOLIO_EXIT_FATAL;
+    if (dead.state == FOLIO_WS_HUNG)
+        say(d, FOLIO_LOG_WARN, "worker %d (pid %ld) %s: killed by the "
+            "watchdog", dead.index, dead.pid, how);
+    else if (crashed(st))
+        say(d, FOLIO_LOG_CRIT, "worker %d (pid %ld) crashed: %s", dead.index,
+            dead.pid, how);
+    else if (expected && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        say(d, FOLIO_LOG_INFO, "worker %d (pid %ld) %s", dead.index, dead.pid,
+            how);
+    else
+        say(d, FOLIO_LOG_WARN, "worker %d (pid %ld) %s", dead.index, dead.pid,
+            how);
+
+    if (d->mode == FOLIO_SS_STOPPING) {
+        if (nlive(d, 0) == 0)
+            act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+        return;
+    }
+    if (dead.state == FOLIO_WS_RETIRING || dead.state == FOLIO_WS_STOPPING ||
+        dead.state == FOLIO_WS_HUNG) {
+        /* Told to go, or replaced when it hung: nothing to start. */
+        update_status(d);
+        return;
+    }
+    if (d->next.id != 0 && dead.gen == d->next.id) {
+        snprintf(why, sizeof(why), "a new worker %s", how);
+        reload_abort(d, ev, why);
+        return;
+    }
+    if (dead.gen != d->cur.id)
+        return;
+    /* A replacement already starting for a recycled worker takes over. */
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && d->procs[i].replaces == ev->slot) {
+            d->procs[i].replaces = -1;
+            return;
+        }
+    if (fatal && d->mode == FOLIO_SS_STARTING && nlive(d, d->cur.id) == 0) {
+        say(d, FOLIO_LOG_CRIT, "no worker could start: stopping");
+        d->exit_code = FOLIO_EXIT_FAILURE;
+        stop(d, ev, 0);
+        return;
+    }
+    restart(d, ev, &dead, how, fatal,
+            dead.state == FOLIO_WS_STARTING ||
+                ev->now_ms - dead.spawned_ms < FOLIO_DEC_EARLY_MS);
+}
+
+static void
+on_spawned(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    struct folio_dec_proc *p = &d->procs[ev->slot];
+
+    if (live(p))
+        p->pid = ev->pid;
+}
+
+static void
+on_spawn_failed(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    struct folio_dec_proc dead = d->procs[ev->slot];
+
+    if (!live(&dead))
+        return;
+    memset(&d->procs[ev->slot], 0, sizeof(dead));
+    if (d->next.id != 0 && dead.gen == d->next.id) {
+        reload_abort(d, ev, "cannot start new workers");
+        return;
+    }
+    if (d->mode == FOLIO_SS_STOPPING) {
+        if (nlive(d, 0) == 0)
+            act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+        return;
+    }
+    if (dead.gen == d->cur.id)
+        restart(d, ev, &dead, "could not be forked", 0, 1);
+}
+
+/* ---- stopping ---- */
+
+static void
+stop(struct folio_dec *d, const struct folio_dec_ev *ev, int quit)
+{
+    int i;
+
+    if (d->mode == FOLIO_SS_STOPPING && (!quit || d->quitting))
+        return;
+    if (quit) {
+        d->quitting = 1;
+        say(d, FOLIO_LOG_NOTICE, "quitting now");
+    } else {
+        say(d, FOLIO_LOG_NOTICE, "stopping: draining connections");
+    }
+    if (d->mode != FOLIO_SS_STOPPING) {
+        notify(d, 0, "STOPPING=1\nSTATUS=%s",
+               quit ? "quitting now" : "draining connections");
+        act(d, FOLIO_ACT_CLOSE_LISTENERS);
+    }
+    d->mode = FOLIO_SS_STOPPING;
+    d->hup_pending = 0;
+    d->reload_at = 0;
+    for (i = 0; i < FOLIO_MAX_WORKERS; i++)
+        d->idx[i].respawn_at = 0;
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        struct folio_dec_proc *p = &d->procs[i];
+
+        if (!live(p))
+            continue;
+        kill_proc(d, i, quit ? SIGKILL : SIGTERM);
+        if (p->state != FOLIO_WS_HUNG)
+            p->state = FOLIO_WS_STOPPING;
+    }
+    if (!quit)
+        d->stop_at = ev->now_ms + d->cur.shutdown_ms + FOLIO_DEC_KILL_GRACE_MS;
+    if (nlive(d, 0) == 0)
+        act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+}
+
+/* ---- timers ---- */
+
+static void
+hung(struct folio_dec *d, const struct folio_dec_ev *ev, int slot,
+     uint64_t stalled)
+{
+    struct folio_dec_proc *p = &d->procs[slot];
+    struct folio_dec_act *a;
+    int was = p->state, i;
+
+    d->timeouts++;
+    a = act(d, FOLIO_ACT_HUNG);
+    a->slot = slot;
+    a->arg = stalled;
+    kill_proc(d, slot, SIGABRT);
+    p->state = FOLIO_WS_HUNG;
+    p->kill_at = ev->now_ms + FOLIO_DEC_ABORT_GRACE_MS;
+    if (was != FOLIO_WS_STARTING && was != FOLIO_WS_READY)
+        return; /* told to go already: nothing to replace */
+    if (d->next.id != 0 && p->gen == d->next.id) {
+        reload_abort(d, ev, "a new worker hung");
+        return;
+    }
+    if (p->gen != d->cur.id || d->mode == FOLIO_SS_STOPPING)
+        return;
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && d->procs[i].replaces == slot) {
+            d->procs[i].replaces = -1; /* it takes over when ready */
+            return;
+        }
+    d->restarts++;
+    spawn(d, &d->cur, p->index, still_replacing(d, p->replaces), ev->now_ms);
+}
+
+static void
+on_watchdog(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    uint64_t now = ev->now_ms, last;
+    int i;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        struct folio_dec_proc *p = &d->procs[i];
+
+        if (!live(p) || p->state == FOLIO_WS_HUNG || p->timeout_ms == 0)
+            continue;
+        last = p->beat_ms > p->spawned_ms ? p->beat_ms : p->spawned_ms;
+        if (now >= last && now - last >= p->timeout_ms)
+            hung(d, ev, i, now - last);
+    }
+    arm_watchdog(d, now);
+}
+
+static void
+on_kill_due(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    int i;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        struct folio_dec_proc *p = &d->procs[i];
+
+        if (!live(p) || p->kill_at == 0 || p->kill_at > ev->now_ms)
+            continue;
+        if (p->state == FOLIO_WS_HUNG)
+            say(d, FOLIO_LOG_WARN,
+                "worker %d (pid %ld) still there %u ms after SIGABRT: killed",
+                p->index, p->pid, FOLIO_DEC_ABORT_GRACE_MS);
+        else
+            say(d, FOLIO_LOG_WARN,
+                "worker %d (pid %ld) still draining after shutdown_timeout "
+                "(%u ms): killed",
+                p->index, p->pid, p->shutdown_ms);
+        kill_proc(d, i, SIGKILL);
+        p->kill_at = 0;
+    }
+}
+
+static void
+on_respawn_due(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    int k, i, covered;
+
+    for (k = 0; k < FOLIO_MAX_WORKERS; k++) {
+        struct folio_dec_index *ix = &d->idx[k];
+
+        if (ix->respawn_at == 0 || ix->respawn_at > ev->now_ms)
+            continue;
+        ix->respawn_at = 0;
+        if (d->mode == FOLIO_SS_STOPPING || k >= d->cur.nworkers)
+            continue;
+        for (i = 0, covered = 0; i < FOLIO_MAX_SLOTS; i++) {
+            const struct folio_dec_proc *p = &d->procs[i];
+
+            if (p->gen == d->cur.id && p->index == k &&
+                (p->state == FOLIO_WS_STARTING ||
+                 (p->state == FOLIO_WS_READY && ix->replaces != i)))
+                covered = 1;
+        }
+        if (covered)
+            continue;
+        d->restarts++;
+        spawn(d, &d->cur, k, still_replacing(d, ix->replaces), ev->now_ms);
+    }
+}
+
+static void
+on_timer(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    int i, n = 0;
+
+    switch (ev->timer) {
+    case FOLIO_T_STOP:
+        if (d->stop_at == 0 || d->stop_at > ev->now_ms)
+            return;
+        d->stop_at = 0;
+        n = nlive(d, 0);
+        if (n > 0)
+            say(d, FOLIO_LOG_WARN, "shutdown deadline: killing %d workers", n);
+        for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+            if (live(&d->procs[i]))
+                kill_proc(d, i, SIGKILL);
+        return;
+    case FOLIO_T_RELOAD:
+        if (d->reload_at == 0 || d->reload_at > ev->now_ms)
+            return;
+        d->reload_at = 0;
+        reload_abort(d, ev, "new workers not ready in time");
+        return;
+    case FOLIO_T_KILL:
+        on_kill_due(d, ev);
+        return;
+    case FOLIO_T_RESPAWN:
+        on_respawn_due(d, ev);
+        return;
+    case FOLIO_T_WATCHDOG:
+        if (d->watchdog_at == 0 || d->watchdog_at > ev->now_ms)
+            return;
+        on_watchdog(d, ev);
+        return;
+    }
+}
+
+/* ---- the entry points ---- */
+
+void
+folio_dec_init(struct folio_dec *d)
+{
+    int i;
+
+    memset(d, 0, sizeof(*d));
+    d->mode = FOLIO_SS_STARTING;
+    for (i = 0; i < FOLIO_MAX_WORKERS; i++)
+        d->idx[i].replaces = -1;
+}
+
+static int
+valid_slot(const struct folio_dec_ev *ev)
+{
+    return ev->slot >= 0 && ev->slot < FOLIO_MAX_SLOTS;
+}
+
+int
+folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    int k;
+
+    d->nacts = 0;
+    switch (ev->type) {
+    case FOLIO_EV_START:
+        d->cur = ev->gen;
+        d->mode = FOLIO_SS_STARTING;
+        for (k = 0; k < d->cur.nworkers; k++)
+            spawn(d, &d->cur, k, -1, ev->now_ms);
+        break;
+    case FOLIO_EV_RESUME:
+        /* The reload the upgrade began: its generation, from this image. */
+        arm_watchdog(d, ev->now_ms);
+        if (ev->changed && d->mode == FOLIO_SS_SERVING) {
+            say(d, FOLIO_LOG_NOTICE,
+                "upgraded: generation %llu serves on; starting the next "
+                "from the new binary",
+                (unsigned long long)d->cur.id);
+            act(d, FOLIO_ACT_RELOAD);
+        }
+        break;
+    case FOLIO_EV_HUP:
+        on_hup(d, ev);
+        break;
+    case FOLIO_EV_TERM:
+        stop(d, ev, 0);
+        break;
+    case FOLIO_EV_QUIT:
+        stop(d, ev, 1);
+        break;
+    case FOLIO_EV_GEN_BUILT:
+        on_gen_built(d, ev);
+        break;
+    case FOLIO_EV_GEN_FAILED:
+    case FOLIO_EV_UPGRADE_FAILED:
+        if (d->mode != FOLIO_SS_STOPPING)
+            reload_failed(d, ev, ev->why != NULL ? ev->why : "unknown");
+        break;
+    case FOLIO_EV_SPAWNED:
+        if (valid_slot(ev))
+            on_spawned(d, ev);
+        break;
+    case FOLIO_EV_SPAWN_FAILED:
+        if (valid_slot(ev))
+            on_spawn_failed(d, ev);
+        break;
+    case FOLIO_EV_READY:
+        if (valid_slot(ev))
+            on_ready(d, ev);
+        break;
+    case FOLIO_EV_RECYCLE:
+        if (valid_slot(ev))
+            on_recycle(d, ev);
+        break;
+    case FOLIO_EV_EXIT:
+        if (valid_slot(ev))
+            on_exit_ev(d, ev);
+        break;
+    case FOLIO_EV_TIMER:
+        on_timer(d, ev);
+        break;
+    }
+    return d->nacts;
+}
+
+void
+folio_dec_beat(struct folio_dec *d, int slot, uint64_t beat_ms)
+{
+    if (slot >= 0 && slot < FOLIO_MAX_SLOTS && live(&d->procs[slot]))
+        d->procs[slot].beat_ms = beat_ms;
+}
+
+uint64_t
+folio_dec_deadline(const struct folio_dec *d, int timer)
+{
+    uint64_t t = 0;
+    int i;
+
+    switch (timer) {
+    case FOLIO_T_STOP:
+        return d->stop_at;
+    case FOLIO_T_RELOAD:
+        return d->reload_at;
+    case FOLIO_T_KILL:
+        for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+            if (live(&d->procs[i]) && d->procs[i].kill_at != 0 &&
+                (t == 0 || d->procs[i].kill_at < t))
+                t = d->procs[i].kill_at;
+        return t;
+    case FOLIO_T_RESPAWN:
+        for (i = 0; i < FOLIO_MAX_WORKERS; i++)
+            if (d->idx[i].respawn_at != 0 &&
+                (t == 0 || d->idx[i].respawn_at < t))
+                t = d->idx[i].respawn_at;
+        return t;
+    case FOLIO_T_WATCHDOG:
+        return d->watchdog_at;
+    }
+    return 0;
+}
+
+int
+folio_dec_adopter(struct folio_dec *d, int from)
+{
+    int i, k;
+
+    for (k = 0; k < FOLIO_MAX_SLOTS; k++) {
+        i = (int)((d->rr + (unsigned)k) % FOLIO_MAX_SLOTS);
+        if (i != from && d->procs[i].state == FOLIO_WS_READY &&
+            d->procs[i].gen == d->cur.id) {
+            d->rr = (unsigned)i + 1;
+            return i;
+        }
+    }
+    return -1;
+}
+
+void
+folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c)
+{
+    int i, accepting = 0;
+
+    memset(c, 0, sizeof(*c));
+    c->state = d->mode;
+    c->configured = d->cur.nworkers;
+    c->serving = nindices(d, &d->cur, FOLIO_WS_READY);
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        const struct folio_dec_proc *p = &d->procs[i];
+
+        switch (p->state) {
+        case FOLIO_WS_READY:
+            c->n_serving++;
+            accepting = 1;
+            break;
+        case FOLIO_WS_STARTING:
+            c->n_starting++;
+            break;
+        case FOLIO_WS_HUNG:
+            c->n_hung++;
+            break;
+        case FOLIO_WS_RETIRING:
+            c->n_retiring++;
+            break;
+        case FOLIO_WS_STOPPING:
+            c->n_stopping++;
+            break;
+        }
+    }
+    /* Configured workers with no process: waiting to be restarted. */
+    for (i = 0; i < d->cur.nworkers; i++) {
+        int j, has = 0;
+
+        for (j = 0; j < FOLIO_MAX_SLOTS && !has; j++)
+            has = d->procs[j].gen == d->cur.id && d->procs[j].index == i &&
+                  (d->procs[j].state == FOLIO_WS_READY ||
+                   d->procs[j].state == FOLIO_WS_STARTING ||
+                   d->procs[j].state == FOLIO_WS_HUNG);
+        c->n_down += !has;
+    }
+    c->healthy = d->mode != FOLIO_SS_STOPPING && accepting;
+    c->ready = d->mode != FOLIO_SS_STOPPING && d->mode != FOLIO_SS_STARTING &&
+               c->configured > 0 && c->serving >= c->configured;
+}
+
+/* ---- save and restore, for an upgrade ---- */
+
+#define SAVE_MAGIC "folio-dec 1"
+
+size_t
+folio_dec_save(const struct folio_dec *d, char *buf, size_t len)
+{
+    size_t n = 0;
+    int i, r;
+
+#define OUT(...)                                                               \
+    do {                                                                       \
+        r = snprintf(buf + n, len - n, __VA_ARGS__);                           \
+        if (r < 0 || (size_t)r >= len - n)                                     \
+            return 0;                                                          \
+        n += (size_t)r;                                                        \
+    } while (0)
+    OUT("%s\n", SAVE_MAGIC);
+    OUT("mode %d %d %d\n", d->mode, d->ever_ready, d->exit_code);
+    OUT("cur %llu %d %u %u\n", (unsigned long long)d->cur.id, d->cur.nworkers,
+        d->cur.shutdown_ms, d->cur.worker_timeout_ms);
+    OUT("counters %llu %llu %llu %llu %llu\n",
+        (unsigned long long)d->restarts, (unsigned long long)d->reloads,
+        (unsigned long long)d->reload_failures,
+        (unsigned long long)d->recycles, (unsigned long long)d->timeouts);
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        const struct folio_dec_proc *p = &d->procs[i];
+
+        if (!live(p))
+            continue;
+        OUT("proc %d %d %ld %d %llu %llu %llu %llu %d %u %u\n", i, p->state,
+            p->pid, p->index, (unsigned long long)p->gen,
+            (unsigned long long)p->spawned_ms, (unsigned long long)p->beat_ms,
+            (unsigned long long)p->kill_at, p->replaces, p->timeout_ms,
+            p->shutdown_ms);
+    }
+    for (i = 0; i < FOLIO_MAX_WORKERS; i++) {
+        const struct folio_dec_index *x = &d->idx[i];
+
+        if (x->fails == 0 && x->fatal == 0 && x->respawn_at == 0)
+            continue;
+        OUT("index %d %d %d %llu %d %s\n", i, x->fails, x->fatal,
+            (unsigned long long)x->respawn_at, x->replaces,
+            x->why[0] != '\0' ? x->why : "-");
+    }
+    OUT("end\n");
+#undef OUT
+    return n;
+}
+
+int
+folio_dec_restore(struct folio_dec *d, const char *text, char *err,
+                  size_t errlen)
+{
+    const char *line = text, *nl;
+    unsigned long long a, b, c, e, f;
+    char buf[512];
+    int lineno = 0, ended = 0;
+
+    while (*line != '\0' && !ended) {
+        size_t n;
+
+        nl = strchr(line, '\n');
+        n = nl != NULL ? (size_t)(nl - line) : strlen(line);
+        if (n >= sizeof(buf))
+            n = sizeof(buf) - 1;
+        memcpy(buf, line, n);
+        buf[n] = '\0';
+        line = nl != NULL ? nl + 1 : line + strlen(line);
+        lineno++;
+        if (lineno == 1) {
+            if (strcmp(buf, SAVE_MAGIC) != 0)
+                goto bad;
+        } else if (strncmp(buf, "mode ", 5) == 0) {
+            if (sscanf(buf, "mode %d %d %d", &d->mode, &d->ever_ready,
+                       &d->exit_code) != 3)
+                goto bad;
+        } else if (strncmp(buf, "cur ", 4) == 0) {
+            if (sscanf(buf, "cur %llu %d %u %u", &a, &d->cur.nworkers,
+                       &d->cur.shutdown_ms, &d->cur.worker_timeout_ms) != 4)
+                goto bad;
+            d->cur.id = a;
+        } else if (strncmp(buf, "counters ", 9) == 0) {
+            if (sscanf(buf, "counters %llu %llu %llu %llu %llu", &a, &b, &c,
+                       &e, &f) != 5)
+                goto bad;
+            d->restarts = a;
+            d->reloads = b;
+            d->reload_failures = c;
+            d->recycles = e;
+            d->timeouts = f;
+        } else if (strncmp(buf, "proc ", 5) == 0) {
+            struct folio_dec_proc p;
+            int slot;
+
+            memset(&p, 0, sizeof(p));
+            if (sscanf(buf, "proc %d %d %ld %d %llu %llu %llu %llu %d %u %u",
+                       &slot, &p.state, &p.pid, &p.index, &a, &b, &c, &e,
+                       &p.replaces, &p.timeout_ms, &p.shutdown_ms) != 11 ||
+                slot < 0 || slot >= FOLIO_MAX_SLOTS ||
+                p.state <= FOLIO_WS_FREE || p.state > FOLIO_WS_HUNG)
+                goto bad;
+            p.gen = a;
+            p.spawned_ms = b;
+            p.beat_ms = c;
+            p.kill_at = e;
+            d->procs[slot] = p;
+        } else if (strncmp(buf, "index ", 6) == 0) {
+            struct folio_dec_index x;
+            int k, off = 0;
+
+            memset(&x, 0, sizeof(x));
+            if (sscanf(buf, "index %d %d %d %llu %d %n", &k, &x.fails,
+                       &x.fatal, &a, &x.replaces, &off) != 5 ||
+                k < 0 || k >= FOLIO_MAX_WORKERS || off == 0)
+                goto bad;
+            x.respawn_at = a;
+            if (strcmp(buf + off, "-") != 0)
+                snprintf(x.why, sizeof(x.why), "%s", buf + off);
+            d->idx[k] = x;
+        } else if (strcmp(buf, "end") == 0) {
+            ended = 1;
+        } else {
+            goto bad;
+        }
+    }
+    if (!ended || d->mode != FOLIO_SS_SERVING || d->cur.id == 0) {
+        snprintf(err, errlen, "the master's saved state is incomplete");
+        return -1;
+    }
+    status_text(d, d->status, sizeof(d->status));
+    d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
+    return 0;
+bad:
+    snprintf(err, errlen, "the master's saved state, line %d: '%s'", lineno,
+             buf);
+    return -1;
+}

@@ -1,0 +1,633 @@
+/*
+ * e2e_lifecycle.c - the process layer as an operator tries it:
+ *
+ *   watchdog        a SIGSTOPped worker (worker_timeout 2s) is logged with
+ *                   its method, dumped and replaced within 3 s; counted
+ *   retiring stuck  SIGSTOP then HUP: the old worker is killed by the
+ *                   master at shutdown_timeout
+ *   HUPs queued     two HUPs 2 ms apart with a changed setting: the last
+ *                   one wins
+ *   kill -9 master  under load, then an immediate start: it binds
+ *   health          /healthz and /readyz through reloads and a stop
+ *   titles          ps shows master, workers and a retiring worker apart
+ *   admin in drain  server.stats answers while a stop drains
+ * (The slow-request log is in e2e_faults: it takes a slow disk.)
+ */
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "src/client.h"
+#include "src/mp.h"
+#include "src/rpc.h"
+#include "tests/check_run.h"
+#include "tests/e2e_util.h"
+
+static struct e2e_server srv;
+
+/* Under sanitizers or valgrind everything takes longer. */
+static int
+slack_ms(void)
+{
+    if (getenv("E2E_VALGRIND") != NULL)
+        return 20000;
+#ifdef FOLIO_SANITIZED
+    return 3000;
+#else
+    return 0;
+#endif
+}
+
+static void
+start(const char *conf)
+{
+    struct rlimit no_core = {0, 0};
+
+    /* The watchdog's SIGABRT would dump a core: not in the tests. */
+    setrlimit(RLIMIT_CORE, &no_core);
+    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+}
+
+/* The first NUL-terminated string of /proc/PID/cmdline: its title. */
+static void
+title_of(pid_t pid, char *buf, size_t len)
+{
+    char path[64];
+    ssize_t n;
+    int fd;
+
+    buf[0] = '\0';
+    snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+    if ((fd = open(path, O_RDONLY)) == -1)
+        return;
+    n = read(fd, buf, len - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+static double
+stat_num(const char *a, const char *b)
+{
+    double v = e2e_server_stat(&srv, a, b, NULL);
+
+    ck_assert_msg(!isnan(v), "server.stats: no %s.%s", a, b);
+    return v;
+}
+
+/* A connection that asks for much and reads nothing: a worker stays busy. */
+static int
+greedy_client(int nrequests)
+{
+    static const unsigned char req[] = {
+        0x94, 0x00, 0x01, 0xae, 's', 'e', 'r', 'v', 'e', 'r',
+        '.',  'm',  'e',  't',  'h', 'o', 'd', 's', 0x90};
+    struct sockaddr_in sa;
+    const char *colon = strrchr(srv.addr, ':');
+    int fd, small = 4096, i;
+
+    ck_assert_ptr_nonnull(colon);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    /* A small window: the replies stay in the server's output. */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    /* As many as the buffers take: the server stops reading soon. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    for (i = 0; i < nrequests; i++)
+        if (write(fd, req, sizeof(req)) != (ssize_t)sizeof(req))
+            break;
+    ck_assert_int_gt(i, 1000);
+    return fd;
+}
+
+/* Read what the greedy client was sent until the server closes. */
+static size_t
+drain_client(int fd)
+{
+    char buf[65536];
+    size_t total = 0;
+    ssize_t n;
+    struct pollfd p = {fd, POLLIN, 0};
+
+    while (poll(&p, 1, 15000) == 1 &&
+           ((n = read(fd, buf, sizeof(buf))) > 0 ||
+            (n < 0 && errno == EAGAIN)))
+        total += n > 0 ? (size_t)n : 0;
+    close(fd);
+    return total;
+}
+
+/* ---- the watchdog ---- */
+
+START_TEST(test_watchdog_sigstop)
+{
+    struct folio_client *c;
+    pid_t before[4], after[4];
+    uint64_t t0, deadline, replaced = 0;
+    int n, ok = 0;
+
+    start("workers = 1\nworker_timeout = 2s\nmetrics_listen = 127.0.0.1:0\n");
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_workers(&srv, before, 4), 1);
+    ck_assert_int_eq(kill(before[0], SIGSTOP), 0);
+    t0 = e2e_now_ms();
+    /* A new worker within 3 s of the stop; the stopped one gone. */
+    deadline = t0 + 3000 + (uint64_t)slack_ms();
+    while (!ok && e2e_now_ms() < deadline) {
+        n = e2e_workers(&srv, after, 4);
+        if (n >= 1 && !e2e_pid_in(before[0], after, n) && replaced == 0)
+            replaced = e2e_now_ms() - t0;
+        if (replaced != 0 && (c = e2e_connect(&srv)) != NULL) {
+            ok = e2e_ping(c) == 0;
+            folio_client_close(c);
+        }
+        if (!ok)
+            poll(NULL, 0, 20);
+    }
+    ck_assert_msg(ok, "no new worker serving 3 s after the SIGSTOP");
+    fprintf(stderr, "watchdog: the stopped worker replaced %llu ms after "
+                    "SIGSTOP (worker_timeout 2 s)\n",
+            (unsigned long long)replaced);
+    ck_assert(replaced >= 1900);
+    /* The log: what it was doing, its backtrace, the kill. */
+    ck_assert_int_eq(e2e_wait_log(&srv, "killed by the watchdog", 5000), 0);
+    ck_assert(e2e_log_has(&srv, "hung: its loop has not turned for"));
+    ck_assert(e2e_log_has(&srv, "the last, server.ping from 127.0.0.1:"));
+    ck_assert(e2e_log_has(&srv, "SIGABRT: backtrace of worker 0"));
+    ck_assert(e2e_log_has(&srv, "folio_worker_main"));
+    /* Counted, in server.stats and the metrics. */
+    ck_assert(stat_num("server", "worker_timeouts") == 1);
+    ck_assert(e2e_metric(&srv, "folio_worker_timeouts_total") == 1);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+START_TEST(test_stopped_retiring_killed)
+{
+    struct folio_client *c;
+    pid_t before[4], after[4];
+    uint64_t t0, deadline, gone = 0;
+    int n;
+
+    start("workers = 1\nworker_timeout = 0\nshutdown_timeout = 1s\n");
+    ck_assert_int_eq(e2e_workers(&srv, before, 4), 1);
+    ck_assert_int_eq(kill(before[0], SIGSTOP), 0);
+    t0 = e2e_now_ms();
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    /* Killed at shutdown_timeout (1 s) and its grace (1 s), not never. */
+    deadline = t0 + 4000 + (uint64_t)slack_ms();
+    while (e2e_now_ms() < deadline) {
+        n = e2e_workers(&srv, after, 4);
+        if (!e2e_pid_in(before[0], after, n)) {
+            gone = e2e_now_ms() - t0;
+            break;
+        }
+        poll(NULL, 0, 20);
+    }
+    ck_assert_msg(gone != 0, "the stopped old worker is still there");
+    fprintf(stderr, "retiring: the stopped old worker killed %llu ms after "
+                    "the HUP (shutdown_timeout 1 s)\n",
+            (unsigned long long)gone);
+    ck_assert(gone >= 1000);
+    ck_assert(e2e_log_has(&srv, "still draining after shutdown_timeout"));
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/* ---- HUPs never lost ---- */
+
+static void
+set_workers(int n)
+{
+    char text[8192];
+    FILE *f;
+    size_t len;
+    char *p;
+
+    ck_assert_ptr_nonnull(f = fopen(srv.conf, "r"));
+    len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    ck_assert_ptr_nonnull(p = strstr(text, "workers = "));
+    p[10] = (char)('0' + n);
+    ck_assert_int_eq(e2e_write_file(srv.conf, text), 0);
+}
+
+static int
+ready_workers(void)
+{
+    char line[256];
+    int n = -1;
+    FILE *f = fopen(srv.ready, "r");
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "workers %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* A corpus of its own, 1 MB: its index takes a while to build. */
+static void
+corpus_file(const char *dir, int k)
+{
+    char path[512];
+    unsigned x = 12345u + (unsigned)k;
+    FILE *f;
+    int i, j;
+
+    snprintf(path, sizeof(path), "%s/part%02d.txt", dir, k);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    for (i = 0; i < 20000; i++) {
+        for (j = 0; j < 8; j++) {
+            x = x * 1103515245u + 12345u;
+            fprintf(f, "%sw%u", j > 0 ? " " : "", (x >> 8) % 50000);
+        }
+        fputc('\n', f);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_two_hups_last_wins)
+{
+    char conf[600], corpus[400];
+    uint64_t deadline;
+    pid_t pids[8];
+    int round, seen;
+
+    start(NULL); /* workers = 2, from e2e_start */
+    snprintf(corpus, sizeof(corpus), "%s/corpus", srv.dir);
+    ck_assert_int_eq(mkdir(corpus, 0755), 0);
+    corpus_file(corpus, 0);
+    snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
+    {
+        FILE *f = fopen(srv.conf, "a");
+
+        ck_assert_ptr_nonnull(f);
+        fputs(conf, f);
+        fclose(f);
+    }
+    for (round = 1; round <= 3; round++) {
+        /*
+         * The first HUP's reload reads 1 worker, then builds the index of
+         * a changed corpus; the second HUP, with 3, comes during it.
+         */
+        corpus_file(corpus, round);
+        set_workers(1);
+        seen = e2e_log_count(&srv, "freight: no tables");
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        deadline = e2e_now_ms() + 10000;
+        while (e2e_log_count(&srv, "freight: no tables") == seen) {
+            ck_assert(e2e_now_ms() < deadline);
+            poll(NULL, 0, 1);
+        }
+        set_workers(3);
+        poll(NULL, 0, 2);
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        deadline = e2e_now_ms() + 20000 + (uint64_t)slack_ms();
+        while (ready_workers() != 3) {
+            ck_assert_msg(e2e_now_ms() < deadline,
+                          "round %d: the last configuration (3 workers) is "
+                          "not served; the ready file says %d",
+                          round, ready_workers());
+            poll(NULL, 0, 10);
+        }
+        deadline = e2e_now_ms() + 10000;
+        while (e2e_workers(&srv, pids, 8) != 3) {
+            ck_assert_msg(e2e_now_ms() < deadline, "round %d: %d workers",
+                          round, e2e_workers(&srv, pids, 8));
+            poll(NULL, 0, 10);
+        }
+        /* Back to 2 for the next round. */
+        set_workers(2);
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        deadline = e2e_now_ms() + 20000;
+        while (ready_workers() != 2) {
+            ck_assert(e2e_now_ms() < deadline);
+            poll(NULL, 0, 10);
+        }
+    }
+    /* The second HUP came during the first reload (2 of 3 rounds at the
+     * least: a test descheduled for the whole build may miss one). */
+    ck_assert_int_ge(e2e_log_count(&srv, "reload in progress: SIGHUP queued"),
+                     2);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/* ---- kill -9 of the master, then a start at once ---- */
+
+static pid_t
+bench_bg(const char *const *args)
+{
+    const char *argv[32];
+    const char *p = getenv("FOLIO_BENCH");
+    int n = 0, i, fd;
+    pid_t pid;
+
+    argv[n++] = p != NULL && *p != '\0' ? p : FOLIO_BUILDDIR "/folio-bench";
+    argv[n++] = "-H";
+    argv[n++] = srv.addr;
+    for (i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if ((fd = open("/dev/null", O_WRONLY)) >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+START_TEST(test_kill9_master_then_start)
+{
+    const char *const ping[] = {"-c", "50", "-P", "64", "-d", "60",
+                                "--max-errors", "100%", "-q", NULL};
+    char conf[8192], port[32], addr[128];
+    const char *colon;
+    pid_t bench;
+    int round, st;
+
+    start("workers = 2\nshutdown_timeout = 3s\n");
+    /* From now on the port is fixed: a restart must bind it again. */
+    colon = strrchr(srv.addr, ':');
+    snprintf(port, sizeof(port), "%s", colon + 1);
+    snprintf(addr, sizeof(addr), "%s", srv.addr);
+    {
+        char text[8192], *p;
+        FILE *f = fopen(srv.conf, "r");
+        size_t len;
+
+        ck_assert_ptr_nonnull(f);
+        len = fread(text, 1, sizeof(text) - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        ck_assert_ptr_nonnull(p = strstr(text, "listen = 127.0.0.1:0\n"));
+        snprintf(conf, sizeof(conf), "%.*slisten = 127.0.0.1:%s\n%s",
+                 (int)(p - text), text, port, p + strlen("listen = 127.0.0.1:0\n"));
+        ck_assert_int_eq(e2e_write_file(srv.conf, conf), 0);
+    }
+    bench = bench_bg(ping);
+    for (round = 0; round < 5; round++) {
+        /* Busy workers, as under load. */
+        ck_assert_int_eq(e2e_wait_ready(&srv, 1, 5000), 0);
+        poll(NULL, 0, 200);
+        ck_assert_int_eq(kill(srv.pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(srv.pid, &st, 0), srv.pid);
+        srv.pid = -1;
+        ck_assert_msg(e2e_restart(&srv, NULL) == 0,
+                      "round %d: foliod could not start right after the "
+                      "master was killed",
+                      round);
+        ck_assert_str_eq(srv.addr, addr);
+    }
+    ck_assert(!e2e_log_has(&srv, "Address already in use"));
+    kill(bench, SIGKILL);
+    waitpid(bench, NULL, 0);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/* ---- health endpoints ---- */
+
+static int
+health(const char *path, char *body, size_t len)
+{
+    char *r, *p;
+    int status;
+
+    r = e2e_http_get(srv.metrics, path, &status);
+    if (body != NULL)
+        body[0] = '\0';
+    if (r != NULL && body != NULL && (p = strstr(r, "\r\n\r\n")) != NULL)
+        snprintf(body, len, "%s", p + 4);
+    free(r);
+    return status;
+}
+
+START_TEST(test_health_through_reload_and_stop)
+{
+    char body[256];
+    int round, fd, checks = 0;
+
+    start("workers = 2\nmetrics_listen = 127.0.0.1:0\nmax_output_bytes = "
+          "4096\nshutdown_timeout = 5s\n");
+    ck_assert_int_eq(health("/healthz", body, sizeof(body)), 200);
+    ck_assert_str_eq(body, "ok\n");
+    ck_assert_int_eq(health("/readyz", body, sizeof(body)), 200);
+    ck_assert_str_eq(body, "ok\n");
+    ck_assert_int_eq(health("/healthz?verbose=1", NULL, 0), 200);
+    /* Through reloads: never anything but 200 for either. */
+    for (round = 0; round < 5; round++) {
+        ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+        while (e2e_wait_ready(&srv, (uint64_t)round + 2, 0) != 0) {
+            ck_assert_int_eq(health("/healthz", NULL, 0), 200);
+            ck_assert_int_eq(health("/readyz", NULL, 0), 200);
+            checks++;
+        }
+    }
+    ck_assert_int_eq(health("/readyz", NULL, 0), 200);
+    /* A stop that drains (a client reads nothing): 503, both. */
+    fd = greedy_client(40000);
+    poll(NULL, 0, 100);
+    ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "stopping: draining", 5000), 0);
+    ck_assert_int_eq(health("/healthz", body, sizeof(body)), 503);
+    ck_assert_str_eq(body, "stopping\n");
+    ck_assert_int_eq(health("/readyz", NULL, 0), 503);
+    drain_client(fd);
+    ck_assert_int_eq(e2e_wait_exit(&srv, 10000), 0);
+    fprintf(stderr, "health: %d checks during 5 reloads, all 200\n", checks);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/* ---- process titles ---- */
+
+START_TEST(test_titles)
+{
+    char t[256], want[128];
+    pid_t pids[8];
+    uint64_t deadline;
+    int n, i, fd, seen = 0;
+
+    start("workers = 2\nmax_output_bytes = 4096\n");
+    title_of(srv.pid, t, sizeof(t));
+    ck_assert_str_eq(t, "foliod: master (generation 1)");
+    n = e2e_workers(&srv, pids, 8);
+    ck_assert_int_eq(n, 2);
+    for (i = 0; i < n; i++) {
+        title_of(pids[i], t, sizeof(t));
+        ck_assert_msg(strcmp(t, "foliod: worker 0 (generation 1)") == 0 ||
+                          strcmp(t, "foliod: worker 1 (generation 1)") == 0,
+                      "worker title '%s'", t);
+    }
+    /* ps(1) shows the same, where it is installed. */
+    if (system("command -v ps >/dev/null 2>&1") == 0) {
+        char cmd[128], line[256];
+        FILE *p;
+
+        snprintf(cmd, sizeof(cmd), "ps -o args= -p %ld", (long)srv.pid);
+        ck_assert_ptr_nonnull(p = popen(cmd, "r"));
+        ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
+        pclose(p);
+        line[strcspn(line, "\n")] = '\0';
+        while (strlen(line) > 0 && line[strlen(line) - 1] == ' ')
+            line[strlen(line) - 1] = '\0';
+        ck_assert_str_eq(line, "foliod: master (generation 1)");
+    }
+    /* A reload: one old worker cannot finish (its client reads nothing). */
+    fd = greedy_client(40000);
+    poll(NULL, 0, 100);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    deadline = e2e_now_ms() + 4000;
+    while (!seen && e2e_now_ms() < deadline) {
+        n = e2e_workers(&srv, pids, 8);
+        for (i = 0; i < n; i++) {
+            title_of(pids[i], t, sizeof(t));
+            if (strncmp(t, "foliod: retiring worker ", 24) == 0 &&
+                strstr(t, "(generation 1)") != NULL)
+                seen = 1;
+        }
+        if (!seen)
+            poll(NULL, 0, 10);
+    }
+    ck_assert_msg(seen, "no retiring worker's title seen");
+    title_of(srv.pid, t, sizeof(t));
+    ck_assert_str_eq(t, "foliod: master (generation 2)");
+    snprintf(want, sizeof(want), "foliod: worker 0 (generation 2)");
+    for (i = 0, seen = 0; i < n; i++) {
+        title_of(pids[i], t, sizeof(t));
+        seen += strcmp(t, want) == 0;
+    }
+    ck_assert_int_eq(seen, 1);
+    drain_client(fd);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/* ---- the admin socket through a drain ---- */
+
+START_TEST(test_admin_socket_through_drain)
+{
+    struct folio_client *a;
+    struct folio_reply r;
+    const char *state;
+    uint32_t len;
+    int fd, i;
+
+    start("workers = 2\nmax_output_bytes = 4096\nshutdown_timeout = 5s\n");
+    fd = greedy_client(40000);
+    poll(NULL, 0, 100);
+    ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "stopping: draining", 5000), 0);
+    /* Watchable: the operator asks, several times, while it drains. */
+    for (i = 0; i < 3; i++) {
+        a = e2e_connect_admin(&srv);
+        ck_assert_msg(a != NULL, "the admin socket is closed during the drain");
+        ck_assert_int_eq(e2e_stats(a, &r), 0);
+        ck_assert_int_eq(folio_mp_read_map(&r.result, &len), 0);
+        folio_client_close(a);
+    }
+    a = e2e_connect_admin(&srv);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    {
+        struct folio_mp_cur c = r.result;
+        uint32_t n, k, kl, m2, j, sl;
+        const char *key, *s2;
+
+        ck_assert_int_eq(folio_mp_read_map(&c, &n), 0);
+        for (k = 0, state = NULL; k < n && state == NULL; k++) {
+            folio_mp_read_str(&c, &key, &kl);
+            if (!folio_mp_str_eq(key, kl, "server")) {
+                folio_mp_skip(&c);
+                continue;
+            }
+            folio_mp_read_map(&c, &m2);
+            for (j = 0; j < m2; j++) {
+                folio_mp_read_str(&c, &key, &kl);
+                if (folio_mp_str_eq(key, kl, "state") &&
+                    folio_mp_read_str(&c, &s2, &sl) == 0) {
+                    ck_assert_int_eq(sl, 8);
+                    ck_assert(memcmp(s2, "stopping", 8) == 0);
+                    state = s2;
+                    break;
+                }
+                folio_mp_skip(&c);
+            }
+        }
+        ck_assert_ptr_nonnull(state);
+    }
+    folio_client_close(a);
+    ck_assert_uint_gt(drain_client(fd), 0);
+    ck_assert_int_eq(e2e_wait_exit(&srv, 10000), 0);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+static Suite *
+lifecycle_suite(void)
+{
+    Suite *s = suite_create("e2e_lifecycle");
+    TCase *tc = tcase_create("watchdog");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_watchdog_sigstop);
+    tcase_add_test(tc, test_stopped_retiring_killed);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("signals");
+    tcase_set_timeout(tc, 90);
+    tcase_add_test(tc, test_two_hups_last_wins);
+    tcase_add_test(tc, test_kill9_master_then_start);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("operator");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_health_through_reload_and_stop);
+    tcase_add_test(tc, test_titles);
+    tcase_add_test(tc, test_admin_socket_through_drain);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return folio_check_run(lifecycle_suite());
+}
