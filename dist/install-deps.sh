@@ -8,7 +8,7 @@ PACKAGES="
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
     libjansson-dev libedit-dev
     curl jq
-    mandoc
+    mandoc cscope universal-ctags
     systemd strace
     prometheus
     python3 python3-pynvim
