@@ -208,6 +208,14 @@ check_field(const char *name, const char *s, size_t len, size_t max, int body,
 }
 
 int
+folio_comments_path_check(const char *path, size_t len, char *err,
+                          size_t errlen)
+{
+    return check_field("path", path, len, FOLIO_COMMENTS_PATH_MAX, 0, err,
+                       errlen);
+}
+
+int
 folio_comments_validate(const struct folio_comment_in *in, char *err,
                         size_t errlen)
 {
@@ -640,17 +648,15 @@ struct post_arg {
     uint64_t first; /* id of the first */
 };
 
-static int
-encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
-       const struct folio_comment_in *in, uint64_t created_at)
+int
+folio_comments_encode_tail(struct folio_buf *out, const char *np, size_t nlen,
+                           const struct folio_comment_in *in,
+                           uint64_t created_at)
 {
     msgpack_packer pk;
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
-    if (msgpack_pack_map(&pk, 5) != 0 ||
-        msgpack_pack_str_with_body(&pk, "id", 2) != 0 ||
-        msgpack_pack_uint64(&pk, id) != 0 ||
-        msgpack_pack_str_with_body(&pk, "path", 4) != 0 ||
+    if (msgpack_pack_str_with_body(&pk, "path", 4) != 0 ||
         folio_pack_str(&pk, np, nlen) != 0 ||
         msgpack_pack_str_with_body(&pk, "author", 6) != 0 ||
         folio_pack_str(&pk, in->author, in->author_len) != 0 ||
@@ -660,6 +666,20 @@ encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
         msgpack_pack_uint64(&pk, created_at) != 0)
         return -1;
     return 0;
+}
+
+static int
+encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
+       const struct folio_comment_in *in, uint64_t created_at)
+{
+    msgpack_packer pk;
+
+    msgpack_packer_init(&pk, out, folio_buf_pack_write);
+    if (msgpack_pack_map(&pk, 5) != 0 ||
+        msgpack_pack_str_with_body(&pk, "id", 2) != 0 ||
+        msgpack_pack_uint64(&pk, id) != 0)
+        return -1;
+    return folio_comments_encode_tail(out, np, nlen, in, created_at);
 }
 
 /* Every comment of the batch, in order, in the one transaction. */
