@@ -35,6 +35,8 @@ enum opt_type {
     T_LEVEL,   /* int log level */
     T_CONF,    /* -c: command line only */
     T_CHECK,   /* --check-config */
+    T_BUILD,   /* --build-data DIR: command line only */
+    T_CHOICE,  /* int: the index of the value among arg's "a|b|c" */
     T_HELP,
     T_VERSION
 };
@@ -73,6 +75,14 @@ static const struct opt opts[] = {
      1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
     {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0,
      "on", "on|off", "commit concurrent posts together, one sync"},
+    {"comments-backend", 0, T_CHOICE, O(comments_backend), 0, 0, "lmdb",
+     "lmdb|postgres", "where comments live: this host, or PostgreSQL"},
+    {"comments-dsn", 0, T_STR_OFF, O(comments_dsn), 0, 0, NULL, "CONNINFO",
+     "libpq connection string of the postgres backend"},
+    {"comments-cache-size", 0, T_SIZE, O(comments_cache_size), 0, 1ull << 40,
+     "64m", "SIZE", "postgres: encoded pages cached per worker (0: off)"},
+    {"comments-timeout", 0, T_MS, O(comments_timeout_ms), 1, 3600000, "5s",
+     "DURATION", "postgres: answer UNAVAILABLE past this wait"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",
      "DIR|auto|off",
      "directory of carrier freight tables (CSV) (auto: the installed "
@@ -131,6 +141,42 @@ _Static_assert(offsetof(struct folio_config, nlisten) ==
                "a T_LIST count follows its array");
 
 #define FIELD(cfg, o, type) ((type *)(void *)((char *)(cfg) + (o)->off))
+
+/* Options of the command line only: no key in the file. */
+static int
+cli_only(const struct opt *o)
+{
+    return o->off == NONE || o->type == T_CONF || o->type == T_CHECK ||
+           o->type == T_BUILD;
+}
+
+/*
+ * The index of `value` among a T_CHOICE's "a|b|c" (its arg), or -1.  With
+ * value NULL: copies choice `index` into out (room for len bytes).
+ */
+static int
+choice(const struct opt *o, const char *value, int index, char *out,
+       size_t len)
+{
+    const char *p = o->arg, *e;
+    int i;
+
+    for (i = 0;; i++) {
+        e = strchr(p, '|');
+        if (e == NULL)
+            e = p + strlen(p);
+        if (value != NULL && strlen(value) == (size_t)(e - p) &&
+            strncmp(value, p, (size_t)(e - p)) == 0)
+            return i;
+        if (value == NULL && i == index) {
+            snprintf(out, len, "%.*s", (int)(e - p), p);
+            return i;
+        }
+        if (*e == '\0')
+            return -1;
+        p = e + 1;
+    }
+}
 
 const char *
 folio_default_conf_file(void)
@@ -288,6 +334,15 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     case T_CHECK:
         *FIELD(cfg, o, int) = 1;
         return 0;
+    case T_CHOICE:
+        if ((b = choice(o, value, 0, NULL, 0)) < 0) {
+            snprintf(err, errlen, "%s: expected %s, got '%s'", o->name,
+                     o->arg, value);
+            return FOLIO_ECONFIG;
+        }
+        *FIELD(cfg, o, int) = b;
+        return 0;
+    case T_BUILD:
     case T_CONF:
     case T_STR:
         if (*value == '\0') {
@@ -403,6 +458,7 @@ folio_config_free(struct folio_config *cfg)
         case T_STR:
         case T_STR_OFF:
         case T_CONF:
+        case T_BUILD:
             folio_free(*FIELD(cfg, &opts[i], char *));
             *FIELD(cfg, &opts[i], char *) = NULL;
             break;
@@ -419,8 +475,7 @@ folio_config_set(struct folio_config *cfg, const char *key, const char *value,
 {
     const struct opt *o = find_opt(key);
 
-    if (o == NULL || o->off == NONE || o->type == T_CONF ||
-        o->type == T_CHECK) {
+    if (o == NULL || cli_only(o)) {
         snprintf(err, errlen, "unknown setting '%s'", key);
         return FOLIO_ECONFIG;
     }
@@ -504,8 +559,7 @@ folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
             break;
         }
         o = find_opt(key);
-        if (o == NULL || o->off == NONE || o->type == T_CONF ||
-            o->type == T_CHECK) {
+        if (o == NULL || cli_only(o)) {
             snprintf(err, errlen, "%s:%u: unknown setting '%s'", path, lineno,
                      key);
             rc = FOLIO_ECONFIG;
@@ -722,7 +776,7 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
     for (i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
 
-        if (o->off == NONE || o->type == T_CONF || o->type == T_CHECK)
+        if (cli_only(o))
             continue;
         key_of(o, key, sizeof(key));
         switch (o->type) {
@@ -755,6 +809,13 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
         case T_LEVEL:
             fprintf(f, "%s = %s\n", key, levels[*FIELD(cfg, o, const int)]);
             break;
+        case T_CHOICE: {
+            char name[64];
+
+            choice(o, NULL, *FIELD(cfg, o, const int), name, sizeof(name));
+            fprintf(f, "%s = %s\n", key, name);
+            break;
+        }
         case T_U32:
             fprintf(f, "%s = %u\n", key, *FIELD(cfg, o, const uint32_t));
             break;
@@ -866,7 +927,7 @@ folio_config_write_defaults(FILE *f, const char *version)
     for (i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
 
-        if (o->off == NONE || o->type == T_CONF || o->type == T_CHECK)
+        if (cli_only(o))
             continue;
         key_of(o, key, sizeof(key));
         fprintf(f, "\n# %s%s%s: %s\n#%s = %s\n", key, o->arg ? " = " : "",

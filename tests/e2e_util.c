@@ -87,8 +87,8 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
     return 0;
 }
 
-static void
-rm_rf(const char *dir)
+void
+e2e_rm_rf(const char *dir)
 {
     if (dir[0] != '\0')
         nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -117,7 +117,7 @@ kill_all(void)
             kill(live[i]->pid, SIGKILL);
             waitpid(live[i]->pid, NULL, 0);
         }
-        rm_rf(live[i]->dir);
+        e2e_rm_rf(live[i]->dir);
         live[i] = NULL;
     }
 }
@@ -408,7 +408,7 @@ e2e_stop(struct e2e_server *s)
         e2e_print_log(s);
     forget(s);
     if (getenv("E2E_KEEP") == NULL)
-        rm_rf(s->dir);
+        e2e_rm_rf(s->dir);
     return bad != 0 ? -2 : rc;
 }
 

@@ -111,6 +111,9 @@ double e2e_stat_num(const struct folio_reply *r, ...);
 /* e2e_now_ms - monotonic milliseconds. */
 uint64_t e2e_now_ms(void);
 
+/* e2e_rm_rf - remove a directory tree (best effort). */
+void e2e_rm_rf(const char *dir);
+
 /* e2e_write_file - write a file (0 or -1). */
 int e2e_write_file(const char *path, const char *text);
 
