@@ -441,6 +441,22 @@ e2e_connect_admin(const struct e2e_server *s)
 }
 
 int
+e2e_pid_gone(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    int z = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 1;
+    if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
+        z = p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+    fclose(f);
+    return z;
+}
+
+int
 e2e_workers(const struct e2e_server *s, pid_t *pids, int max)
 {
     char path[64], buf[4096], *p, *end;
