@@ -128,6 +128,8 @@ static const struct opt opts[] = {
      "0", "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
     {"check-config", 'n', T_CHECK, O(check_only), 0, 0, NULL, NULL,
      "check configuration and data, then exit"},
+    {"build-data", 0, T_BUILD, O(build_data), 0, 0, NULL, "DIR",
+     "build the corpus index and freight tables into DIR, then exit"},
     {"version", 'V', T_VERSION, NONE, 0, 0, NULL, NULL,
      "print the version and exit"},
     {"help", 'h', T_HELP, NONE, 0, 0, NULL, NULL, "print this help and exit"},
@@ -709,6 +711,7 @@ folio_config_usage(FILE *f)
                "              [--log-level debug|info|warn|error] "
                "[--pid-file PATH] [--user USER]\n"
                "       foliod --check-config [-c FILE] [options]\n"
+               "       foliod --build-data DIR [-c FILE] [options]\n"
                "       foliod --version | --help\n\noptions:\n");
     for (i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
