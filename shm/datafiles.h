@@ -1,6 +1,7 @@
 /*
  * datafiles.h - the data a foliod host can be given as files, built once
- * and copied to several hosts (foliod --build-data DIR, folio-hosts(7)):
+ * and copied to several hosts (foliod --build-data DIR; RUNNING ON
+ * SEVERAL HOSTS in foliod(8)):
  * the corpus index (corpus-CHECKSUM.idx) and the freight environment
  * (freight/data.mdb), with the manifest FOLIO_DATA_SUMS of their SHA-256
  * checksums in the format of sha256sum(1), so that `sha256sum -c' checks

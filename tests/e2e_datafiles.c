@@ -1,5 +1,5 @@
 /*
- * e2e_datafiles.c - data shipped as files (folio-hosts(7)): foliod
+ * e2e_datafiles.c - data shipped as files (foliod(8)): foliod
  * --build-data builds the corpus index and the freight environment with
  * their SHA-256 manifest; a host whose data directory holds the copied
  * files verifies them at start and serves them as they are; a changed or

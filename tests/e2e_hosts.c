@@ -1,5 +1,5 @@
 /*
- * e2e_hosts.c - several foliod hosts, as folio-hosts(7) runs them: three
+ * e2e_hosts.c - several foliod hosts, as foliod(8) runs them: three
  * foliod (three data directories and ports on this machine) with
  * comments_backend = postgres on one real PostgreSQL, behind a real
  * HAProxy configured by dist/haproxy.cfg (its backend and checks as
