@@ -62,8 +62,7 @@ START_TEST(test_write_verify)
     FILE *f;
 
     ck_assert_int_eq(folio_datafiles_verify(dir, &n, err, sizeof(err)), 0);
-    ck_assert_int_eq(folio_datafiles_write(dir, names, 2, err, sizeof(err)),
-                     0);
+    ck_assert_int_eq(folio_datafiles_write(dir, names, 2, err, sizeof(err)), 0);
     ck_assert_int_eq(folio_datafiles_verify(dir, &n, err, sizeof(err)), 1);
     ck_assert_uint_eq(n, 2);
     /* sha256sum's format: the empty file's well-known digest */
@@ -88,8 +87,7 @@ START_TEST(test_write_verify)
     ck_assert_ptr_nonnull(strstr(err, "corpus-1.idx"));
     ck_assert_ptr_nonnull(strstr(err, "copy the data again"));
     /* a file to hash that is not there */
-    ck_assert_int_ne(folio_datafiles_write(dir, names, 2, err, sizeof(err)),
-                     0);
+    ck_assert_int_ne(folio_datafiles_write(dir, names, 2, err, sizeof(err)), 0);
 }
 END_TEST
 

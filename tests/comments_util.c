@@ -12,9 +12,8 @@
 #include "tests/comments_util.h"
 
 int
-e2e_comment_post(struct folio_client *c, const char *path,
-                 const char *author, const char *body, size_t body_len,
-                 struct folio_reply *r)
+e2e_comment_post(struct folio_client *c, const char *path, const char *author,
+                 const char *body, size_t body_len, struct folio_reply *r)
 {
     msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1, NULL);
 

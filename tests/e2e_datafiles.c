@@ -26,8 +26,7 @@ static char tmp[256];
 static const char *corpus; /* the corpus the hosts are given, or NULL */
 
 /* system() of a formatted command; its exit status. */
-static int
-sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int
 sh(const char *fmt, ...)
@@ -148,8 +147,7 @@ START_TEST(test_build_ship_verify)
     /* and left them as they came */
     if (sh("command -v sha256sum >/dev/null") == 0)
         ck_assert_int_eq(
-            sh("cd %s/host && sha256sum --quiet -c folio-data.sha256", tmp),
-            0);
+            sh("cd %s/host && sha256sum --quiet -c folio-data.sha256", tmp), 0);
 
     /* one byte changed: no start, and the file named */
     ck_assert_int_eq(sh("printf x | dd of=%s/host/freight/data.mdb bs=1 "
@@ -196,8 +194,7 @@ START_TEST(test_build_ship_verify)
         ck_assert(err_has("is not the one the shipped index was built from"));
         /* and the shipped index is still there, untouched */
         ck_assert_int_eq(
-            sh("cd %s/host && sha256sum --quiet -c folio-data.sha256", tmp),
-            0);
+            sh("cd %s/host && sha256sum --quiet -c folio-data.sha256", tmp), 0);
     }
 }
 END_TEST

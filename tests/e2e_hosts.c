@@ -171,12 +171,11 @@ write_haproxy_cfg(int port)
             if (servers++ > 0)
                 continue;
             /* the first server line's options, on each of our hosts */
-            if (sscanf(p, "server %63s %127s %511[^\n]", name, addr, rest) <
-                2)
+            if (sscanf(p, "server %63s %127s %511[^\n]", name, addr, rest) < 2)
                 rest[0] = '\0';
             for (i = 0; i < NHOSTS; i++)
-                fprintf(out, "    server host%d %s %s\n", i + 1,
-                        hosts[i].addr, rest);
+                fprintf(out, "    server host%d %s %s\n", i + 1, hosts[i].addr,
+                        rest);
             continue;
         }
         fputs(line, out);
@@ -492,9 +491,8 @@ START_TEST(test_posts_seen_everywhere)
         /* a new connection each time: HAProxy spreads them */
         ck_assert_ptr_nonnull(c = connect_hap());
         snprintf(body, sizeof(body), "post %d through HAProxy", k);
-        ck_assert_int_eq(e2e_comment_post(c, "/shared", "hap", body,
-                                          strlen(body), &r),
-                         0);
+        ck_assert_int_eq(
+            e2e_comment_post(c, "/shared", "hap", body, strlen(body), &r), 0);
         ck_assert_msg(r.code == 0, "post %d: error %d", k, r.code);
         t_ack = e2e_now_ms();
         cur = r.result;
@@ -563,11 +561,11 @@ struct loader {
     atomic_int *stop;
     atomic_int *after_down; /* the victim is marked down */
     atomic_int ok;
-    int failed;             /* requests with no answer */
+    int failed;              /* requests with no answer */
     uint64_t last_failed_ms; /* when the last of them was sent */
     int failed_after_down;
-    int errors;             /* error replies (none expected) */
-    uint64_t *acks;         /* ids of acknowledged posts */
+    int errors;     /* error replies (none expected) */
+    uint64_t *acks; /* ids of acknowledged posts */
     int nacks, cap;
 };
 
@@ -595,8 +593,7 @@ loader_run(void *arg)
         }
         if (i % 2 == 0) {
             snprintf(body, sizeof(body), "load %d of %d", i, l->index);
-            rc = e2e_comment_post(c, "/load", "loader", body, strlen(body),
-                                  &r);
+            rc = e2e_comment_post(c, "/load", "loader", body, strlen(body), &r);
         } else {
             rc = folio_client_call_str(c, "comments.list", "/load", &r) == 1
                      ? 0
@@ -675,8 +672,9 @@ START_TEST(test_host_killed)
         }
         poll(NULL, 0, 20);
     }
-    ck_assert_msg(t_down != 0, "HAProxy has not marked host2 down %d ms "
-                               "after it died (status %s)",
+    ck_assert_msg(t_down != 0,
+                  "HAProxy has not marked host2 down %d ms "
+                  "after it died (status %s)",
                   DOWN_MS, status);
     printf("e2e_hosts: host2 killed (gone in %llu ms); HAProxy marked it "
            "down after %llu ms\n",
@@ -734,8 +732,8 @@ START_TEST(test_host_killed)
                       (unsigned long long)all[j]);
     for (i = 0; i < NCLIENTS; i++)
         for (j = 0; j < ls[i].nacks; j++)
-            ck_assert_msg(bsearch(&ls[i].acks[j], all, (size_t)n,
-                                  sizeof(*all), cmp_u64) != NULL,
+            ck_assert_msg(bsearch(&ls[i].acks[j], all, (size_t)n, sizeof(*all),
+                                  cmp_u64) != NULL,
                           "acknowledged comment %llu is missing",
                           (unsigned long long)ls[i].acks[j]);
     free(all);
@@ -758,8 +756,8 @@ struct poster {
     atomic_int *stop;
     atomic_int acked, unavailable;
     atomic_uint_fast64_t last_ack_ms;
-    int other;          /* anything but an ack or a 14 */
-    uint64_t max_ms;    /* the slowest answer */
+    int other;       /* anything but an ack or a 14 */
+    uint64_t max_ms; /* the slowest answer */
     char why[256];
     char (*bodies)[48]; /* acknowledged */
     int n, cap;
@@ -778,8 +776,8 @@ poster_run(void *arg)
     for (i = 0; c != NULL && !atomic_load(p->stop); i++) {
         snprintf(body, sizeof(body), "outage post %d of %d", i, p->index);
         t0 = e2e_now_ms();
-        if (e2e_comment_post(c, "/outage", "poster", body, strlen(body),
-                             &r) != 0) {
+        if (e2e_comment_post(c, "/outage", "poster", body, strlen(body), &r) !=
+            0) {
             p->other++;
             snprintf(p->why, sizeof(p->why), "post %d: no answer", i);
             break;
@@ -847,8 +845,7 @@ START_TEST(test_database_stops)
     /* a page every host has cached */
     ck_assert_ptr_nonnull(c = e2e_connect(&hosts[0]));
     for (i = 0; i < 3; i++) {
-        ck_assert_int_eq(e2e_comment_post(c, "/cached", "a", "cached", 6,
-                                          &r),
+        ck_assert_int_eq(e2e_comment_post(c, "/cached", "a", "cached", 6, &r),
                          0);
         ck_assert_int_eq(r.code, 0);
     }
@@ -903,8 +900,7 @@ START_TEST(test_database_stops)
     }
     printf("e2e_hosts: PostgreSQL down: %d posts answered 14; posting "
            "resumed within %llu ms of the restart\n",
-           sum_posters(ps, 1),
-           (unsigned long long)(e2e_now_ms() - t_restart));
+           sum_posters(ps, 1), (unsigned long long)(e2e_now_ms() - t_restart));
     atomic_store(&stop, 1);
     for (i = 0; i < NPOSTERS; i++)
         pthread_join(th[i], NULL);

@@ -185,8 +185,7 @@ wait_up(struct pg_cluster *c)
         }
         poll(NULL, 0, 20);
     }
-    fprintf(stderr, "postgres did not accept connections in %d ms\n",
-            START_MS);
+    fprintf(stderr, "postgres did not accept connections in %d ms\n", START_MS);
     print_log(c);
     return -1;
 }
@@ -259,8 +258,7 @@ pg_start(struct pg_cluster *c, const char *conf)
         c->uid = pw->pw_uid;
         c->gid = pw->pw_gid;
         c->drop = 1;
-        if (chmod(c->dir, 0755) != 0 ||
-            chown(c->data, c->uid, c->gid) != 0 ||
+        if (chmod(c->dir, 0755) != 0 || chown(c->data, c->uid, c->gid) != 0 ||
             chown(c->sock, c->uid, c->gid) != 0) {
             perror("handing the cluster to nobody");
             goto fail;
@@ -298,9 +296,10 @@ pg_start(struct pg_cluster *c, const char *conf)
      * through the WAL (fsync off: an immediate stop kills the server,
      * not the kernel, so written WAL survives it).
      */
-    fprintf(f, "\n# the tests\nfsync = off\nfull_page_writes = off\n"
-               "shared_buffers = 16MB\nmax_connections = 100\n"
-               "unix_socket_permissions = 0777\n%s\n",
+    fprintf(f,
+            "\n# the tests\nfsync = off\nfull_page_writes = off\n"
+            "shared_buffers = 16MB\nmax_connections = 100\n"
+            "unix_socket_permissions = 0777\n%s\n",
             conf != NULL ? conf : "");
     fclose(f);
     if (spawn_server(c) != 0)
@@ -315,8 +314,8 @@ int
 pg_stop_immediate(struct pg_cluster *c)
 {
     char pg_ctl[600];
-    const char *argv[] = {pg_ctl, "-D", c->data, "-m", "immediate", "-w",
-                          "stop", NULL};
+    const char *argv[] = {pg_ctl,      "-D", c->data, "-m",
+                          "immediate", "-w", "stop",  NULL};
     int st;
 
     snprintf(pg_ctl, sizeof(pg_ctl), "%s/pg_ctl", c->bin);
@@ -360,13 +359,12 @@ pg_destroy(struct pg_cluster *c)
 void
 pg_dsn(const struct pg_cluster *c, const char *db, char *buf, size_t len)
 {
-    snprintf(buf, len, "host=%s port=5432 user=folio dbname=%s", c->sock,
-             db);
+    snprintf(buf, len, "host=%s port=5432 user=folio dbname=%s", c->sock, db);
 }
 
 int
-pg_query(const struct pg_cluster *c, const char *db, const char *sql,
-         char *out, size_t len)
+pg_query(const struct pg_cluster *c, const char *db, const char *sql, char *out,
+         size_t len)
 {
     char dsn[512];
     PGresult *res;

@@ -18,7 +18,7 @@
 #define STALE_SLOTS 4096      /* the invalidation record (power of 2) */
 
 struct entry {
-    struct entry *hnext;      /* bucket chain */
+    struct entry *hnext;       /* bucket chain */
     struct entry *prev, *next; /* LRU list: head is the most recent */
     uint64_t hash;
     uint32_t plen;
@@ -32,8 +32,8 @@ struct folio_ccache {
     struct entry *head, *tail;
     uint64_t entries, bytes, max_bytes, evictions;
     uint64_t epoch;
-    uint64_t all_epoch;           /* the last clear */
-    uint64_t stale[STALE_SLOTS];  /* epoch of the last drop, by hash */
+    uint64_t all_epoch;          /* the last clear */
+    uint64_t stale[STALE_SLOTS]; /* epoch of the last drop, by hash */
 };
 
 static uint64_t
@@ -209,8 +209,8 @@ folio_ccache_epoch(const struct folio_ccache *c)
 }
 
 int
-folio_ccache_fresh(const struct folio_ccache *c, const char *path,
-                   size_t plen, uint64_t since)
+folio_ccache_fresh(const struct folio_ccache *c, const char *path, size_t plen,
+                   uint64_t since)
 {
     uint64_t h = folio_fnv1a64(path, plen);
 
