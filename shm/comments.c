@@ -43,6 +43,7 @@
 
 #include "shm/comments.h"
 #include "shm/lmdb_check.h"
+#include "src/be.h"
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/alloc.h"
@@ -93,28 +94,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static void
-put_be64(unsigned char *p, uint64_t v)
-{
-    int i;
-
-    for (i = 7; i >= 0; i--) {
-        p[i] = (unsigned char)v;
-        v >>= 8;
-    }
-}
-
-static uint64_t
-get_be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
 }
 
 /* ---- text ---------------------------------------------------------- */
@@ -249,7 +228,7 @@ page_key(const char *np, size_t n, unsigned char *key, int *is_long)
     }
     memcpy(key, np, KEY_LONG_PREFIX);
     key[KEY_LONG_PREFIX] = 0xff;
-    put_be64(key + KEY_LONG_PREFIX + 1, folio_fnv1a64(np, n));
+    folio_be64_put(key + KEY_LONG_PREFIX + 1, folio_fnv1a64(np, n));
     key[KEY_LONG_PREFIX + 9] = 0x00;
     *is_long = 1;
     return KEY_LONG_PREFIX + 10;
@@ -699,7 +678,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     if (rc == 0) {
         if (v.mv_size != 8)
             return MDB_CORRUPTED;
-        id = get_be64(v.mv_data);
+        id = folio_be64_get(v.mv_data);
     } else if (rc != MDB_NOTFOUND) {
         return rc;
     }
@@ -715,14 +694,14 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
             return ENOMEM;
         if (a->ends != NULL)
             a->ends[i] = folio_buf_mark(a->out);
-        put_be64(p->key + p->klen, id);
+        folio_be64_put(p->key + p->klen, id);
         k.mv_data = p->key;
         k.mv_size = p->klen + 8;
         v.mv_data = folio_buf_at(a->out, start);
         v.mv_size = folio_buf_mark(a->out) - start;
         if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) != 0)
             return rc;
-        put_be64(idkey, id);
+        folio_be64_put(idkey, id);
         v = k;
         k.mv_data = idkey;
         k.mv_size = 8;
@@ -730,7 +709,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
         if ((rc = mdb_put(txn, cs->dbi_ids, &k, &v, MDB_APPEND)) != 0)
             return rc;
     }
-    put_be64(next, id);
+    folio_be64_put(next, id);
     k.mv_data = (void *)next_id_key;
     k.mv_size = sizeof(next_id_key) - 1;
     v.mv_data = next;
@@ -799,7 +778,7 @@ delete_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     MDB_val k, v;
     int rc;
 
-    put_be64(idkey, *(const uint64_t *)arg);
+    folio_be64_put(idkey, *(const uint64_t *)arg);
     k.mv_data = idkey;
     k.mv_size = 8;
     if ((rc = mdb_get(txn, cs->dbi_ids, &k, &v)) != 0)
@@ -946,7 +925,7 @@ folio_comments_info(struct folio_comments *cs, struct folio_comments_info *info)
     k.mv_size = sizeof(next_id_key) - 1;
     rc = mdb_get(cs->rtxn, cs->dbi_meta, &k, &v);
     if (rc == 0 && v.mv_size == 8)
-        info->next_id = get_be64(v.mv_data);
+        info->next_id = folio_be64_get(v.mv_data);
     mdb_txn_reset(cs->rtxn);
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : FOLIO_ESTORE;
 }

@@ -484,9 +484,9 @@ pg_post(struct folio_call *call, const struct folio_comment_in *in)
         (uint32_t)folio_comments_normalize(in->path, in->path_len, r->path);
     r->alen = (uint32_t)in->author_len;
     r->blen = (uint32_t)in->body_len;
-    put_be64(r->created_at, now);
-    put_be64(r->key, folio_pg.key_hi);
-    put_be64(r->key + 8, ++folio_pg.key_seq);
+    folio_be64_put(r->created_at, now);
+    folio_be64_put(r->key, folio_pg.key_hi);
+    folio_be64_put(r->key + 8, ++folio_pg.key_seq);
     if ((r->text.b_data == NULL &&
          folio_buf_init(&r->text, in->author_len + in->body_len * 2 + 2048,
                         0) != 0) ||

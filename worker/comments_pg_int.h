@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 
 #include "shm/comments.h"
+#include "src/be.h"
 #include "src/buf.h"
 #include "worker/dispatch.h"
 
@@ -104,26 +105,6 @@ struct folio_pg {
 
 /* The one PostgreSQL client of this worker process (comments_pg.c). */
 extern struct folio_pg folio_pg;
-
-static inline void
-put_be64(unsigned char *p, uint64_t v)
-{
-    int i;
-
-    for (i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
-}
-
-static inline uint64_t
-get_be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
 
 static inline void
 q_push(struct queue *q, struct req *r)

@@ -108,7 +108,7 @@ send_unit(struct unit *u)
             return -1;
         break;
     case U_DELETE:
-        put_be64(id, r->id);
+        folio_be64_put(id, r->id);
         v[0] = (const char *)id;
         l[0] = 8;
         if (send_stmt(sql_delete, 1, t_int8, v, l) != 0)
@@ -263,7 +263,7 @@ result_ok(struct unit *u, PGresult *res)
         if (u->cur != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
             if (PQntuples(res) == 1 && PQgetlength(res, 0, 0) == 8) {
                 u->cur->id =
-                    get_be64((const unsigned char *)PQgetvalue(res, 0, 0));
+                    folio_be64_get((const unsigned char *)PQgetvalue(res, 0, 0));
             } else if (!u->failed) {
                 u->failed = 1;
                 snprintf(u->state, sizeof(u->state), "XX000");
@@ -298,7 +298,7 @@ post_reply(struct req *r)
     size_t tail = r->alen + r->blen;
 
     folio_buf_reset(&folio_pg.scratch);
-    put_be64(id, r->id);
+    folio_be64_put(id, r->id);
     return folio_buf_append(&folio_pg.scratch, comment_head,
                             sizeof(comment_head)) != 0 ||
                    folio_buf_append(&folio_pg.scratch, id, 8) != 0 ||
@@ -307,6 +307,18 @@ post_reply(struct req *r)
                                     folio_buf_mark(&r->text) - tail) != 0
                ? -1
                : 0;
+}
+
+/* The RPC status of u's error; a failure of ours (13) is logged. */
+static int
+unit_status(const struct unit *u, const char *what)
+{
+    int code = status_of(u->state);
+
+    if (code == FOLIO_ST_INTERNAL)
+        folio_log_errorx("comments: PostgreSQL: %s: %s (SQLSTATE %s)", what,
+                         u->msg, u->state);
+    return code;
 }
 
 static void
@@ -340,26 +352,18 @@ complete_batch(struct unit *u)
         q_prepend(&folio_pg.posts, &u->reqs);
         return;
     }
-    if (code == FOLIO_ST_INTERNAL)
-        folio_log_errorx("comments: PostgreSQL: post: %s (SQLSTATE %s)", u->msg,
-                         u->state);
-    folio_pg_fail_queue(&u->reqs, code, u->msg);
+    folio_pg_fail_queue(&u->reqs, unit_status(u, "post"), u->msg);
 }
 
 static void
 complete_list(struct unit *u)
 {
     struct req *r = u->reqs.head;
-    int code;
 
     if (r == NULL)
         return;
     if (u->failed) {
-        code = status_of(u->state);
-        if (code == FOLIO_ST_INTERNAL)
-            folio_log_errorx("comments: PostgreSQL: list: %s (SQLSTATE %s)",
-                             u->msg, u->state);
-        folio_pg_fail_queue(&u->reqs, code, u->msg);
+        folio_pg_fail_queue(&u->reqs, unit_status(u, "list"), u->msg);
         return;
     }
     if (folio_pg.cache != NULL &&
@@ -380,16 +384,11 @@ complete_delete(struct unit *u)
 {
     struct req *r = q_pop(&u->reqs);
     char msg[96];
-    int code;
 
     if (r == NULL)
         return;
     if (u->failed) {
-        code = status_of(u->state);
-        if (code == FOLIO_ST_INTERNAL)
-            folio_log_errorx("comments: PostgreSQL: delete: %s (SQLSTATE %s)",
-                             u->msg, u->state);
-        folio_pg_release_error(r, code, u->msg);
+        folio_pg_release_error(r, unit_status(u, "delete"), u->msg);
         return;
     }
     if (r->id != 0 && !r->in_doubt) {
