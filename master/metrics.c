@@ -142,6 +142,36 @@ per_worker(struct folio_master *m, struct evbuffer *b, const char *name,
     }
 }
 
+static uint64_t v_ccache(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_comments_cache_bytes); }
+static uint64_t v_dbup(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_comments_db_up); }
+
+/* The comments' postgres backend: its page cache and its connections. */
+static void
+render_comments(struct folio_master *m, struct evbuffer *b,
+                const struct folio_worker_slot *t)
+{
+    total(b, "folio_comments_cache_hits_total", "counter",
+          "comments.list answered from the page cache (postgres backend).",
+          folio_stat_get(&t->ws_comments_cache_hits));
+    total(b, "folio_comments_cache_misses_total", "counter",
+          "comments.list asked of the database (postgres backend).",
+          folio_stat_get(&t->ws_comments_cache_misses));
+    total(b, "folio_comments_cache_invalidations_total", "counter",
+          "Cached pages dropped on a notification from PostgreSQL.",
+          folio_stat_get(&t->ws_comments_cache_invalidations));
+    total(b, "folio_comments_db_connects_total", "counter",
+          "Connections to the comments database made.",
+          folio_stat_get(&t->ws_comments_db_connects));
+    total(b, "folio_comments_db_unavailable_total", "counter",
+          "Comments calls answered 14 because the database was down.",
+          folio_stat_get(&t->ws_comments_db_unavailable));
+    per_worker(m, b, "folio_comments_cache_bytes", "gauge",
+               "Bytes held by each live worker's page cache.", v_ccache);
+    per_worker(m, b, "folio_comments_db_up", "gauge",
+               "1 while the live worker is connected to the database.",
+               v_dbup);
+}
+
 int
 folio_metrics_render(struct folio_master *m, struct evbuffer *b)
 {
@@ -239,6 +269,7 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
                "Peak resident set of each live worker.", v_rss);
     per_worker(m, b, "folio_connections", "gauge",
                "Connections open on each live worker.", v_conns);
+    render_comments(m, b, &t);
     return 0;
 }
 
