@@ -92,12 +92,12 @@ load_corpus(const struct folio_config *cfg, struct folio_worker_data *d,
         return 0;
     }
     if (shipped)
-        rc = folio_corpus_open_shipped(dir, cfg->data_dir, &c, why,
-                                       sizeof(why));
+        rc =
+            folio_corpus_open_shipped(dir, cfg->data_dir, &c, why, sizeof(why));
     else
-        rc = folio_corpus_open(dir,
-                               is_dir(cfg->data_dir) ? cfg->data_dir : NULL,
-                               &c, why, sizeof(why));
+        rc =
+            folio_corpus_open(dir, is_dir(cfg->data_dir) ? cfg->data_dir : NULL,
+                              &c, why, sizeof(why));
     if (rc != 0) {
         snprintf(err, errlen, "%s", why);
         return rc;
@@ -191,10 +191,10 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
     else
         folio_log_info("freight: %u carriers, %u bands, %u SKUs from %s%s",
                        sum.fm_carriers, sum.fm_rows, sum.fm_skus, tables,
-                       shipped          ? " (shipped)"
+                       shipped           ? " (shipped)"
                        : cfg->check_only ? " (checked)"
-                       : changed        ? " (imported)"
-                                        : " (unchanged)");
+                       : changed         ? " (imported)"
+                                         : " (unchanged)");
     return 0;
 }
 
@@ -267,8 +267,7 @@ verify_shipped(const struct folio_config *cfg, char *err, size_t errlen)
         return 0;
     if ((rc = folio_datafiles_verify(cfg->data_dir, &n, err, errlen)) == 1)
         folio_log_notice("data directory %s: %u shipped file%s match %s",
-                         cfg->data_dir, n, n == 1 ? "" : "s",
-                         FOLIO_DATA_SUMS);
+                         cfg->data_dir, n, n == 1 ? "" : "s", FOLIO_DATA_SUMS);
     return rc;
 }
 
@@ -337,8 +336,9 @@ folio_data_build(const struct folio_config *cfg, const char *dir, char *err,
                  (unsigned long long)in.checksum);
         snprintf(path, sizeof(path), "%s/%s", dir, idx);
         if (access(path, R_OK) != 0) {
-            snprintf(err, errlen, "the corpus index could not be written to "
-                                  "%s (see the log)",
+            snprintf(err, errlen,
+                     "the corpus index could not be written to "
+                     "%s (see the log)",
                      dir);
             return FOLIO_ESYS;
         }
@@ -356,16 +356,14 @@ folio_data_build(const struct folio_config *cfg, const char *dir, char *err,
     }
     if (present) {
         names[n++] = FOLIO_FREIGHT_ENV "/data.mdb";
-        printf("foliod: %s/%s/data.mdb: %u carriers, %u bands, %u SKUs\n",
-               dir, FOLIO_FREIGHT_ENV, sum.fm_carriers, sum.fm_rows,
-               sum.fm_skus);
+        printf("foliod: %s/%s/data.mdb: %u carriers, %u bands, %u SKUs\n", dir,
+               FOLIO_FREIGHT_ENV, sum.fm_carriers, sum.fm_rows, sum.fm_skus);
     }
     if (n == 0) {
         snprintf(err, errlen, "no corpus and no freight tables to build");
         return FOLIO_ENOTFOUND;
     }
-    if ((rc = folio_datafiles_write(dir, names, (size_t)n, err, errlen)) !=
-        0)
+    if ((rc = folio_datafiles_write(dir, names, (size_t)n, err, errlen)) != 0)
         return rc;
     printf("foliod: %s/%s: their SHA-256 checksums; copy these files into "
            "each host's data directory\n",

@@ -142,8 +142,16 @@ per_worker(struct folio_master *m, struct evbuffer *b, const char *name,
     }
 }
 
-static uint64_t v_ccache(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_comments_cache_bytes); }
-static uint64_t v_dbup(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_comments_db_up); }
+static uint64_t
+v_ccache(const struct folio_worker_slot *s)
+{
+    return folio_stat_get(&s->ws_comments_cache_bytes);
+}
+static uint64_t
+v_dbup(const struct folio_worker_slot *s)
+{
+    return folio_stat_get(&s->ws_comments_db_up);
+}
 
 /* The comments' postgres backend: its page cache and its connections. */
 static void
@@ -168,8 +176,7 @@ render_comments(struct folio_master *m, struct evbuffer *b,
     per_worker(m, b, "folio_comments_cache_bytes", "gauge",
                "Bytes held by each live worker's page cache.", v_ccache);
     per_worker(m, b, "folio_comments_db_up", "gauge",
-               "1 while the live worker is connected to the database.",
-               v_dbup);
+               "1 while the live worker is connected to the database.", v_dbup);
 }
 
 int

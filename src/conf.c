@@ -62,19 +62,18 @@ static const struct opt opts[] = {
      "do not detach; log to stderr"},
     {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
      "serve on HOST:PORT, [V6ADDR]:PORT or unix:PATH (repeatable)"},
-    {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0,
-     FOLIO_DEFAULT_ADMIN, "PATH|off",
-     "Unix socket for admin methods"},
+    {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0, FOLIO_DEFAULT_ADMIN,
+     "PATH|off", "Unix socket for admin methods"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
      "N|auto", "worker processes (auto: usable CPUs)"},
     {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, "auto", "DIR|auto|off",
      "directory of corpus text files (auto: the installed corpus, if any)"},
     {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
      "writable state: LMDB environments, caches"},
-    {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20,
-     1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
-    {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0,
-     "on", "on|off", "commit concurrent posts together, one sync"},
+    {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20, 1ull << 40,
+     "1g", "SIZE", "ceiling of the comments store"},
+    {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0, "on",
+     "on|off", "commit concurrent posts together, one sync"},
     {"comments-backend", 0, T_CHOICE, O(comments_backend), 0, 0, "lmdb",
      "lmdb|postgres", "where comments live: this host, or PostgreSQL"},
     {"comments-dsn", 0, T_STR_OFF, O(comments_dsn), 0, 0, NULL, "CONNINFO",
@@ -102,14 +101,14 @@ static const struct opt opts[] = {
      "drop privileges to USER after binding (as root)"},
     {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
      "write pid and bound addresses to PATH when ready"},
-    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
-     "N", "connections per worker"},
-    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30,
-     "4m", "SIZE", "largest request accepted"},
+    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096", "N",
+     "connections per worker"},
+    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30, "4m",
+     "SIZE", "largest request accepted"},
     {"max-depth", 0, T_U32, O(max_depth), 2, 64, "32", "N",
      "deepest nesting of a request"},
-    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30,
-     "1m", "SIZE", "pending replies per connection before reading pauses"},
+    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30, "1m",
+     "SIZE", "pending replies per connection before reading pauses"},
     {"idle-timeout", 0, T_MS, O(idle_timeout_ms), 0, 86400000, "60s",
      "DURATION", "close connections idle this long (0: never)"},
     {"request-timeout", 0, T_MS, O(request_timeout_ms), 0, 86400000, "30s",
@@ -117,15 +116,16 @@ static const struct opt opts[] = {
     {"shutdown-timeout", 0, T_MS, O(shutdown_timeout_ms), 0, 3600000, "10s",
      "DURATION", "drain deadline on stop and reload"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
-     UINT64_MAX, "0", "N", "replace a worker after about N requests (0: never)"},
-    {"cubic-threshold-g", 0, T_U32, O(cubic_threshold_g), 0, 100000000,
-     "5000", "GRAMS", "cubic weight applies above this"},
+     UINT64_MAX, "0", "N",
+     "replace a worker after about N requests (0: never)"},
+    {"cubic-threshold-g", 0, T_U32, O(cubic_threshold_g), 0, 100000000, "5000",
+     "GRAMS", "cubic weight applies above this"},
     {"backlog", 0, T_U32, O(backlog), 1, 65535, "511", "N",
      "listen queue length"},
     {"stats", 0, T_BOOL, O(stats), 0, 0, "on", "on|off",
      "per-request counters and latency histograms"},
-    {"stats-log-interval", 0, T_MS, O(stats_log_interval_ms), 0, 86400000,
-     "0", "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
+    {"stats-log-interval", 0, T_MS, O(stats_log_interval_ms), 0, 86400000, "0",
+     "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
     {"check-config", 'n', T_CHECK, O(check_only), 0, 0, NULL, NULL,
      "check configuration and data, then exit"},
     {"build-data", 0, T_BUILD, O(build_data), 0, 0, NULL, "DIR",
@@ -157,8 +157,7 @@ cli_only(const struct opt *o)
  * value NULL: copies choice `index` into out (room for len bytes).
  */
 static int
-choice(const struct opt *o, const char *value, int index, char *out,
-       size_t len)
+choice(const struct opt *o, const char *value, int index, char *out, size_t len)
 {
     const char *p = o->arg, *e;
     int i;
@@ -338,8 +337,8 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         return 0;
     case T_CHOICE:
         if ((b = choice(o, value, 0, NULL, 0)) < 0) {
-            snprintf(err, errlen, "%s: expected %s, got '%s'", o->name,
-                     o->arg, value);
+            snprintf(err, errlen, "%s: expected %s, got '%s'", o->name, o->arg,
+                     value);
             return FOLIO_ECONFIG;
         }
         *FIELD(cfg, o, int) = b;

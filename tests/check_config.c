@@ -181,8 +181,8 @@ END_TEST
 START_TEST(test_comments_backend)
 {
     struct folio_config a, b;
-    const char *argv[] = {"foliod", "-c", NULL, "--comments-backend", "lmdb",
-                          NULL};
+    const char *argv[] = {"foliod", "-c", NULL, "--comments-backend",
+                          "lmdb",   NULL};
     char err[256], *text = NULL;
     size_t len = 0;
     FILE *f;

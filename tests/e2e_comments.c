@@ -76,7 +76,6 @@ stop_clean(void)
 
 /* ---- calls --------------------------------------------------------- */
 
-
 static int
 call_delete(struct folio_client *c, int64_t id, struct folio_reply *r)
 {
@@ -102,9 +101,6 @@ expect_code(const struct folio_reply *r, int code, const char *text)
                       r->message != NULL ? r->message : "", text);
 }
 
-
-
-
 /* ---- basics -------------------------------------------------------- */
 
 START_TEST(test_post_list_delete)
@@ -125,7 +121,8 @@ START_TEST(test_post_list_delete)
     ck_assert_int_eq(e2e_comment_list(c, "/fresh", &v), 0);
     free(v);
 
-    ck_assert_int_eq(e2e_comment_post(c, "fresh", "ann", "hello\n\tworld", 12, &r), 0);
+    ck_assert_int_eq(
+        e2e_comment_post(c, "fresh", "ann", "hello\n\tworld", 12, &r), 0);
     expect_code(&r, 0, NULL);
     cur = r.result;
     ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
@@ -587,7 +584,8 @@ START_TEST(test_crash_keeps_acknowledged)
     ck_assert_int_le(listed, acked + NPOSTERS);
     /* and it takes posts again, with ids after all of them */
     c = e2e_connect(&srv);
-    ck_assert_int_eq(e2e_comment_post(c, pages[0], "after", "the crash", 9, &r), 0);
+    ck_assert_int_eq(e2e_comment_post(c, pages[0], "after", "the crash", 9, &r),
+                     0);
     expect_code(&r, 0, NULL);
     folio_client_close(c);
     posters_free(ps, NPOSTERS);
@@ -709,8 +707,8 @@ START_TEST(test_full_store)
     c = e2e_connect(&srv);
     memset(body, 'F', sizeof(body));
     for (i = 0; i < 40; i++) {
-        ck_assert_int_eq(e2e_comment_post(c, "/full", "me", body, sizeof(body), &r),
-                         0);
+        ck_assert_int_eq(
+            e2e_comment_post(c, "/full", "me", body, sizeof(body), &r), 0);
         if (r.code != 0)
             break;
         ok++;
@@ -891,7 +889,8 @@ START_TEST(test_list_allocates_nothing)
     ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));
     for (i = 0; i < 50; i++) {
         ck_assert_int_eq(
-            e2e_comment_post(c[0], "/zero", "someone", body, strlen(body), &r), 0);
+            e2e_comment_post(c[0], "/zero", "someone", body, strlen(body), &r),
+            0);
         expect_code(&r, 0, NULL);
     }
     /* warm up every connection, on whichever worker it landed */
@@ -927,6 +926,91 @@ START_TEST(test_list_allocates_nothing)
 }
 END_TEST
 
+#ifdef E2E_POSTGRES
+/* foliod --check-config with conf (extra lines); its status, output in out. */
+static int
+check_config(const char *conf, char *out, size_t len)
+{
+    char path[300], cmd[1024];
+    FILE *f;
+    size_t n;
+    int st;
+
+    snprintf(path, sizeof(path), "/tmp/folio-pgcheck.%ld.conf", (long)getpid());
+    ck_assert_int_eq(e2e_write_file(path, conf), 0);
+    snprintf(cmd, sizeof(cmd),
+             "%s --check-config -c %s --corpus off --freight-dir off "
+             "--catalog off --metrics-listen off --admin-socket off "
+             "--data-dir /tmp/folio-pgcheck.%ld 2>&1",
+             e2e_foliod(), path, (long)getpid());
+    ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+    n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    st = pclose(f);
+    unlink(path);
+    snprintf(cmd, sizeof(cmd), "rm -rf /tmp/folio-pgcheck.%ld", (long)getpid());
+    ck_assert_int_eq(system(cmd), 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The connection string is checked, its password never shown: not by
+ * --check-config on a string libpq refuses, not in the log of a server
+ * that connected with it.  --check-config says what answers.
+ */
+START_TEST(test_dsn_checked_never_logged)
+{
+    char conf[1024], out[4096], dsn[512];
+    struct folio_client *c;
+    struct folio_reply r;
+
+    ck_assert_int_eq(pg_new_db(&pgc, test_db, sizeof(test_db)), 0);
+    pg_dsn(&pgc, test_db, dsn, sizeof(dsn));
+    snprintf(conf, sizeof(conf),
+             "comments_backend = postgres\ncomments_dsn = \"%s\"\n", dsn);
+    ck_assert_int_eq(check_config(conf, out, sizeof(out)), 0);
+    ck_assert_msg(strstr(out, "schema version none yet") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "is OK") != NULL, "%s", out);
+
+    /* libpq cannot parse these: no start, no password in the message */
+    ck_assert_int_eq(
+        check_config("comments_backend = postgres\n"
+                     "comments_dsn = \"password=sekrit bogus=1\"\n",
+                     out, sizeof(out)),
+        1);
+    ck_assert_msg(strstr(out, "invalid connection option \"bogus\"") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "sekrit") == NULL, "%s", out);
+    ck_assert_int_eq(
+        check_config("comments_backend = postgres\n"
+                     "comments_dsn = \"host='x password=sekrit\"\n",
+                     out, sizeof(out)),
+        1);
+    ck_assert_msg(strstr(out, "not a libpq connection string") != NULL, "%s",
+                  out);
+    ck_assert_msg(strstr(out, "sekrit") == NULL, "%s", out);
+
+    /* a server given a password (trust ignores it) never logs it */
+    snprintf(conf, sizeof(conf),
+             "comments_backend = postgres\n"
+             "comments_dsn = \"%s password=sekrit\"\n",
+             dsn);
+    ck_assert_int_eq(e2e_start(&srv, conf, NULL), 0);
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    ck_assert_int_eq(e2e_comment_post(c, "/p", "a", "b", 1, &r), 0);
+    expect_code(&r, 0, NULL);
+    folio_client_close(c);
+    ck_assert(e2e_log_has(&srv, "connected (schema version 1)"));
+    ck_assert(!e2e_log_has(&srv, "sekrit"));
+    stop_clean();
+    snprintf(conf, sizeof(conf),
+             "comments_backend = postgres\ncomments_dsn = \"%s\"\n", dsn);
+    ck_assert_int_eq(check_config(conf, out, sizeof(out)), 0);
+    ck_assert_msg(strstr(out, "schema version 1,") != NULL, "%s", out);
+}
+END_TEST
+#endif
+
 static Suite *
 comments_suite(void)
 {
@@ -952,6 +1036,9 @@ comments_suite(void)
     tcase_add_loop_test(tc, test_full_store, 0, 2);
 #endif
     tcase_add_test(tc, test_list_allocates_nothing);
+#ifdef E2E_POSTGRES
+    tcase_add_test(tc, test_dsn_checked_never_logged);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }

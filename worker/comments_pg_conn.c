@@ -475,20 +475,23 @@ folio_comments_pg_probe(const char *dsn, int timeout_s, char *msg, size_t len)
         goto done;
     }
     res = PQexec(c, "SELECT current_setting('synchronous_commit'),"
-                    " (SELECT max(version) FROM folio_schema)"
-                    " FROM (SELECT to_regclass('folio_schema') r) s"
-                    " WHERE r IS NOT NULL"
-                    " UNION ALL SELECT current_setting('synchronous_commit'),"
-                    " NULL WHERE to_regclass('folio_schema') IS NULL");
+                    " to_regclass('folio_schema') IS NOT NULL");
     if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
+        char sync[32], version[64] = "none yet (made at the first start)";
+
+        snprintf(sync, sizeof(sync), "%s", PQgetvalue(res, 0, 0));
+        if (strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
+            PQclear(res);
+            res = PQexec(c, "SELECT max(version) FROM folio_schema");
+            if (PQresultStatus(res) == PGRES_TUPLES_OK &&
+                PQntuples(res) == 1)
+                snprintf(version, sizeof(version), "%s",
+                         PQgetvalue(res, 0, 0));
+        }
         snprintf(msg, len,
                  "PostgreSQL %s:%s, database %s, user %s: schema version "
                  "%s, synchronous_commit = %s",
-                 PQhost(c), PQport(c), PQdb(c), PQuser(c),
-                 PQgetisnull(res, 0, 1) ? "none yet (created at the first "
-                                          "start)"
-                                        : PQgetvalue(res, 0, 1),
-                 PQgetvalue(res, 0, 0));
+                 PQhost(c), PQport(c), PQdb(c), PQuser(c), version, sync);
         rc = 0;
     } else {
         snprintf(msg, len, "%.*s",
