@@ -454,6 +454,22 @@ cache_page(int h, struct folio_client *c, const char *path, int n)
     folio_client_close(a);
 }
 
+/* How many lines of host h's log hold `needle`. */
+static int
+log_count(int h, const char *needle)
+{
+    char line[4096];
+    FILE *f = fopen(hosts[h].log, "r");
+    int n = 0;
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -944,6 +960,15 @@ START_TEST(test_database_stops)
         free(v);
         ck_assert_msg(n >= total, "host %d lists %d of %d comments", i + 1, n,
                       total);
+    }
+    /* each worker said it once: lost, then back (on its own backoff) */
+    for (i = 0; i < NHOSTS; i++) {
+        deadline = e2e_now_ms() + 10000;
+        while (log_count(i, "reconnected after") < 2 &&
+               e2e_now_ms() < deadline)
+            poll(NULL, 0, 20);
+        ck_assert_int_eq(log_count(i, "reconnected after"), 2);
+        ck_assert_int_eq(log_count(i, "comments: lost PostgreSQL"), 2);
     }
     for (i = 0; i < NHOSTS; i++)
         folio_client_close(lc[i]);
