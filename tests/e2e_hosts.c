@@ -348,7 +348,8 @@ start_hosts(struct pg_cluster *pc, const char *extra)
     pg_dsn(pc, db, dsn, sizeof(dsn));
     snprintf(conf, sizeof(conf),
              "comments_backend = postgres\ncomments_dsn = \"%s\"\n"
-             "workers = 2\nfreight_dir = off\ncatalog = off\n%s",
+             "workers = 2\nfreight_dir = off\ncatalog = off\n"
+             "metrics_listen = 127.0.0.1:0\n%s",
              dsn, extra != NULL ? extra : "");
     for (i = 0; i < NHOSTS; i++)
         ck_assert_msg(e2e_start(&hosts[i], conf, NULL) == 0,
@@ -538,6 +539,18 @@ START_TEST(test_posts_seen_everywhere)
            (unsigned long long)delays[nd / 2],
            (unsigned long long)delays[nd * 99 / 100],
            (unsigned long long)delays[nd - 1], nd);
+    /* /metrics says so too: hits, and both workers connected */
+    if (system("command -v curl >/dev/null 2>&1") == 0) {
+        char cmd[512];
+
+        snprintf(cmd, sizeof(cmd),
+                 "curl -s http://%s/metrics | awk "
+                 "'/^folio_comments_cache_hits_total / {h = $2} "
+                 "/^folio_comments_db_up[{]/ {u += $2} "
+                 "END {exit !(h > 0 && u == 2)}'",
+                 hosts[1].metrics);
+        ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    }
     /* the posts went to several hosts */
     for (i = 0; i < NHOSTS; i++)
         hosts_posted += host_stat(i, "comments.post") > 0;
