@@ -14,6 +14,7 @@ PACKAGES="
     python3 python3-pynvim
     clang libclang-rt-14-dev valgrind
     redis-server redis-tools
+    libpq-dev libssl-dev postgresql haproxy
 "
 
 SUDO=""

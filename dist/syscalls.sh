@@ -4,7 +4,9 @@
 # life: start, load over TCP and the admin socket (ping, corpus rounds,
 # freight quotes, comments posted and listed), worker recycling, the metrics endpoint, a reload, an
 # upgrade to a replaced binary, USR1,
-# USR2, stop; then expands the unit's
+# USR2, stop; with PostgreSQL installed, a second life on the comments'
+# postgres backend (posts, lists, the database stopped and started again);
+# then expands the unit's
 # filter with `systemd-analyze syscall-filter' and lists any call outside
 # it.  Exit 0 if none.  No systemd needs to be running.
 # Usage: BUILDDIR=build sh dist/syscalls.sh [FOLIOD OPTIONS...]
@@ -29,8 +31,10 @@ fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/folio-syscalls.XXXXXX")
 PID=""
+PGRUN=""
 cleanup() {
     [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
+    [ -n "$PGRUN" ] && $PGRUN "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate stop >/dev/null 2>&1
     rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -100,6 +104,57 @@ done
 kill -TERM "$MASTER"
 wait $PID || { echo "syscalls.sh: foliod exited $?" >&2; exit 1; }
 PID=""
+
+# The comments' PostgreSQL backend (libpq in the workers), when the
+# PostgreSQL server is installed: posts and lists, the server stopped
+# (reconnects, 14s) and started again.
+PGBIN=""
+for d in $(command -v initdb 2>/dev/null | xargs -r dirname) /usr/lib/postgresql/*/bin; do
+    [ -x "$d/initdb" ] && [ -x "$d/postgres" ] && [ -x "$d/pg_ctl" ] && PGBIN=$d
+done
+if [ -n "$PGBIN" ]; then
+    mkdir -p "$T/pg/sock"
+    PGAS=""
+    if [ "$(id -u)" -eq 0 ]; then   # PostgreSQL will not run as root
+        chmod 755 "$T"
+        chown -R nobody "$T/pg"
+        PGAS="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+    fi
+    $PGAS "$PGBIN/initdb" -D "$T/pg/data" -U folio --auth=trust -N >"$T/pg.log" 2>&1 ||
+        { cat "$T/pg.log" >&2; exit 1; }
+    PGRUN="$PGAS"
+    pg_start() {
+        $PGAS "$PGBIN/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w \
+            -o "-k $T/pg/sock -c listen_addresses= -c fsync=off" start >/dev/null
+    }
+    pg_start
+    rm -f "$T/ready"
+    # shellcheck disable=SC2086
+    strace -f -qq -o "$T/trace.pg" "$FOLIOD" -f $USER_ARG --corpus off \
+        --freight-dir off --catalog off --listen 127.0.0.1:0 \
+        --admin-socket "$T/run/admin.sock" --data-dir "$T/data" \
+        --metrics-listen off --workers 2 --ready-file "$T/ready" \
+        --log-file "$T/log.pg" --comments-backend postgres \
+        --comments-dsn "host=$T/pg/sock user=folio dbname=postgres" \
+        --comments-timeout 1s "$@" &
+    PID=$!
+    wait_gen 1
+    MASTER=$(sed -n 's/^pid //p' "$T/ready")
+    PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$T/ready" | head -n 1)
+    "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w comments -c 4 -d 0.5 >/dev/null
+    $PGAS "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate -w stop >/dev/null
+    "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w comments -c 2 -d 0.3 \
+        --max-errors 100% >/dev/null || true
+    pg_start
+    "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w comments -c 2 -d 0.5 \
+        --max-errors 100% >/dev/null || true
+    kill -TERM "$MASTER"
+    wait $PID || { echo "syscalls.sh: foliod (postgres) exited $?" >&2; exit 1; }
+    PID=""
+    cat "$T/trace.pg" >> "$T/trace"
+else
+    echo "syscalls.sh: no PostgreSQL server: the postgres backend NOT CHECKED" >&2
+fi
 
 systemd-analyze syscall-filter > "$T/groups"
 python3 - "$UNIT" "$T/groups" "$T/trace" <<'EOF'

@@ -7,15 +7,19 @@
 
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "master/master_int.h"
 #include "shm/comments.h"
 #include "shm/corpus.h"
+#include "shm/datafiles.h"
 #include "shm/freight.h"
 #include "src/err.h"
 #include "src/log.h"
+#include "worker/comments_pg.h"
 
 #ifndef FOLIO_CORPUS_BUILTIN
 #define FOLIO_CORPUS_BUILTIN ""
@@ -74,7 +78,7 @@ corpus_dir(const struct folio_config *cfg)
 
 static int
 load_corpus(const struct folio_config *cfg, struct folio_worker_data *d,
-            char *err, size_t errlen)
+            int shipped, char *err, size_t errlen)
 {
     struct folio_corpus_info in;
     struct folio_corpus *c;
@@ -87,8 +91,13 @@ load_corpus(const struct folio_config *cfg, struct folio_worker_data *d,
                          "with `make corpus`, or set --corpus DIR)");
         return 0;
     }
-    rc = folio_corpus_open(dir, is_dir(cfg->data_dir) ? cfg->data_dir : NULL,
-                           &c, why, sizeof(why));
+    if (shipped)
+        rc =
+            folio_corpus_open_shipped(dir, cfg->data_dir, &c, why, sizeof(why));
+    else
+        rc =
+            folio_corpus_open(dir, is_dir(cfg->data_dir) ? cfg->data_dir : NULL,
+                              &c, why, sizeof(why));
     if (rc != 0) {
         snprintf(err, errlen, "%s", why);
         return rc;
@@ -125,21 +134,33 @@ log_problem(void *arg, const char *file, unsigned line, unsigned col,
         folio_log_warnx("%s:%u:%u: %s", file, line, col, msg);
 }
 
+/* The freight tables and catalog to load, or NULL (off, or auto and none). */
+static const char *
+freight_tables(const struct folio_config *cfg)
+{
+    return auto_path(cfg->freight_dir, FOLIO_FREIGHT_DEFAULT_DIR,
+                     DATA_BUILTIN("/freight"), 1);
+}
+
+static const char *
+freight_catalog(const struct folio_config *cfg)
+{
+    return auto_path(cfg->catalog, FOLIO_FREIGHT_DEFAULT_CATALOG,
+                     DATA_BUILTIN("/catalog.csv"), 0);
+}
+
 /*
  * The freight tables: imported into DATA_DIR/freight when a file changed.
  * The workers open that environment after fork.
  */
 static int
 freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
-             char *err, size_t errlen)
+             int shipped, char *err, size_t errlen)
 {
     struct folio_freight_summary sum;
     unsigned logged = 0;
     struct folio_freight_diag diag = {log_problem, &logged, 0};
-    const char *tables = auto_path(cfg->freight_dir, FOLIO_FREIGHT_DEFAULT_DIR,
-                                   DATA_BUILTIN("/freight"), 1),
-               *catalog = auto_path(cfg->catalog, FOLIO_FREIGHT_DEFAULT_CATALOG,
-                                    DATA_BUILTIN("/catalog.csv"), 0);
+    const char *tables = freight_tables(cfg), *catalog = freight_catalog(cfg);
     char envdir[4096], why[768];
     int present, changed, rc;
 
@@ -148,8 +169,11 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
         snprintf(err, errlen, "data_dir: path too long");
         return FOLIO_ECONFIG;
     }
-    rc = folio_freight_import(envdir, tables, catalog, cfg->check_only, &diag,
-                              &sum, &present, &changed, why, sizeof(why));
+    rc = folio_freight_import(
+        envdir, tables, catalog,
+        (cfg->check_only ? FOLIO_FREIGHT_CHECK_ONLY : 0) |
+            (shipped ? FOLIO_FREIGHT_SHIPPED : 0),
+        &diag, &sum, &present, &changed, why, sizeof(why));
     if (logged > MAX_REPORTS)
         folio_log_warnx("... and %u more problems", logged - MAX_REPORTS);
     if (rc != 0) {
@@ -167,9 +191,34 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
     else
         folio_log_info("freight: %u carriers, %u bands, %u SKUs from %s%s",
                        sum.fm_carriers, sum.fm_rows, sum.fm_skus, tables,
-                       cfg->check_only ? " (checked)"
-                       : changed        ? " (imported)"
-                                        : " (unchanged)");
+                       shipped           ? " (shipped)"
+                       : cfg->check_only ? " (checked)"
+                       : changed         ? " (imported)"
+                                         : " (unchanged)");
+    return 0;
+}
+
+/*
+ * The postgres backend: a connection string libpq cannot parse fails the
+ * start (or the reload); whether the database answers is the workers'
+ * business (they retry), but --check-config connects once and says.
+ */
+static int
+check_comments_pg(const struct folio_config *cfg, char *err, size_t errlen)
+{
+    char msg[512];
+
+    if (folio_comments_pg_dsn_check(cfg->comments_dsn, err, errlen) != 0)
+        return FOLIO_ECONFIG;
+    if (!cfg->check_only)
+        return 0;
+    if (folio_comments_pg_probe(cfg->comments_dsn, 5, msg, sizeof(msg)) == 0)
+        printf("foliod: comments: %s\n", msg);
+    else
+        fprintf(stderr,
+                "foliod: comments: warning: PostgreSQL does not answer "
+                "(%s): the workers will keep trying\n",
+                msg);
     return 0;
 }
 
@@ -187,6 +236,8 @@ check_comments(const struct folio_config *cfg, char *err, size_t errlen)
     struct stat st;
     char path[4200], why[512];
 
+    if (cfg->comments_backend == FOLIO_COMMENTS_POSTGRES)
+        return check_comments_pg(cfg, err, errlen);
     snprintf(path, sizeof(path), "%s/" FOLIO_COMMENTS_ENV, cfg->data_dir);
     if (cfg->check_only && stat(path, &st) != 0)
         return 0;
@@ -201,17 +252,38 @@ check_comments(const struct folio_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * A data directory of shipped files (foliod --build-data, copied here):
+ * each is checked against its SHA-256 before anything uses it.  1 if
+ * shipped, 0 if not, or an error.
+ */
+static int
+verify_shipped(const struct folio_config *cfg, char *err, size_t errlen)
+{
+    unsigned n;
+    int rc;
+
+    if (!is_dir(cfg->data_dir))
+        return 0;
+    if ((rc = folio_datafiles_verify(cfg->data_dir, &n, err, errlen)) == 1)
+        folio_log_notice("data directory %s: %u shipped file%s match %s",
+                         cfg->data_dir, n, n == 1 ? "" : "s", FOLIO_DATA_SUMS);
+    return rc;
+}
+
 int
 folio_data_load(const struct folio_config *cfg, struct folio_worker_data *d,
                 char *err, size_t errlen)
 {
-    int rc;
+    int rc, shipped;
 
     memset(d, 0, sizeof(*d));
+    if ((shipped = verify_shipped(cfg, err, errlen)) < 0)
+        return shipped;
     /* Freight first: its import creates the data directory, where the
      * corpus caches its index. */
-    if ((rc = freight_load(cfg, d, err, errlen)) != 0 ||
-        (rc = load_corpus(cfg, d, err, errlen)) != 0 ||
+    if ((rc = freight_load(cfg, d, shipped, err, errlen)) != 0 ||
+        (rc = load_corpus(cfg, d, shipped, err, errlen)) != 0 ||
         (rc = check_comments(cfg, err, errlen)) != 0)
         goto fail;
     return 0;
@@ -225,4 +297,76 @@ folio_data_free(struct folio_worker_data *d)
 {
     folio_corpus_free((struct folio_corpus *)(uintptr_t)d->corpus);
     memset(d, 0, sizeof(*d));
+}
+
+int
+folio_data_build(const struct folio_config *cfg, const char *dir, char *err,
+                 size_t errlen)
+{
+    struct folio_freight_summary sum;
+    struct folio_freight_diag diag = {log_problem, NULL, 0};
+    struct folio_corpus_info in;
+    struct folio_corpus *c = NULL;
+    struct folio_priv nobody;
+    unsigned logged = 0;
+    const char *names[2], *cdir = corpus_dir(cfg);
+    char path[4200], idx[64], why[768];
+    int n = 0, present, changed, rc;
+
+    diag.fd_arg = &logged;
+    memset(&nobody, 0, sizeof(nobody));
+    if (folio_priv_mkdirs(&nobody, dir, 0755) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return FOLIO_ESYS;
+    }
+    /* No manifest while the files change: a half-built DIR is not shipped. */
+    snprintf(path, sizeof(path), "%s/" FOLIO_DATA_SUMS, dir);
+    if (unlink(path) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return FOLIO_ESYS;
+    }
+    if (cdir != NULL) {
+        if ((rc = folio_corpus_open(cdir, dir, &c, why, sizeof(why))) != 0) {
+            snprintf(err, errlen, "%s", why);
+            return rc;
+        }
+        folio_corpus_info(c, &in);
+        folio_corpus_free(c);
+        snprintf(idx, sizeof(idx), "corpus-%016llx.idx",
+                 (unsigned long long)in.checksum);
+        snprintf(path, sizeof(path), "%s/%s", dir, idx);
+        if (access(path, R_OK) != 0) {
+            snprintf(err, errlen,
+                     "the corpus index could not be written to "
+                     "%s (see the log)",
+                     dir);
+            return FOLIO_ESYS;
+        }
+        names[n++] = idx;
+        printf("foliod: %s/%s: the index of %s (%u files, %u lines)\n", dir,
+               idx, cdir, in.files, in.lines);
+    }
+    snprintf(path, sizeof(path), "%s/%s", dir, FOLIO_FREIGHT_ENV);
+    rc = folio_freight_import(path, freight_tables(cfg), freight_catalog(cfg),
+                              0, &diag, &sum, &present, &changed, why,
+                              sizeof(why));
+    if (rc != 0) {
+        snprintf(err, errlen, "freight: %s", why);
+        return rc;
+    }
+    if (present) {
+        names[n++] = FOLIO_FREIGHT_ENV "/data.mdb";
+        printf("foliod: %s/%s/data.mdb: %u carriers, %u bands, %u SKUs\n", dir,
+               FOLIO_FREIGHT_ENV, sum.fm_carriers, sum.fm_rows, sum.fm_skus);
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "no corpus and no freight tables to build");
+        return FOLIO_ENOTFOUND;
+    }
+    if ((rc = folio_datafiles_write(dir, names, (size_t)n, err, errlen)) != 0)
+        return rc;
+    printf("foliod: %s/%s: their SHA-256 checksums; copy these files into "
+           "each host's data directory\n",
+           dir, FOLIO_DATA_SUMS);
+    return 0;
 }

@@ -249,6 +249,14 @@ main(int argc, char *argv[])
         return FOLIO_EXIT_OK;
     }
     folio_log_level = probe.log_level;
+    if (probe.build_data != NULL) {
+        rc = folio_data_build(&probe, probe.build_data, err, sizeof(err));
+        if (rc != 0)
+            fprintf(stderr, "foliod: --build-data %s: %s\n", probe.build_data,
+                    err);
+        folio_config_free(&probe);
+        return rc == 0 ? FOLIO_EXIT_OK : FOLIO_EXIT_FAILURE;
+    }
     if (probe.check_only) {
         rc = check_config(&probe);
         folio_config_free(&probe);

@@ -193,6 +193,14 @@ void folio_listen_close(struct folio_gen *g, const struct folio_gen *keep);
 int folio_data_load(const struct folio_config *cfg,
                     struct folio_worker_data *d, char *err, size_t errlen);
 void folio_data_free(struct folio_worker_data *d);
+/*
+ * folio_data_build - foliod --build-data: build the corpus index and the
+ * freight environment of cfg into `dir` and write their checksums there
+ * (shm/datafiles.h), for copying to several hosts.  Says what it built on
+ * stdout.  0, or a FOLIO_E* with the reason in err.
+ */
+int folio_data_build(const struct folio_config *cfg, const char *dir,
+                     char *err, size_t errlen);
 
 /*
  * gen.c: folio_gen_new = folio_gen_open (configuration and listening

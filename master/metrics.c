@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -144,6 +145,58 @@ per_worker(struct folio_master *m, struct evbuffer *b, const char *name,
     }
 }
 
+static uint64_t
+v_ccache(const struct folio_worker_slot *s)
+{
+    return folio_stat_get(&s->ws_comments_cache_bytes);
+}
+static uint64_t
+v_dbup(const struct folio_worker_slot *s)
+{
+    return folio_stat_get(&s->ws_comments_db_up);
+}
+
+/* The comments' postgres backend: its page cache and its connections. */
+static const struct {
+    const char *name, *help;
+    size_t off; /* of the counter in struct folio_worker_slot */
+} comments_counters[] = {
+    {"folio_comments_cache_hits_total",
+     "comments.list answered from the page cache (postgres backend).",
+     offsetof(struct folio_worker_slot, ws_comments_cache_hits)},
+    {"folio_comments_cache_misses_total",
+     "comments.list asked of the database (postgres backend).",
+     offsetof(struct folio_worker_slot, ws_comments_cache_misses)},
+    {"folio_comments_cache_invalidations_total",
+     "Cached pages dropped on a notification from PostgreSQL.",
+     offsetof(struct folio_worker_slot, ws_comments_cache_invalidations)},
+    {"folio_comments_db_connects_total",
+     "Connections to the comments database made.",
+     offsetof(struct folio_worker_slot, ws_comments_db_connects)},
+    {"folio_comments_db_unavailable_total",
+     "Comments calls answered 14 because the database was down.",
+     offsetof(struct folio_worker_slot, ws_comments_db_unavailable)},
+};
+
+static void
+render_comments(struct folio_master *m, struct evbuffer *b,
+                const struct folio_worker_slot *t)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(comments_counters) / sizeof(comments_counters[0]);
+         i++)
+        total(b, comments_counters[i].name, "counter",
+              comments_counters[i].help,
+              folio_stat_get((const _Atomic uint64_t *)(const void *)(
+                  (const char *)t + comments_counters[i].off)));
+    per_worker(m, b, "folio_comments_cache_bytes", "gauge",
+               "Bytes held by each live worker's page cache.", v_ccache);
+    per_worker(m, b, "folio_comments_db_up", "gauge",
+               "1 while the live worker is connected to the database.",
+               v_dbup);
+}
+
 int
 folio_metrics_render(struct folio_master *m, struct evbuffer *b)
 {
@@ -253,6 +306,7 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
                "Peak resident set of each live worker.", v_rss);
     per_worker(m, b, "folio_connections", "gauge",
                "Connections open on each live worker.", v_conns);
+    render_comments(m, b, &t);
     return 0;
 }
 

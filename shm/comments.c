@@ -43,6 +43,7 @@
 
 #include "shm/comments.h"
 #include "shm/lmdb_check.h"
+#include "src/be.h"
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/alloc.h"
@@ -93,28 +94,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static void
-put_be64(unsigned char *p, uint64_t v)
-{
-    int i;
-
-    for (i = 7; i >= 0; i--) {
-        p[i] = (unsigned char)v;
-        v >>= 8;
-    }
-}
-
-static uint64_t
-get_be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
 }
 
 /* ---- text ---------------------------------------------------------- */
@@ -208,6 +187,14 @@ check_field(const char *name, const char *s, size_t len, size_t max, int body,
 }
 
 int
+folio_comments_path_check(const char *path, size_t len, char *err,
+                          size_t errlen)
+{
+    return check_field("path", path, len, FOLIO_COMMENTS_PATH_MAX, 0, err,
+                       errlen);
+}
+
+int
 folio_comments_validate(const struct folio_comment_in *in, char *err,
                         size_t errlen)
 {
@@ -241,7 +228,7 @@ page_key(const char *np, size_t n, unsigned char *key, int *is_long)
     }
     memcpy(key, np, KEY_LONG_PREFIX);
     key[KEY_LONG_PREFIX] = 0xff;
-    put_be64(key + KEY_LONG_PREFIX + 1, folio_fnv1a64(np, n));
+    folio_be64_put(key + KEY_LONG_PREFIX + 1, folio_fnv1a64(np, n));
     key[KEY_LONG_PREFIX + 9] = 0x00;
     *is_long = 1;
     return KEY_LONG_PREFIX + 10;
@@ -640,17 +627,15 @@ struct post_arg {
     uint64_t first; /* id of the first */
 };
 
-static int
-encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
-       const struct folio_comment_in *in, uint64_t created_at)
+int
+folio_comments_encode_tail(struct folio_buf *out, const char *np, size_t nlen,
+                           const struct folio_comment_in *in,
+                           uint64_t created_at)
 {
     msgpack_packer pk;
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
-    if (msgpack_pack_map(&pk, 5) != 0 ||
-        msgpack_pack_str_with_body(&pk, "id", 2) != 0 ||
-        msgpack_pack_uint64(&pk, id) != 0 ||
-        msgpack_pack_str_with_body(&pk, "path", 4) != 0 ||
+    if (msgpack_pack_str_with_body(&pk, "path", 4) != 0 ||
         folio_pack_str(&pk, np, nlen) != 0 ||
         msgpack_pack_str_with_body(&pk, "author", 6) != 0 ||
         folio_pack_str(&pk, in->author, in->author_len) != 0 ||
@@ -660,6 +645,20 @@ encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
         msgpack_pack_uint64(&pk, created_at) != 0)
         return -1;
     return 0;
+}
+
+static int
+encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
+       const struct folio_comment_in *in, uint64_t created_at)
+{
+    msgpack_packer pk;
+
+    msgpack_packer_init(&pk, out, folio_buf_pack_write);
+    if (msgpack_pack_map(&pk, 5) != 0 ||
+        msgpack_pack_str_with_body(&pk, "id", 2) != 0 ||
+        msgpack_pack_uint64(&pk, id) != 0)
+        return -1;
+    return folio_comments_encode_tail(out, np, nlen, in, created_at);
 }
 
 /* Every comment of the batch, in order, in the one transaction. */
@@ -679,7 +678,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     if (rc == 0) {
         if (v.mv_size != 8)
             return MDB_CORRUPTED;
-        id = get_be64(v.mv_data);
+        id = folio_be64_get(v.mv_data);
     } else if (rc != MDB_NOTFOUND) {
         return rc;
     }
@@ -695,14 +694,14 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
             return ENOMEM;
         if (a->ends != NULL)
             a->ends[i] = folio_buf_mark(a->out);
-        put_be64(p->key + p->klen, id);
+        folio_be64_put(p->key + p->klen, id);
         k.mv_data = p->key;
         k.mv_size = p->klen + 8;
         v.mv_data = folio_buf_at(a->out, start);
         v.mv_size = folio_buf_mark(a->out) - start;
         if ((rc = mdb_put(txn, cs->dbi_comments, &k, &v, MDB_NOOVERWRITE)) != 0)
             return rc;
-        put_be64(idkey, id);
+        folio_be64_put(idkey, id);
         v = k;
         k.mv_data = idkey;
         k.mv_size = 8;
@@ -710,7 +709,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
         if ((rc = mdb_put(txn, cs->dbi_ids, &k, &v, MDB_APPEND)) != 0)
             return rc;
     }
-    put_be64(next, id);
+    folio_be64_put(next, id);
     k.mv_data = (void *)next_id_key;
     k.mv_size = sizeof(next_id_key) - 1;
     v.mv_data = next;
@@ -779,7 +778,7 @@ delete_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     MDB_val k, v;
     int rc;
 
-    put_be64(idkey, *(const uint64_t *)arg);
+    folio_be64_put(idkey, *(const uint64_t *)arg);
     k.mv_data = idkey;
     k.mv_size = 8;
     if ((rc = mdb_get(txn, cs->dbi_ids, &k, &v)) != 0)
@@ -926,7 +925,7 @@ folio_comments_info(struct folio_comments *cs, struct folio_comments_info *info)
     k.mv_size = sizeof(next_id_key) - 1;
     rc = mdb_get(cs->rtxn, cs->dbi_meta, &k, &v);
     if (rc == 0 && v.mv_size == 8)
-        info->next_id = get_be64(v.mv_data);
+        info->next_id = folio_be64_get(v.mv_data);
     mdb_txn_reset(cs->rtxn);
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : FOLIO_ESTORE;
 }

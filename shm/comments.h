@@ -71,6 +71,14 @@ int folio_comments_text_check(const char *s, size_t len, int body, size_t *at);
 /* folio_comments_normalize: src/page.h (the client shows paths so too). */
 
 /*
+ * folio_comments_path_check - the path rule of folio_comments_validate
+ * alone (comments.list): 1..1024 bytes of valid UTF-8 with no control
+ * character.  Returns 0, or FOLIO_EINVAL with a message in `err`.
+ */
+int folio_comments_path_check(const char *path, size_t len, char *err,
+                              size_t errlen);
+
+/*
  * folio_comments_validate - check a post against PROTOCOL.md: path 1..1024,
  * author 1..128, body 1..65536 bytes, valid UTF-8, no control characters
  * (body: '\n' and '\t' allowed).  Returns 0, or FOLIO_EINVAL with a
@@ -78,6 +86,17 @@ int folio_comments_text_check(const char *s, size_t len, int body, size_t *at);
  */
 int folio_comments_validate(const struct folio_comment_in *in, char *err,
                             size_t errlen);
+
+/*
+ * folio_comments_encode_tail - append to `out` what follows the id in a
+ * stored comment: the keys and values "path" (np, normalized), "author",
+ * "body" and "created_at" of the 5-entry map comments.list returns, whose
+ * first entry is "id".  Another store (the PostgreSQL backend) puts its
+ * own map header and id in front.  Returns 0, or -1 if `out` cannot grow.
+ */
+int folio_comments_encode_tail(struct folio_buf *out, const char *np,
+                               size_t nlen, const struct folio_comment_in *in,
+                               uint64_t created_at);
 
 /*
  * folio_comments_open - open (creating if needed) the environment in

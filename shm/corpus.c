@@ -663,9 +663,10 @@ done:
     return rc;
 }
 
-int
-folio_corpus_open(const char *dir, const char *cache_dir,
-                  struct folio_corpus **out, char *err, size_t errlen)
+/* shipped: the index must come from cache_dir; never build or write. */
+static int
+corpus_open(const char *dir, const char *cache_dir, int shipped,
+            struct folio_corpus **out, char *err, size_t errlen)
 {
     struct folio_corpus *c = NULL;
     struct src_file *f = NULL;
@@ -697,6 +698,14 @@ folio_corpus_open(const char *dir, const char *cache_dir,
     sum = checksum(f, nfiles, raw, n);
     if (cache_dir != NULL && map_cache(c, cache_dir, sum, raw, n, f, nfiles)) {
         c->from_cache = 1;
+    } else if (shipped) {
+        snprintf(err, errlen,
+                 "corpus %s is not the one the shipped index was built "
+                 "from (no valid %s/corpus-%016llx.idx): serve the same "
+                 "corpus on every host, or build the data again",
+                 dir, cache_dir, (unsigned long long)sum);
+        rc = FOLIO_ECORRUPT;
+        goto fail;
     } else {
         if ((rc = build_image(c, f, nfiles, raw, n, sum, err, errlen)) != 0)
             goto fail;
@@ -716,6 +725,20 @@ fail:
     free_files(f, nfiles);
     folio_corpus_free(c);
     return rc;
+}
+
+int
+folio_corpus_open(const char *dir, const char *cache_dir,
+                  struct folio_corpus **out, char *err, size_t errlen)
+{
+    return corpus_open(dir, cache_dir, 0, out, err, errlen);
+}
+
+int
+folio_corpus_open_shipped(const char *dir, const char *cache_dir,
+                          struct folio_corpus **out, char *err, size_t errlen)
+{
+    return corpus_open(dir, cache_dir, 1, out, err, errlen);
 }
 
 void

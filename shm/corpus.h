@@ -62,6 +62,17 @@ struct folio_corpus_line {
 int folio_corpus_open(const char *dir, const char *cache_dir,
                       struct folio_corpus **out, char *err, size_t errlen);
 
+/*
+ * folio_corpus_open_shipped - folio_corpus_open for a data directory of
+ * shipped files (shm/datafiles.h): the index must be in cache_dir, valid
+ * for exactly these files; it is never built, written or removed.
+ * Returns as folio_corpus_open, and FOLIO_ECORRUPT (with what to do in
+ * err) when there is no valid index for this corpus.
+ */
+int folio_corpus_open_shipped(const char *dir, const char *cache_dir,
+                              struct folio_corpus **out, char *err,
+                              size_t errlen);
+
 /* folio_corpus_free - unmap and free; accepts NULL. */
 void folio_corpus_free(struct folio_corpus *c);
 

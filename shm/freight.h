@@ -224,14 +224,20 @@ struct folio_freight_summary {
  * tables of `freight_dir` (every *.csv, carrier = name without .csv; NULL:
  * none) and the `catalog` (NULL: none), and when their checksums differ
  * from those kept in `envdir` (created if missing) validates them and
- * replaces the environment's content in one write transaction.  With
- * check_only it validates and writes nothing.  Every problem is reported
- * to d (file:line:col).  *present: 1 if there are tables to serve, 0 if
- * none exist; *changed: 1 if it wrote.  Returns 0, or FOLIO_EINVAL /
- * FOLIO_ESYS / FOLIO_ESTORE / FOLIO_ENOMEM with a one-line reason in err.
+ * replaces the environment's content in one write transaction.  `flags`:
+ * FOLIO_FREIGHT_CHECK_ONLY validates and writes nothing;
+ * FOLIO_FREIGHT_SHIPPED (a data directory of shipped files,
+ * shm/datafiles.h) writes nothing either and requires the environment to
+ * hold exactly these tables (else FOLIO_ECORRUPT).  Every problem is
+ * reported to d (file:line:col).  *present: 1 if there are tables to
+ * serve, 0 if none exist; *changed: 1 if it wrote.  Returns 0, or
+ * FOLIO_EINVAL / FOLIO_ESYS / FOLIO_ESTORE / FOLIO_ENOMEM with a one-line
+ * reason in err.
  */
+#define FOLIO_FREIGHT_CHECK_ONLY 0x1
+#define FOLIO_FREIGHT_SHIPPED 0x2
 int folio_freight_import(const char *envdir, const char *freight_dir,
-                         const char *catalog, int check_only,
+                         const char *catalog, unsigned flags,
                          struct folio_freight_diag *d,
                          struct folio_freight_summary *sum, int *present,
                          int *changed, char *err, size_t errlen);

@@ -895,9 +895,36 @@ keep_first(void *arg, const char *file, unsigned line, unsigned col,
     }
 }
 
+/*
+ * A shipped environment (shm/datafiles.h): used as it is, so it must hold
+ * exactly these tables; never rebuilt here.
+ */
+static int
+shipped_check(const char *envdir, const struct bytes *m,
+              struct folio_freight_summary *sum, char *err, size_t errlen)
+{
+    MDB_env *env = NULL;
+    char why[256] = "";
+    int mrc, same = 0;
+
+    if ((mrc = env_open(envdir, &env)) != 0)
+        return lmdb_fail(envdir, mrc, err, errlen);
+    if (folio_lmdb_size_check(env, envdir, why, sizeof(why)) == 0)
+        same = unchanged(env, m, sum, why, sizeof(why));
+    mdb_env_close(env);
+    if (same > 0)
+        return 0;
+    snprintf(err, errlen,
+             "the freight tables here are not the ones the shipped "
+             "environment %s was built from%s%s: serve the same tables on "
+             "every host, or build the data again",
+             envdir, why[0] != '\0' ? ": " : "", why);
+    return FOLIO_ECORRUPT;
+}
+
 int
 folio_freight_import(const char *envdir, const char *freight_dir,
-                     const char *catalog, int check_only,
+                     const char *catalog, unsigned flags,
                      struct folio_freight_diag *d,
                      struct folio_freight_summary *sum, int *present,
                      int *changed, char *err, size_t errlen)
@@ -912,6 +939,8 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     void *img = NULL, *catimg = NULL;
     size_t nt = 0, imglen = 0, catlen = 0, i;
     int rc = 0, mrc;
+
+    int check_only = (flags & FOLIO_FREIGHT_CHECK_ONLY) != 0;
 
     memset(sum, 0, sizeof(*sum));
     memset(&fd, 0, sizeof(fd));
@@ -945,6 +974,11 @@ folio_freight_import(const char *envdir, const char *freight_dir,
     }
     if ((rc = manifest(tin, nt, cat_in, &m)) != 0)
         goto done;
+    if (flags & FOLIO_FREIGHT_SHIPPED) {
+        if ((rc = shipped_check(envdir, &m, sum, err, errlen)) == 0)
+            *present = 1;
+        goto done;
+    }
 
     if (!check_only) {
         if ((rc = make_dirs(envdir, err, errlen)) != 0)

@@ -35,7 +35,12 @@
     X(conns_rejected, "connections refused over max_connections")              \
     X(conns_handed_off, "connections handed to a newer worker")                \
     X(protocol_errors, "connections closed for malformed input")               \
-    X(timeouts, "connections closed idle or too slow")
+    X(timeouts, "connections closed idle or too slow")                        \
+    X(comments_cache_hits, "comments.list answered from the page cache")       \
+    X(comments_cache_misses, "comments.list asked of the database")            \
+    X(comments_cache_invalidations, "pages dropped on a NOTIFY or commit")      \
+    X(comments_db_connects, "connections to the comments database made")       \
+    X(comments_db_unavailable, "comments calls answered 14: database down")
 
 /* X(name, help): gauges, the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \
@@ -43,7 +48,9 @@
     X(cpu_user_us, "CPU time in user mode, microseconds")                      \
     X(cpu_sys_us, "CPU time in the kernel, microseconds")                      \
     X(heap_inuse, "heap bytes in use, mmapped blocks too (mallinfo2)")          \
-    X(maxrss_kb, "peak resident set, KiB")
+    X(maxrss_kb, "peak resident set, KiB")                                     \
+    X(comments_cache_bytes, "bytes held by the comments page cache")           \
+    X(comments_db_up, "1 while connected to the comments database")
 
 enum folio_worker_state {
     FOLIO_WS_FREE = 0, /* no process */

@@ -34,6 +34,8 @@ enum opt_type {
     T_LEVEL,   /* int log level */
     T_CONF,    /* -c: command line only */
     T_CHECK,   /* --check-config */
+    T_BUILD,   /* --build-data DIR: command line only */
+    T_CHOICE,  /* int: the index of the value among arg's "a|b|c" */
     T_HELP,
     T_VERSION
 };
@@ -59,19 +61,26 @@ static const struct opt opts[] = {
      "do not detach; log to stderr"},
     {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
      "serve on HOST:PORT, [V6ADDR]:PORT or unix:PATH (repeatable)"},
-    {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0,
-     FOLIO_DEFAULT_ADMIN, "PATH|off",
-     "Unix socket for admin methods"},
+    {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0, FOLIO_DEFAULT_ADMIN,
+     "PATH|off", "Unix socket for admin methods"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
      "N|auto", "worker processes (auto: usable CPUs)"},
     {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, "auto", "DIR|auto|off",
      "directory of corpus text files (auto: the installed corpus, if any)"},
     {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
      "writable state: LMDB environments, caches"},
-    {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20,
-     1ull << 40, "1g", "SIZE", "ceiling of the comments store"},
-    {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0,
-     "on", "on|off", "commit concurrent posts together, one sync"},
+    {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20, 1ull << 40,
+     "1g", "SIZE", "ceiling of the comments store"},
+    {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0, "on",
+     "on|off", "commit concurrent posts together, one sync"},
+    {"comments-backend", 0, T_CHOICE, O(comments_backend), 0, 0, "lmdb",
+     "lmdb|postgres", "where comments live: this host, or PostgreSQL"},
+    {"comments-dsn", 0, T_STR_OFF, O(comments_dsn), 0, 0, NULL, "CONNINFO",
+     "libpq connection string of the postgres backend"},
+    {"comments-cache-size", 0, T_SIZE, O(comments_cache_size), 0, 1ull << 40,
+     "64m", "SIZE", "postgres: encoded pages cached per worker (0: off)"},
+    {"comments-timeout", 0, T_MS, O(comments_timeout_ms), 1, 3600000, "5s",
+     "DURATION", "postgres: answer UNAVAILABLE past this wait"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",
      "DIR|auto|off",
      "directory of carrier freight tables (CSV) (auto: the installed "
@@ -91,14 +100,14 @@ static const struct opt opts[] = {
      "drop privileges to USER after binding (as root)"},
     {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
      "write pid and bound addresses to PATH when ready"},
-    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
-     "N", "connections per worker"},
-    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30,
-     "4m", "SIZE", "largest request accepted"},
+    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096", "N",
+     "connections per worker"},
+    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30, "4m",
+     "SIZE", "largest request accepted"},
     {"max-depth", 0, T_U32, O(max_depth), 2, 64, "32", "N",
      "deepest nesting of a request"},
-    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30,
-     "1m", "SIZE", "pending replies per connection before reading pauses"},
+    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30, "1m",
+     "SIZE", "pending replies per connection before reading pauses"},
     {"idle-timeout", 0, T_MS, O(idle_timeout_ms), 0, 86400000, "60s",
      "DURATION", "close connections idle this long (0: never)"},
     {"request-timeout", 0, T_MS, O(request_timeout_ms), 0, 86400000, "30s",
@@ -112,17 +121,20 @@ static const struct opt opts[] = {
     {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0",
      "DURATION", "log requests that take longer than this (0: never)"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
-     UINT64_MAX, "0", "N", "replace a worker after about N requests (0: never)"},
-    {"cubic-threshold-g", 0, T_U32, O(cubic_threshold_g), 0, 100000000,
-     "5000", "GRAMS", "cubic weight applies above this"},
+     UINT64_MAX, "0", "N",
+     "replace a worker after about N requests (0: never)"},
+    {"cubic-threshold-g", 0, T_U32, O(cubic_threshold_g), 0, 100000000, "5000",
+     "GRAMS", "cubic weight applies above this"},
     {"backlog", 0, T_U32, O(backlog), 1, 65535, "511", "N",
      "listen queue length"},
     {"stats", 0, T_BOOL, O(stats), 0, 0, "on", "on|off",
      "per-request counters and latency histograms"},
-    {"stats-log-interval", 0, T_MS, O(stats_log_interval_ms), 0, 86400000,
-     "0", "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
+    {"stats-log-interval", 0, T_MS, O(stats_log_interval_ms), 0, 86400000, "0",
+     "DURATION", "log CPU, req/s and allocs/req per worker (0: never)"},
     {"check-config", 'n', T_CHECK, O(check_only), 0, 0, NULL, NULL,
      "check configuration and data, then exit"},
+    {"build-data", 0, T_BUILD, O(build_data), 0, 0, NULL, "DIR",
+     "build the corpus index and freight tables into DIR, then exit"},
     {"version", 'V', T_VERSION, NONE, 0, 0, NULL, NULL,
      "print the version and exit"},
     {"help", 'h', T_HELP, NONE, 0, 0, NULL, NULL, "print this help and exit"},
@@ -136,6 +148,41 @@ _Static_assert(offsetof(struct folio_config, nlisten) ==
                "a T_LIST count follows its array");
 
 #define FIELD(cfg, o, type) ((type *)(void *)((char *)(cfg) + (o)->off))
+
+/* Options of the command line only: no key in the file. */
+static int
+cli_only(const struct opt *o)
+{
+    return o->off == NONE || o->type == T_CONF || o->type == T_CHECK ||
+           o->type == T_BUILD;
+}
+
+/*
+ * The index of `value` among a T_CHOICE's "a|b|c" (its arg), or -1.  With
+ * value NULL: copies choice `index` into out (room for len bytes).
+ */
+static int
+choice(const struct opt *o, const char *value, int index, char *out, size_t len)
+{
+    const char *p = o->arg, *e;
+    int i;
+
+    for (i = 0;; i++) {
+        e = strchr(p, '|');
+        if (e == NULL)
+            e = p + strlen(p);
+        if (value != NULL && strlen(value) == (size_t)(e - p) &&
+            strncmp(value, p, (size_t)(e - p)) == 0)
+            return i;
+        if (value == NULL && i == index) {
+            snprintf(out, len, "%.*s", (int)(e - p), p);
+            return i;
+        }
+        if (*e == '\0')
+            return -1;
+        p = e + 1;
+    }
+}
 
 const char *
 folio_default_conf_file(void)
@@ -293,6 +340,15 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     case T_CHECK:
         *FIELD(cfg, o, int) = 1;
         return 0;
+    case T_CHOICE:
+        if ((b = choice(o, value, 0, NULL, 0)) < 0) {
+            snprintf(err, errlen, "%s: expected %s, got '%s'", o->name, o->arg,
+                     value);
+            return FOLIO_ECONFIG;
+        }
+        *FIELD(cfg, o, int) = b;
+        return 0;
+    case T_BUILD:
     case T_CONF:
     case T_STR:
         if (*value == '\0') {
@@ -408,6 +464,7 @@ folio_config_free(struct folio_config *cfg)
         case T_STR:
         case T_STR_OFF:
         case T_CONF:
+        case T_BUILD:
             folio_free(*FIELD(cfg, &opts[i], char *));
             *FIELD(cfg, &opts[i], char *) = NULL;
             break;
@@ -424,8 +481,7 @@ folio_config_set(struct folio_config *cfg, const char *key, const char *value,
 {
     const struct opt *o = find_opt(key);
 
-    if (o == NULL || o->off == NONE || o->type == T_CONF ||
-        o->type == T_CHECK) {
+    if (o == NULL || cli_only(o)) {
         snprintf(err, errlen, "unknown setting '%s'", key);
         return FOLIO_ECONFIG;
     }
@@ -505,8 +561,7 @@ parse_stream(struct folio_config *cfg, FILE *f, const char *path, char *err,
             break;
         }
         o = find_opt(key);
-        if (o == NULL || o->off == NONE || o->type == T_CONF ||
-            o->type == T_CHECK) {
+        if (o == NULL || cli_only(o)) {
             snprintf(err, errlen, "%s:%u: unknown setting '%s'", path, lineno,
                      key);
             rc = FOLIO_ECONFIG;
@@ -689,6 +744,7 @@ folio_config_usage(FILE *f)
                "              [--log-level debug|info|warn|error] "
                "[--pid-file PATH] [--user USER]\n"
                "       foliod --check-config [-c FILE] [options]\n"
+               "       foliod --build-data DIR [-c FILE] [options]\n"
                "       foliod --version | --help\n\noptions:\n");
     for (i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
@@ -756,7 +812,7 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
     for (i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
 
-        if (o->off == NONE || o->type == T_CONF || o->type == T_CHECK)
+        if (cli_only(o))
             continue;
         key_of(o, key, sizeof(key));
         switch (o->type) {
@@ -789,6 +845,13 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
         case T_LEVEL:
             fprintf(f, "%s = %s\n", key, levels[*FIELD(cfg, o, const int)]);
             break;
+        case T_CHOICE: {
+            char name[64];
+
+            choice(o, NULL, *FIELD(cfg, o, const int), name, sizeof(name));
+            fprintf(f, "%s = %s\n", key, name);
+            break;
+        }
         case T_U32:
             fprintf(f, "%s = %u\n", key, *FIELD(cfg, o, const uint32_t));
             break;
@@ -835,7 +898,7 @@ folio_config_write_defaults(FILE *f, const char *version)
     for (i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
 
-        if (o->off == NONE || o->type == T_CONF || o->type == T_CHECK)
+        if (cli_only(o))
             continue;
         key_of(o, key, sizeof(key));
         fprintf(f, "\n# %s%s%s: %s\n#%s = %s\n", key, o->arg ? " = " : "",

@@ -21,6 +21,7 @@ struct folio_config {
     char *conf_file;    /* the file read, or NULL */
     int foreground;
     int check_only;     /* --check-config: validate and exit */
+    char *build_data;   /* --build-data DIR: build shipped data and exit */
     char *listen[FOLIO_MAX_LISTEN];
     int nlisten;
     char *admin_socket; /* NULL: off */
@@ -29,6 +30,11 @@ struct folio_config {
     char *data_dir;
     uint64_t comments_max_size; /* LMDB map ceiling of the comments store */
     int comments_group_commit;  /* one synced commit for concurrent posts */
+    int comments_backend;       /* enum folio_comments_backend_kind */
+    char *comments_dsn;         /* libpq conninfo (postgres); NULL: libpq's
+                                   defaults (PG* variables) */
+    uint64_t comments_cache_size; /* postgres: per-worker page cache bytes */
+    uint32_t comments_timeout_ms; /* postgres: longest wait for an answer */
     char *freight_dir;  /* NULL: off; "auto": installed, else the build's */
     char *catalog;      /* NULL: off; "auto": installed, else the build's */
     char *metrics_listen; /* NULL: off */
@@ -51,6 +57,12 @@ struct folio_config {
     uint32_t backlog;
     int stats;          /* per-request counters and histograms on */
     uint32_t stats_log_interval_ms; /* a counters line per worker; 0: off */
+};
+
+/* comments_backend: the order of the option's "lmdb|postgres". */
+enum folio_comments_backend_kind {
+    FOLIO_COMMENTS_LMDB = 0,    /* data_dir/comments, this host only */
+    FOLIO_COMMENTS_POSTGRES = 1 /* one database for every host */
 };
 
 enum folio_config_action {

@@ -67,6 +67,10 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(cfg.cubic_threshold_g, 5000);
     ck_assert_uint_eq(cfg.comments_max_size, 1u << 30);
     ck_assert_int_eq(cfg.comments_group_commit, 1);
+    ck_assert_int_eq(cfg.comments_backend, FOLIO_COMMENTS_LMDB);
+    ck_assert_ptr_null(cfg.comments_dsn);
+    ck_assert_uint_eq(cfg.comments_cache_size, 64u << 20);
+    ck_assert_uint_eq(cfg.comments_timeout_ms, 5000);
     ck_assert_str_eq(cfg.metrics_listen, FOLIO_DEFAULT_METRICS);
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert_int_eq(cfg.log_level, FOLIO_LOG_INFO);
@@ -167,6 +171,48 @@ START_TEST(test_file_errors)
     expect_file_error("log_level = loud\n", "log-level");
     expect_file_error("stats = maybe\n", "stats");
     expect_file_error("config = /etc/x\n", "unknown setting 'config'");
+    expect_file_error("comments_backend = sqlite\n",
+                      "comments-backend: expected lmdb|postgres, got 'sqlite'");
+    expect_file_error("comments_backend = postgresql\n", "lmdb|postgres");
+    expect_file_error("comments_timeout = 0\n", "comments-timeout");
+}
+END_TEST
+
+/* The postgres backend's settings, and the backend's name read back. */
+START_TEST(test_comments_backend)
+{
+    struct folio_config a, b;
+    const char *argv[] = {"foliod", "-c", NULL, "--comments-backend",
+                          "lmdb",   NULL};
+    char err[256], *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    write_conf("comments_backend = postgres\n"
+               "comments_dsn = \"host=/run/pg dbname=folio\"\n"
+               "comments_cache_size = 0\n"
+               "comments_timeout = 250ms\n");
+    argv[2] = path;
+    ck_assert_int_eq(load(&a, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(a.comments_backend, FOLIO_COMMENTS_POSTGRES);
+    ck_assert_str_eq(a.comments_dsn, "host=/run/pg dbname=folio");
+    ck_assert_uint_eq(a.comments_cache_size, 0);
+    ck_assert_uint_eq(a.comments_timeout_ms, 250);
+    f = open_memstream(&text, &len);
+    folio_config_write(&a, f);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "comments_backend = postgres\n"));
+    write_conf(text);
+    free(text);
+    ck_assert_int_eq(load(&b, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(b.comments_backend, FOLIO_COMMENTS_POSTGRES);
+    ck_assert_str_eq(b.comments_dsn, "host=/run/pg dbname=folio");
+    folio_config_free(&b);
+    /* the command line over the file */
+    ck_assert_int_eq(load(&b, 5, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(b.comments_backend, FOLIO_COMMENTS_LMDB);
+    folio_config_free(&a);
+    folio_config_free(&b);
 }
 END_TEST
 
@@ -305,6 +351,7 @@ config_suite(void)
     tcase_add_test(tc, test_file_and_overrides);
     tcase_add_test(tc, test_file_list);
     tcase_add_test(tc, test_file_errors);
+    tcase_add_test(tc, test_comments_backend);
     tcase_add_test(tc, test_cli_errors);
     tcase_add_test(tc, test_actions);
     tcase_add_test(tc, test_write_round_trip);

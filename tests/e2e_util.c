@@ -88,8 +88,8 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
     return 0;
 }
 
-static void
-rm_rf(const char *dir)
+void
+e2e_rm_rf(const char *dir)
 {
     if (dir[0] != '\0')
         nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -118,7 +118,7 @@ kill_all(void)
             kill(live[i]->pid, SIGKILL);
             waitpid(live[i]->pid, NULL, 0);
         }
-        rm_rf(live[i]->dir);
+        e2e_rm_rf(live[i]->dir);
         live[i] = NULL;
     }
 }
@@ -409,7 +409,7 @@ e2e_stop(struct e2e_server *s)
         e2e_print_log(s);
     forget(s);
     if (getenv("E2E_KEEP") == NULL)
-        rm_rf(s->dir);
+        e2e_rm_rf(s->dir);
     return bad != 0 ? -2 : rc;
 }
 
@@ -439,6 +439,22 @@ e2e_connect_admin(const struct e2e_server *s)
 
     snprintf(addr, sizeof(addr), "unix:%s", s->admin);
     return connect_to(addr);
+}
+
+int
+e2e_pid_gone(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    int z = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 1;
+    if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
+        z = p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+    fclose(f);
+    return z;
 }
 
 int

@@ -91,6 +91,9 @@ struct folio_client *e2e_connect_admin(const struct e2e_server *s);
 /* e2e_workers - the master's live children; returns how many (<= max). */
 int e2e_workers(const struct e2e_server *s, pid_t *pids, int max);
 
+/* e2e_pid_gone - 1 if process pid is gone (or a zombie nobody reaped). */
+int e2e_pid_gone(pid_t pid);
+
 /* e2e_ping - one server.ping on c; 0 if answered "pong". */
 int e2e_ping(struct folio_client *c);
 
@@ -140,6 +143,9 @@ int e2e_holds_inode(pid_t pid, unsigned long ino);
 
 /* e2e_now_ms - monotonic milliseconds. */
 uint64_t e2e_now_ms(void);
+
+/* e2e_rm_rf - remove a directory tree (best effort). */
+void e2e_rm_rf(const char *dir);
 
 /* e2e_write_file - write a file (0 or -1). */
 int e2e_write_file(const char *path, const char *text);

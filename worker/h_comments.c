@@ -1,7 +1,8 @@
 /*
- * h_comments.c - the comments.* methods (PROTOCOL.md section 3) over the
- * store in shm/comments.c, and the service's per-worker set-up: each
- * worker opens its own LMDB environment after fork.
+ * h_comments.c - the comments.* methods (PROTOCOL.md section 3): their
+ * params, then the backend (comments_backend.h) this worker uses: the
+ * LMDB store of shm/comments.c, below, or PostgreSQL (comments_pg.c).
+ * With LMDB each worker opens its own environment after fork.
  *
  * comments.list copies the stored, already-encoded comments straight into
  * the connection's output buffer.  comments.post answers only after its
@@ -23,7 +24,9 @@
 #include "shm/comments.h"
 #include "src/alloc.h"
 #include "src/buf.h"
+#include "src/conf.h"
 #include "src/log.h"
+#include "worker/comments_backend.h"
 #include "worker/dispatch.h"
 #include "worker/h_comments.h"
 #include "worker/worker_int.h"
@@ -62,8 +65,11 @@ static struct {
 
 static void on_commit(evutil_socket_t fd, short what, void *arg);
 
-int
-folio_h_comments_init(struct folio_worker *w)
+static const struct folio_comments_backend lmdb_backend;
+static const struct folio_comments_backend *be = &lmdb_backend;
+
+static int
+lmdb_init(struct folio_worker *w)
 {
     struct folio_comments_opts opts;
     char err[512];
@@ -84,15 +90,15 @@ folio_h_comments_init(struct folio_worker *w)
         folio_buf_init(&gc.b[1].arena, 65536, 0) != 0 ||
         folio_buf_init(&gc.results, 65536, 0) != 0) {
         folio_log_errorx("comments: no memory for group commit");
-        folio_h_comments_fini(w);
+        be->fini(w);
         return FOLIO_ENOMEM;
     }
     gc.on = 1;
     return 0;
 }
 
-void
-folio_h_comments_fini(struct folio_worker *w)
+static void
+lmdb_fini(struct folio_worker *w)
 {
     int i;
 
@@ -286,13 +292,20 @@ folio_h_comments_list(struct folio_call *call)
 {
     const char *path;
     uint32_t len;
-    char err[256];
-    int rc;
 
     if (folio_mp_read_str(&call->params, &path, &len) != 0)
         return folio_call_error(
             call, FOLIO_ST_INVALID_ARGUMENT, "path must be a str, got %s",
             folio_mp_type_name(folio_mp_type(&call->params)));
+    return be->list(call, path, len);
+}
+
+static int
+lmdb_list(struct folio_call *call, const char *path, uint32_t len)
+{
+    char err[256];
+    int rc;
+
     if (store == NULL)
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments store is not open");
@@ -357,14 +370,23 @@ folio_h_comments_post(struct folio_call *call)
         if (!(seen & (1u << f)))
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "missing \"%s\"", names[f]);
+    if ((rc = folio_comments_validate(&in, err, sizeof(err))) != 0)
+        return store_error(call, rc, err);
+    return be->post(call, &in);
+}
+
+static int
+lmdb_post(struct folio_call *call, const struct folio_comment_in *in)
+{
+    char err[256];
+    int rc;
+
     if (store == NULL)
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments store is not open");
-    if ((rc = folio_comments_validate(&in, err, sizeof(err))) != 0)
-        return store_error(call, rc, err);
-    if (gc.on && enqueue(call, &in) == 0)
+    if (gc.on && enqueue(call, in) == 0)
         return 0; /* answered by commit_batch */
-    rc = folio_comments_post(store, &in, call->out, NULL, err, sizeof(err));
+    rc = folio_comments_post(store, in, call->out, NULL, err, sizeof(err));
     return rc == 0 ? 0 : store_error(call, rc, err);
 }
 
@@ -372,18 +394,44 @@ int
 folio_h_comments_delete(struct folio_call *call)
 {
     uint64_t id;
-    char err[256];
-    int rc;
 
     if (folio_mp_read_uint(&call->params, &id) != 0)
         return folio_call_error(
             call, FOLIO_ST_INVALID_ARGUMENT,
             "id must be a non-negative int, got %s",
             folio_mp_type_name(folio_mp_type(&call->params)));
+    return be->del(call, id);
+}
+
+static int
+lmdb_delete(struct folio_call *call, uint64_t id)
+{
+    char err[256];
+    int rc;
+
     if (store == NULL)
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments store is not open");
     if ((rc = folio_comments_delete(store, id, err, sizeof(err))) != 0)
         return store_error(call, rc, err);
     return msgpack_pack_true(call->pk);
+}
+
+static const struct folio_comments_backend lmdb_backend = {
+    "lmdb", lmdb_init, lmdb_fini, lmdb_list, lmdb_post, lmdb_delete,
+};
+
+int
+folio_h_comments_init(struct folio_worker *w)
+{
+    be = w->cfg->comments_backend == FOLIO_COMMENTS_POSTGRES
+             ? &folio_comments_pg
+             : &lmdb_backend;
+    return be->init(w);
+}
+
+void
+folio_h_comments_fini(struct folio_worker *w)
+{
+    be->fini(w);
 }

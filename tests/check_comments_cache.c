@@ -1,0 +1,171 @@
+/*
+ * check_comments_cache.c - the PostgreSQL backend's page cache
+ * (worker/comments_cache.c): hits and misses, replacement, the byte bound
+ * and least-recently-used eviction, invalidation by page and of all, the
+ * epoch that keeps a list read before an invalidation out of the cache,
+ * and no allocation on a hit.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "src/alloc.h"
+#include "src/err.h"
+#include "tests/check_run.h"
+#include "worker/comments_cache.h"
+
+static const void *
+get(struct folio_ccache *c, const char *path, size_t *len)
+{
+    return folio_ccache_get(c, path, strlen(path), len);
+}
+
+static int
+put(struct folio_ccache *c, const char *path, const char *reply)
+{
+    return folio_ccache_put(c, path, strlen(path), reply, strlen(reply));
+}
+
+START_TEST(test_get_put_drop)
+{
+    struct folio_ccache *c;
+    const char *p;
+    size_t len;
+
+    ck_assert_int_eq(folio_ccache_new(1u << 20, &c), 0);
+    ck_assert_ptr_null(get(c, "/a/", &len));
+    ck_assert_int_eq(put(c, "/a/", "\x91reply-a"), 0);
+    ck_assert_int_eq(put(c, "/b/", "\x90"), 0);
+    p = get(c, "/a/", &len);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(len, 8);
+    ck_assert_int_eq(memcmp(p, "\x91reply-a", 8), 0);
+    /* a path is its own key: no prefix match */
+    ck_assert_ptr_null(get(c, "/a", &len));
+    ck_assert_ptr_null(get(c, "/a/x", &len));
+    /* replaced */
+    ck_assert_int_eq(put(c, "/a/", "\x92new"), 0);
+    p = get(c, "/a/", &len);
+    ck_assert_uint_eq(len, 4);
+    ck_assert_int_eq(memcmp(p, "\x92new", 4), 0);
+    folio_ccache_drop(c, "/a/", 3);
+    ck_assert_ptr_null(get(c, "/a/", &len));
+    ck_assert_ptr_nonnull(get(c, "/b/", &len));
+    folio_ccache_clear(c);
+    ck_assert_ptr_null(get(c, "/b/", &len));
+    folio_ccache_free(c);
+    folio_ccache_free(NULL);
+}
+END_TEST
+
+/* The byte bound holds; the least recently used page goes first. */
+START_TEST(test_bound_and_lru)
+{
+    struct folio_ccache *c;
+    struct folio_ccache_info in;
+    char path[32], reply[1000];
+    size_t len;
+    int i, present = 0;
+
+    memset(reply, 'r', sizeof(reply) - 1);
+    reply[sizeof(reply) - 1] = '\0';
+    ck_assert_int_eq(folio_ccache_new(20000, &c), 0);
+    for (i = 0; i < 100; i++) {
+        snprintf(path, sizeof(path), "/p%d/", i);
+        ck_assert_int_eq(put(c, path, reply), 0);
+        /* keep page 0 in use */
+        ck_assert_ptr_nonnull(get(c, "/p0/", &len));
+        folio_ccache_info(c, &in);
+        ck_assert_uint_le(in.bytes, 20000);
+    }
+    ck_assert_uint_gt(in.evictions, 0);
+    ck_assert_ptr_nonnull(get(c, "/p0/", &len));
+    ck_assert_ptr_nonnull(get(c, "/p99/", &len));
+    ck_assert_ptr_null(get(c, "/p1/", &len));
+    for (i = 0; i < 100; i++) {
+        snprintf(path, sizeof(path), "/p%d/", i);
+        present += get(c, path, &len) != NULL;
+    }
+    ck_assert_uint_eq((uint64_t)present, in.entries);
+    /* larger than a quarter of the cache: not cached */
+    {
+        static char big[6000];
+
+        memset(big, 'b', sizeof(big) - 1);
+        ck_assert_int_eq(put(c, "/big/", big), FOLIO_ETOOBIG);
+        ck_assert_ptr_null(get(c, "/big/", &len));
+    }
+    folio_ccache_free(c);
+}
+END_TEST
+
+/*
+ * A list sent at epoch e may go in the cache only if its page was not
+ * invalidated since: the database may have read it before the commit.
+ */
+START_TEST(test_epoch)
+{
+    struct folio_ccache *c;
+    uint64_t e0, e1;
+
+    ck_assert_int_eq(folio_ccache_new(1u << 20, &c), 0);
+    e0 = folio_ccache_epoch(c);
+    ck_assert(folio_ccache_fresh(c, "/a/", 3, e0));
+    folio_ccache_drop(c, "/b/", 3);
+    ck_assert(folio_ccache_fresh(c, "/a/", 3, e0)); /* another page */
+    ck_assert(!folio_ccache_fresh(c, "/b/", 3, e0));
+    e1 = folio_ccache_epoch(c);
+    ck_assert_uint_gt(e1, e0);
+    ck_assert(folio_ccache_fresh(c, "/b/", 3, e1));
+    folio_ccache_clear(c); /* a reconnect: every page */
+    ck_assert(!folio_ccache_fresh(c, "/a/", 3, e1));
+    ck_assert(folio_ccache_fresh(c, "/a/", 3, folio_ccache_epoch(c)));
+    folio_ccache_free(c);
+}
+END_TEST
+
+/* A hit allocates nothing (the normal build counts the malloc family). */
+START_TEST(test_hit_allocates_nothing)
+{
+    struct folio_ccache *c;
+    struct folio_alloc_counters *ac = folio_alloc_current();
+    uint64_t before, after;
+    size_t len;
+    int i, misses = 0;
+
+    ck_assert_int_eq(folio_ccache_new(1u << 20, &c), 0);
+    ck_assert_int_eq(put(c, "/a/", "\x91x"), 0);
+    ck_assert_int_eq(put(c, "/b/", "\x91y"), 0);
+    /* no Check assertion inside: they allocate */
+    before = atomic_load(&ac->ac_calls);
+    for (i = 0; i < 10000; i++)
+        misses += get(c, i % 2 ? "/a/" : "/b/", &len) == NULL;
+    after = atomic_load(&ac->ac_calls);
+    ck_assert_int_eq(misses, 0);
+    if (folio_alloc_interposed())
+        ck_assert_uint_eq(after, before);
+    folio_ccache_free(c);
+}
+END_TEST
+
+static Suite *
+cache_suite(void)
+{
+    Suite *s = suite_create("comments_cache");
+    TCase *tc = tcase_create("cache");
+
+    tcase_add_test(tc, test_get_put_drop);
+    tcase_add_test(tc, test_bound_and_lru);
+    tcase_add_test(tc, test_epoch);
+    tcase_add_test(tc, test_hit_allocates_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return folio_check_run(cache_suite());
+}

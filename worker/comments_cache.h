@@ -1,0 +1,80 @@
+/*
+ * comments_cache.h - a worker's cache of encoded comment pages for the
+ * PostgreSQL backend (comments_pg.c): the whole comments.list reply of a
+ * page (array header, then the stored comments as they are), keyed by
+ * normalized path, bounded in bytes, least recently used out first.  A
+ * hit hands out the stored reply: no allocation, no copy but the one into
+ * the output.
+ *
+ * Invalidation is by page (a NOTIFY from PostgreSQL, or this worker's own
+ * commit) or of everything (a reconnect).  Each invalidation also moves
+ * an epoch, so that a list answered by the database after the page was
+ * invalidated is not cached (its query may have read the page before the
+ * commit that invalidated it): take folio_ccache_epoch() when the query
+ * is sent, and ask folio_ccache_fresh() before folio_ccache_put().
+ *
+ * One per worker process; not shared, not locked.  No libevent here.
+ */
+#ifndef FOLIO_COMMENTS_CACHE_H
+#define FOLIO_COMMENTS_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct folio_ccache;
+
+struct folio_ccache_info {
+    uint64_t entries;
+    uint64_t bytes;     /* held, counting each entry's bookkeeping */
+    uint64_t max_bytes;
+    uint64_t evictions; /* entries pushed out by newer ones */
+};
+
+/*
+ * folio_ccache_new - an empty cache of at most max_bytes (> 0).  Returns
+ * 0 with *out (free with folio_ccache_free), or FOLIO_ENOMEM.
+ */
+int folio_ccache_new(uint64_t max_bytes, struct folio_ccache **out);
+
+/* folio_ccache_free - release the cache and its entries; accepts NULL. */
+void folio_ccache_free(struct folio_ccache *c);
+
+/*
+ * folio_ccache_get - the cached reply of page `path` (plen bytes), or
+ * NULL; *len gets its length.  The bytes stay valid until the next put,
+ * drop or clear.  Marks the page recently used.  Allocates nothing.
+ */
+const void *folio_ccache_get(struct folio_ccache *c, const char *path,
+                             size_t plen, size_t *len);
+
+/*
+ * folio_ccache_put - cache `reply` (len bytes) as page `path`, replacing
+ * what was cached for it, evicting the least recently used pages to make
+ * room.  Returns 0, FOLIO_ETOOBIG (larger than a quarter of the cache: not
+ * cached) or FOLIO_ENOMEM (not cached).
+ */
+int folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
+                     const void *reply, size_t len);
+
+/* folio_ccache_drop - forget page `path`; moves the epoch. */
+void folio_ccache_drop(struct folio_ccache *c, const char *path, size_t plen);
+
+/* folio_ccache_clear - forget every page; moves the epoch. */
+void folio_ccache_clear(struct folio_ccache *c);
+
+/* folio_ccache_epoch - the current epoch (see above). */
+uint64_t folio_ccache_epoch(const struct folio_ccache *c);
+
+/*
+ * folio_ccache_fresh - 1 if no invalidation that could touch page `path`
+ * happened after epoch `since`, 0 otherwise (also, rarely, when another
+ * page sharing its slot in the record was invalidated).
+ */
+int folio_ccache_fresh(const struct folio_ccache *c, const char *path,
+                       size_t plen, uint64_t since);
+
+/* folio_ccache_info - sizes and counts. */
+void folio_ccache_info(const struct folio_ccache *c,
+                       struct folio_ccache_info *out);
+
+#endif

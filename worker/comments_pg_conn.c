@@ -1,0 +1,506 @@
+/*
+ * comments_pg_conn.c - the PostgreSQL backend's connection (see
+ * comments_pg.c): PQconnectStartParams and PQconnectPoll driven by
+ * libevent on PQsocket, the setup query (LISTEN, the schema created and
+ * migrated, the server's durability settings), pipeline mode, and what a
+ * failure does: queue again what was in flight, reconnect, back off, log
+ * once per outage.  Also what the master checks before it forks.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "shm/stats.h"
+#include "src/clock.h"
+#include "src/conf.h"
+#include "src/err.h"
+#include "src/log.h"
+#include "worker/comments_cache.h"
+#include "worker/comments_pg.h"
+#include "worker/comments_pg_int.h"
+#include "worker/worker_int.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+
+/* ---- the schema ---------------------------------------------------- */
+
+/*
+ * The schema, created and migrated at each connect, under an advisory
+ * lock (workers of every host connect at once).  X(version, sql): each
+ * migration, applied in order to a database older than it.
+ */
+#define PG_MIGRATIONS(X)                                                       \
+    X(1, "CREATE SEQUENCE folio_comment_ids;"                                  \
+         "CREATE TABLE folio_comments ("                                       \
+         " id bigint PRIMARY KEY,"                                             \
+         " path text NOT NULL,"                                                \
+         " author text NOT NULL,"                                              \
+         " body text NOT NULL,"                                                \
+         " created_at bigint NOT NULL,"                                        \
+         " post_key bytea UNIQUE,"                                             \
+         " encoded bytea NOT NULL);"                                           \
+         "ALTER SEQUENCE folio_comment_ids OWNED BY folio_comments.id;"        \
+         "CREATE INDEX folio_comments_page ON folio_comments (path, id);"      \
+         "CREATE FUNCTION folio_comments_notify() RETURNS trigger"             \
+         " LANGUAGE plpgsql AS $f$ BEGIN"                                      \
+         " IF TG_OP = 'TRUNCATE' THEN"                                         \
+         "  PERFORM pg_notify('" CHANNEL "', ''); RETURN NULL; END IF;"        \
+         " IF TG_OP <> 'INSERT' THEN"                                          \
+         "  PERFORM pg_notify('" CHANNEL "', OLD.path); END IF;"               \
+         " IF TG_OP <> 'DELETE' THEN"                                          \
+         "  PERFORM pg_notify('" CHANNEL "', NEW.path); END IF;"               \
+         " RETURN NULL; END $f$;"                                              \
+         "CREATE TRIGGER folio_comments_notify"                                \
+         " AFTER INSERT OR UPDATE OR DELETE ON folio_comments"                 \
+         " FOR EACH ROW EXECUTE FUNCTION folio_comments_notify();"             \
+         "CREATE TRIGGER folio_comments_notify_all"                            \
+         " AFTER TRUNCATE ON folio_comments"                                   \
+         " FOR EACH STATEMENT EXECUTE FUNCTION folio_comments_notify();")
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MIGRATION_STEP(v, sql) " IF v < " #v " THEN " sql " END IF;"
+
+/* One simple query (one transaction): LISTEN, the schema, the settings. */
+/* clang-format off */
+static const char sql_setup[] =
+    "LISTEN " CHANNEL ";"
+    "DO $folio$ DECLARE v integer; BEGIN"
+    " PERFORM pg_advisory_xact_lock(7788020);"
+    " CREATE TABLE IF NOT EXISTS folio_schema (version integer NOT NULL);"
+    " SELECT max(version) INTO v FROM folio_schema;"
+    " IF v IS NULL THEN INSERT INTO folio_schema VALUES (0); v := 0; END IF;"
+    " IF v > " STR(FOLIO_COMMENTS_PG_SCHEMA) " THEN RAISE EXCEPTION"
+    " 'the comments schema is version %, newer than this foliod''s "
+    STR(FOLIO_COMMENTS_PG_SCHEMA) ": run a newer foliod', v; END IF;"
+    PG_MIGRATIONS(MIGRATION_STEP)
+    " UPDATE folio_schema SET version = " STR(FOLIO_COMMENTS_PG_SCHEMA) ";"
+    " END $folio$;"
+    "SELECT current_setting('synchronous_commit'), current_setting('fsync'),"
+    " (SELECT max(version) FROM folio_schema)";
+/* clang-format on */
+
+/* ---- the socket ---------------------------------------------------- */
+
+/* libpq's message, first line only, into folio_pg.why. */
+const char *
+folio_pg_set_why(const char *msg)
+{
+    size_t n;
+
+    if (msg == NULL || *msg == '\0')
+        msg = "no reason given";
+    n = strcspn(msg, "\n");
+    snprintf(folio_pg.why, sizeof(folio_pg.why), "%.*s", (int)n, msg);
+    return folio_pg.why;
+}
+
+static uint64_t
+next_random(void)
+{
+    /* xorshift64*: jitter, nothing secret */
+    folio_pg.rnd ^= folio_pg.rnd >> 12;
+    folio_pg.rnd ^= folio_pg.rnd << 25;
+    folio_pg.rnd ^= folio_pg.rnd >> 27;
+    return folio_pg.rnd * 0x2545f4914f6cdd1dull;
+}
+
+void
+folio_pg_sock_off(void)
+{
+    if (folio_pg.rd_on)
+        event_del(&folio_pg.ev_rd);
+    if (folio_pg.wr_on)
+        event_del(&folio_pg.ev_wr);
+    folio_pg.rd_on = folio_pg.wr_on = 0;
+}
+
+/* Watch the connection's socket: rd/wr, persistent or once. */
+static void
+sock_watch(event_callback_fn cb, int rd, int wr, int persist)
+{
+    int fd = PQsocket(folio_pg.conn);
+    short p = persist ? EV_PERSIST : 0;
+
+    folio_pg_sock_off();
+    folio_pg.sock = fd;
+    if (fd < 0)
+        return;
+    if (rd) {
+        event_assign(&folio_pg.ev_rd, folio_pg.w->base, fd, EV_READ | p, cb,
+                     NULL);
+        event_add(&folio_pg.ev_rd, NULL);
+        folio_pg.rd_on = 1;
+    }
+    if (wr) {
+        event_assign(&folio_pg.ev_wr, folio_pg.w->base, fd, EV_WRITE | p, cb,
+                     NULL);
+        event_add(&folio_pg.ev_wr, NULL);
+        folio_pg.wr_on = 1;
+    }
+}
+
+/* Push libpq's output; watch for writability while some is left. */
+int
+folio_pg_flush(void)
+{
+    int r = PQflush(folio_pg.conn);
+
+    if (r < 0)
+        return -1;
+    if (r > 0 && !folio_pg.wr_on) {
+        event_assign(&folio_pg.ev_wr, folio_pg.w->base, folio_pg.sock,
+                     EV_WRITE | EV_PERSIST, folio_pg_on_io, NULL);
+        event_add(&folio_pg.ev_wr, NULL);
+        folio_pg.wr_on = 1;
+    } else if (r == 0 && folio_pg.wr_on) {
+        event_del(&folio_pg.ev_wr);
+        folio_pg.wr_on = 0;
+    }
+    return 0;
+}
+
+/* ---- the connection's life ----------------------------------------- */
+
+void
+folio_pg_set_up(int up)
+{
+    folio_stat_set(&folio_pg.w->slot->ws_comments_db_up, (uint64_t)up);
+}
+
+/* Read the setup query's results; become READY when they are all in. */
+static void
+setup_results(void)
+{
+    PGresult *res;
+    char failed[256] = "";
+
+    while (!PQisBusy(folio_pg.conn)) {
+        if ((res = PQgetResult(folio_pg.conn)) == NULL)
+            break;
+        switch (PQresultStatus(res)) {
+        case PGRES_COMMAND_OK:
+            break;
+        case PGRES_TUPLES_OK:
+            if (PQntuples(res) == 1 && PQnfields(res) == 3 &&
+                !folio_pg.warned_sync) {
+                /* binary results are only for the extended protocol */
+                const char *sc = PQgetvalue(res, 0, 0);
+                const char *fs = PQgetvalue(res, 0, 1);
+
+                if (strcmp(sc, "off") == 0 || strcmp(fs, "off") == 0) {
+                    folio_log_warnx(
+                        "comments: PostgreSQL runs with synchronous_commit "
+                        "= %s, fsync = %s: a comment acknowledged just before "
+                        "it crashes can be lost",
+                        sc, fs);
+                    folio_pg.warned_sync = 1;
+                }
+            }
+            break;
+        default:
+            if (failed[0] == '\0')
+                snprintf(failed, sizeof(failed), "%s",
+                         PQresultErrorMessage(res));
+        }
+        PQclear(res);
+    }
+    if (PQisBusy(folio_pg.conn))
+        return;
+    if (failed[0] != '\0') {
+        folio_pg_reset(failed, 1);
+        return;
+    }
+    if (PQenterPipelineMode(folio_pg.conn) != 1) {
+        folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+        return;
+    }
+    folio_pg.state = C_READY;
+    sock_watch(folio_pg_on_io, 1, 0, 1);
+    /* Notifications sent while we were away are lost. */
+    if (folio_pg.cache != NULL)
+        folio_ccache_clear(folio_pg.cache);
+    folio_stat_add(&folio_pg.w->slot->ws_comments_db_connects, 1);
+    folio_pg_set_up(1);
+    folio_pg.backoff_ms = 0;
+    if (!folio_pg.ever_up)
+        folio_log_notice("comments: PostgreSQL %s:%s, database %s, user %s: "
+                         "connected (schema version %d)",
+                         PQhost(folio_pg.conn), PQport(folio_pg.conn),
+                         PQdb(folio_pg.conn), PQuser(folio_pg.conn),
+                         FOLIO_COMMENTS_PG_SCHEMA);
+    else if (folio_pg.down_logged)
+        folio_log_notice(
+            "comments: PostgreSQL %s:%s: reconnected after %llu "
+            "ms; the page cache starts anew",
+            PQhost(folio_pg.conn), PQport(folio_pg.conn),
+            (unsigned long long)(folio_mono_ms() - folio_pg.down_since_ms));
+    folio_pg.ever_up = 1;
+    folio_pg.down_logged = 0;
+    folio_pg_kick();
+}
+
+void
+folio_pg_on_io(evutil_socket_t fd, short what, void *arg)
+{
+    PostgresPollingStatusType ps;
+
+    switch (folio_pg.state) {
+    case C_CONNECTING:
+        ps = PQconnectPoll(folio_pg.conn);
+        if (ps == PGRES_POLLING_FAILED) {
+            folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+        } else if (ps == PGRES_POLLING_OK) {
+            evtimer_del(folio_pg.ev_retry);
+            if (PQsetnonblocking(folio_pg.conn, 1) != 0 ||
+                PQsendQuery(folio_pg.conn, sql_setup) != 1) {
+                folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+                return;
+            }
+            folio_pg.state = C_SETUP;
+            sock_watch(folio_pg_on_io, 1, 0, 1);
+            if (folio_pg_flush() != 0)
+                folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+        } else {
+            /* the socket may change as libpq tries the next address */
+            sock_watch(folio_pg_on_io, ps == PGRES_POLLING_READING,
+                       ps == PGRES_POLLING_WRITING, 0);
+        }
+        return;
+    case C_SETUP:
+        if (((what & EV_READ) && PQconsumeInput(folio_pg.conn) != 1) ||
+            folio_pg_flush() != 0) {
+            folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+            return;
+        }
+        setup_results();
+        return;
+    case C_READY:
+        if (((what & EV_READ) && PQconsumeInput(folio_pg.conn) != 1) ||
+            folio_pg_flush() != 0) {
+            folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+            return;
+        }
+        if (folio_pg_read_results() != 0) {
+            folio_pg_read_notifies();
+            folio_pg_reset(folio_pg.why, 0);
+            return;
+        }
+        folio_pg_read_notifies();
+        if (PQstatus(folio_pg.conn) == CONNECTION_BAD) {
+            folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+            return;
+        }
+        if (folio_pg.waiting.head != NULL || folio_pg.posts.head != NULL)
+            folio_pg_kick();
+        folio_pg_arm_timer();
+        return;
+    default:
+        return;
+    }
+}
+
+/*
+ * The connection failed (or never came up, failed_connect): close it.
+ * What was in flight waits again, in order, with its deadline: posts are
+ * sent again (their keys make that safe), deletes too (then a missing id
+ * means our first attempt deleted it).  After losing a working connection
+ * the first reconnect is at once; after a failed attempt the database is
+ * down: everything waiting is answered 14 and the next attempt is on the
+ * backoff timer.
+ */
+void
+folio_pg_reset(const char *why, int failed_connect)
+{
+    struct unit *u;
+    struct uqueue keep = {NULL, NULL};
+    char msg[384];
+    int was_up = folio_pg.state == C_READY;
+
+    if (why != folio_pg.why)
+        folio_pg_set_why(why);
+    folio_pg_sock_off();
+    evtimer_del(folio_pg.ev_retry);
+    if (folio_pg.conn != NULL)
+        PQfinish(folio_pg.conn);
+    folio_pg.conn = NULL;
+    folio_pg.sock = -1;
+    folio_pg.batches_out = 0;
+    folio_pg_set_up(0);
+    while ((u = uq_pop(&folio_pg.inflight)) != NULL) {
+        struct req *r;
+
+        for (r = u->reqs.head; r != NULL && u->sent; r = r->next)
+            r->in_doubt = r->kind != R_LIST;
+        if (u->kind == U_BATCH || u->reqs.head == NULL) {
+            q_prepend(&folio_pg.posts, &u->reqs); /* in order, before newer */
+            folio_pg_unit_put(u);
+            continue;
+        }
+        u->sent = 0;
+        u->done = 0;
+        u->got = 0;
+        u->failed = 0;
+        uq_push(&keep, u);
+    }
+    /* What was in flight goes before what had not been sent. */
+    if (keep.head != NULL) {
+        keep.tail->next = folio_pg.waiting.head;
+        if (folio_pg.waiting.tail == NULL)
+            folio_pg.waiting.tail = keep.tail;
+        folio_pg.waiting.head = keep.head;
+    }
+    if (!folio_pg.down_logged) {
+        folio_pg.down_since_ms = folio_mono_ms();
+        if (was_up || folio_pg.ever_up)
+            folio_log_warnx("comments: lost PostgreSQL: %s; reconnecting "
+                            "(cached pages are still served)",
+                            folio_pg.why);
+        else
+            folio_log_warnx("comments: cannot reach PostgreSQL: %s; "
+                            "retrying (posts and uncached lists answer "
+                            "UNAVAILABLE meanwhile)",
+                            folio_pg.why);
+        folio_pg.down_logged = 1;
+    }
+    if (!failed_connect) {
+        folio_pg_connect(); /* at once: the database was there */
+        return;
+    }
+    folio_pg.state = C_DOWN;
+    folio_pg_unavailable_msg(msg, sizeof(msg));
+    folio_pg_fail_queue(&folio_pg.posts, FOLIO_ST_UNAVAILABLE, msg);
+    folio_pg_fail_units(&folio_pg.waiting, FOLIO_ST_UNAVAILABLE, msg);
+    folio_pg_cache_gauge();
+    {
+        uint64_t b =
+            folio_pg.backoff_ms == 0 ? BACKOFF_MIN_MS : folio_pg.backoff_ms * 2;
+        struct timeval tv;
+
+        if (b > BACKOFF_MAX_MS)
+            b = BACKOFF_MAX_MS;
+        folio_pg.backoff_ms = b;
+        b = b * 4 / 5 +
+            next_random() % (b / 5 + 1); /* jitter: workers differ */
+        tv.tv_sec = (time_t)(b / 1000);
+        tv.tv_usec = (suseconds_t)(b % 1000) * 1000;
+        evtimer_add(folio_pg.ev_retry, &tv);
+    }
+}
+
+/* The server's NOTICEs (the schema's "already exists, skipping"). */
+static void
+on_notice(void *arg, const char *msg)
+{
+    folio_log_debug("comments: PostgreSQL: %.*s", (int)strcspn(msg, "\n"), msg);
+}
+
+void
+folio_pg_connect(void)
+{
+    struct timeval tv;
+
+    folio_pg.conn = PQconnectStartParams(folio_pg.kw, folio_pg.val, 1);
+    if (folio_pg.conn == NULL) {
+        folio_pg_reset("out of memory", 1);
+        return;
+    }
+    PQsetNoticeProcessor(folio_pg.conn, on_notice, NULL);
+    if (PQstatus(folio_pg.conn) == CONNECTION_BAD) {
+        folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+        return;
+    }
+    folio_pg.state = C_CONNECTING;
+    sock_watch(folio_pg_on_io, 0, 1, 0); /* as if PQconnectPoll said WRITING */
+    tv.tv_sec = (time_t)(folio_pg.cfg->comments_timeout_ms / 1000);
+    tv.tv_usec = (suseconds_t)(folio_pg.cfg->comments_timeout_ms % 1000) * 1000;
+    evtimer_add(folio_pg.ev_retry, &tv); /* the connect's deadline */
+}
+
+void
+folio_pg_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    if (folio_pg.state == C_DOWN)
+        folio_pg_connect();
+    else if (folio_pg.state == C_CONNECTING || folio_pg.state == C_SETUP)
+        folio_pg_reset("timed out connecting (comments_timeout)", 1);
+}
+
+/* ---- for the master ------------------------------------------------- */
+
+int
+folio_comments_pg_dsn_check(const char *dsn, char *err, size_t errlen)
+{
+    PQconninfoOption *o;
+    char *why = NULL;
+
+    if (dsn == NULL)
+        return 0;
+    if ((o = PQconninfoParse(dsn, &why)) != NULL) {
+        PQconninfoFree(o);
+        return 0;
+    }
+    /*
+     * libpq's message may quote the string, password and all: pass on
+     * only the ones that name a keyword.
+     */
+    if (why != NULL && strncmp(why, "invalid connection option", 25) == 0)
+        snprintf(err, errlen, "comments_dsn: %.*s", (int)strcspn(why, "\n"),
+                 why);
+    else
+        snprintf(err, errlen,
+                 "comments_dsn is not a libpq connection string "
+                 "(\"host=... dbname=...\" or \"postgresql://...\")");
+    PQfreemem(why);
+    return FOLIO_ECONFIG;
+}
+
+int
+folio_comments_pg_probe(const char *dsn, int timeout_s, char *msg, size_t len)
+{
+    char t[16];
+    const char *kw[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *val[] = {t, "foliod --check-config", dsn, NULL};
+    PGresult *res;
+    PGconn *c;
+    int rc = -1;
+
+    snprintf(t, sizeof(t), "%d", timeout_s);
+    c = PQconnectdbParams(kw, val, 1);
+    if (c == NULL || PQstatus(c) != CONNECTION_OK) {
+        snprintf(msg, len, "%.*s",
+                 c != NULL ? (int)strcspn(PQerrorMessage(c), "\n") : 13,
+                 c != NULL ? PQerrorMessage(c) : "out of memory");
+        goto done;
+    }
+    res = PQexec(c, "SELECT current_setting('synchronous_commit'),"
+                    " to_regclass('folio_schema') IS NOT NULL");
+    if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
+        char sync[32], version[64] = "none yet (made at the first start)";
+
+        snprintf(sync, sizeof(sync), "%s", PQgetvalue(res, 0, 0));
+        if (strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
+            PQclear(res);
+            res = PQexec(c, "SELECT max(version) FROM folio_schema");
+            if (PQresultStatus(res) == PGRES_TUPLES_OK &&
+                PQntuples(res) == 1)
+                snprintf(version, sizeof(version), "%s",
+                         PQgetvalue(res, 0, 0));
+        }
+        snprintf(msg, len,
+                 "PostgreSQL %s:%s, database %s, user %s: schema version "
+                 "%s, synchronous_commit = %s",
+                 PQhost(c), PQport(c), PQdb(c), PQuser(c), version, sync);
+        rc = 0;
+    } else {
+        snprintf(msg, len, "%.*s",
+                 (int)strcspn(PQresultErrorMessage(res), "\n"),
+                 PQresultErrorMessage(res));
+    }
+    PQclear(res);
+done:
+    PQfinish(c);
+    return rc;
+}

@@ -1,0 +1,499 @@
+/*
+ * comments_pg_io.c - the PostgreSQL backend's pipeline (see
+ * comments_pg.c): units of work sent with PQsendQueryParams, each closed
+ * by a Sync, and their results read back in order and answered.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "shm/stats.h"
+#include "src/buf.h"
+#include "src/conf.h"
+#include "src/err.h"
+#include "src/log.h"
+#include "worker/comments_cache.h"
+#include "worker/comments_pg_int.h"
+#include "worker/worker_int.h"
+
+/* Type oids of the parameters (pg_type.h, stable). */
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_TEXT 25
+
+#define BATCH_MAX 256          /* posts in one transaction */
+#define BATCH_BYTES (4u << 20) /* or this much text */
+
+/* A stored comment starts with a 5-entry map and its id, as a uint64. */
+static const char comment_head[5] = {'\x85', '\xa2', 'i', 'd', '\xcf'};
+
+/*
+ * A post: $1 key, $2 path, $3 author, $4 body, $5 created_at, $6 the
+ * stored comment after its id.  Returns the id stored under the key: the
+ * new one, or the one of an earlier attempt that did commit.
+ */
+static const char sql_post[] =
+    "WITH n AS (SELECT nextval('folio_comment_ids') AS id),"
+    " ins AS (INSERT INTO folio_comments"
+    " (id, post_key, path, author, body, created_at, encoded)"
+    " SELECT n.id, $1, $2, $3, $4, $5,"
+    " '\\x85a26964cf'::bytea || int8send(n.id) || $6 FROM n"
+    " ON CONFLICT (post_key) DO NOTHING RETURNING id)"
+    " SELECT id FROM ins UNION ALL"
+    " SELECT id FROM folio_comments WHERE post_key = $1 LIMIT 1";
+
+static const char sql_list[] =
+    "SELECT encoded FROM folio_comments WHERE path = $1 ORDER BY id";
+
+static const char sql_delete[] =
+    "DELETE FROM folio_comments WHERE id = $1 RETURNING path";
+
+/* ---- sending ------------------------------------------------------- */
+
+static int
+send_stmt(const char *sql, int n, const Oid *types, const char *const *vals,
+          const int *lens)
+{
+    static const int fmts[6] = {1, 1, 1, 1, 1, 1};
+
+    return PQsendQueryParams(folio_pg.conn, sql, n, types, vals, lens, fmts,
+                             1) == 1
+               ? 0
+               : -1;
+}
+
+static int
+send_post(struct req *r)
+{
+    static const Oid types[6] = {OID_BYTEA, OID_TEXT, OID_TEXT,
+                                 OID_TEXT,  OID_INT8, OID_BYTEA};
+    const char *t = folio_buf_at(&r->text, 0);
+    const char *vals[6];
+    int lens[6];
+
+    vals[0] = (const char *)r->key;
+    lens[0] = sizeof(r->key);
+    vals[1] = r->path;
+    lens[1] = (int)r->plen;
+    vals[2] = t;
+    lens[2] = (int)r->alen;
+    vals[3] = t + r->alen;
+    lens[3] = (int)r->blen;
+    vals[4] = (const char *)r->created_at;
+    lens[4] = 8;
+    vals[5] = t + r->alen + r->blen;
+    lens[5] = (int)(folio_buf_mark(&r->text) - r->alen - r->blen);
+    return send_stmt(sql_post, 6, types, vals, lens);
+}
+
+/* Send unit u (already at the tail of folio_pg.inflight). */
+static int
+send_unit(struct unit *u)
+{
+    static const Oid t_text[1] = {OID_TEXT}, t_int8[1] = {OID_INT8};
+    struct req *r = u->reqs.head;
+    unsigned char id[8];
+    const char *v[1];
+    int l[1];
+
+    u->sent = 1;
+    switch (u->kind) {
+    case U_LIST:
+        u->epoch =
+            folio_pg.cache != NULL ? folio_ccache_epoch(folio_pg.cache) : 0;
+        v[0] = r->path;
+        l[0] = (int)r->plen;
+        if (send_stmt(sql_list, 1, t_text, v, l) != 0)
+            return -1;
+        break;
+    case U_DELETE:
+        folio_be64_put(id, r->id);
+        v[0] = (const char *)id;
+        l[0] = 8;
+        if (send_stmt(sql_delete, 1, t_int8, v, l) != 0)
+            return -1;
+        break;
+    default:
+        /* No BEGIN: the Sync commits them all, or none */
+        u->cur = r;
+        folio_pg.batches_out++;
+        for (; r != NULL; r = r->next)
+            if (send_post(r) != 0)
+                return -1;
+    }
+    return PQpipelineSync(folio_pg.conn) == 1 ? 0 : -1;
+}
+
+/* Take the next batch of waiting posts into a unit. */
+static struct unit *
+take_batch(void)
+{
+    struct unit *u;
+    struct req *r;
+    size_t n = 0, bytes = 0;
+
+    if ((u = folio_pg_unit_get(U_BATCH)) == NULL)
+        return NULL;
+    while ((r = folio_pg.posts.head) != NULL) {
+        if (n > 0 && (r->alone || n >= BATCH_MAX ||
+                      bytes + folio_buf_mark(&r->text) > BATCH_BYTES))
+            break;
+        q_push(&u->reqs, q_pop(&folio_pg.posts));
+        bytes += folio_buf_mark(&r->text);
+        if (++n == 1 && r->alone)
+            break;
+        if (!folio_pg.cfg->comments_group_commit)
+            break;
+    }
+    return u;
+}
+
+void
+folio_pg_on_kick(evutil_socket_t fd, short what, void *arg)
+{
+    struct unit *u;
+
+    if (folio_pg.state != C_READY)
+        return;
+    while ((u = uq_pop(&folio_pg.waiting)) != NULL) {
+        uq_push(&folio_pg.inflight, u);
+        if (send_unit(u) != 0)
+            goto lost;
+    }
+    while (
+        folio_pg.posts.head != NULL &&
+        (folio_pg.batches_out == 0 || !folio_pg.cfg->comments_group_commit)) {
+        if ((u = take_batch()) == NULL)
+            break; /* out of memory: the deadline answers them */
+        uq_push(&folio_pg.inflight, u);
+        if (send_unit(u) != 0)
+            goto lost;
+    }
+    if (folio_pg_flush() != 0)
+        goto lost;
+    folio_pg_arm_timer();
+    return;
+lost:
+    folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+}
+
+/* ---- results ------------------------------------------------------- */
+
+/* The RPC status of a SQLSTATE (PROTOCOL.md section 2). */
+static int
+status_of(const char *state)
+{
+    if (state[0] == '\0' || strncmp(state, "08", 2) == 0 ||
+        strncmp(state, "57", 2) == 0 || strcmp(state, "25006") == 0 ||
+        strncmp(state, "40", 2) == 0)
+        return FOLIO_ST_UNAVAILABLE; /* connection, shutdown, standby */
+    if (strncmp(state, "53", 2) == 0 || strncmp(state, "54", 2) == 0)
+        return FOLIO_ST_RESOURCE_EXHAUSTED; /* disk full, limits */
+    if (strncmp(state, "22", 2) == 0)
+        return FOLIO_ST_INVALID_ARGUMENT; /* the text cannot be stored */
+    return FOLIO_ST_INTERNAL;
+}
+
+/* A list's rows: the page's reply into folio_pg.scratch. */
+static void
+list_rows(struct unit *u, PGresult *res)
+{
+    int n = PQntuples(res), i;
+    size_t max = (size_t)folio_pg.cfg->max_message_bytes, total = 0;
+    unsigned char h[5];
+
+    folio_buf_reset(&folio_pg.scratch);
+    if (n == 0) {
+        if (folio_buf_append(&folio_pg.scratch, "\x90", 1) != 0)
+            goto nomem;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        total += (size_t)PQgetlength(res, i, 0);
+    if (total + 5 > max) {
+        u->failed = 1;
+        snprintf(u->state, sizeof(u->state), "54000");
+        snprintf(u->msg, sizeof(u->msg),
+                 "the page's comments are over %zu bytes: too large for one "
+                 "reply",
+                 max);
+        return;
+    }
+    h[0] = 0xdd;
+    h[1] = (unsigned char)((unsigned)n >> 24);
+    h[2] = (unsigned char)((unsigned)n >> 16);
+    h[3] = (unsigned char)((unsigned)n >> 8);
+    h[4] = (unsigned char)n;
+    if (folio_buf_reserve(&folio_pg.scratch, total + 5) != 0 ||
+        folio_buf_append(&folio_pg.scratch, h, 5) != 0)
+        goto nomem;
+    for (i = 0; i < n; i++)
+        folio_buf_append(&folio_pg.scratch, PQgetvalue(res, i, 0),
+                         (size_t)PQgetlength(res, i, 0));
+    return;
+nomem:
+    u->failed = 1;
+    snprintf(u->state, sizeof(u->state), "53200");
+    snprintf(u->msg, sizeof(u->msg), "out of memory");
+}
+
+/* A successful result of u's current statement. */
+static void
+result_ok(struct unit *u, PGresult *res)
+{
+    switch (u->kind) {
+    case U_LIST:
+        list_rows(u, res);
+        break;
+    case U_DELETE:
+        if (PQntuples(res) == 1) {
+            struct req *r = u->reqs.head;
+            int len = PQgetlength(res, 0, 0);
+
+            if (len > 0 && (size_t)len <= sizeof(r->path)) {
+                memcpy(r->path, PQgetvalue(res, 0, 0), (size_t)len);
+                r->plen = (uint32_t)len;
+            }
+            r->id = 0; /* deleted */
+        }
+        break;
+    default:
+        /* each post's id, in order */
+        if (u->cur != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
+            if (PQntuples(res) == 1 && PQgetlength(res, 0, 0) == 8) {
+                u->cur->id =
+                    folio_be64_get((const unsigned char *)PQgetvalue(res, 0, 0));
+            } else if (!u->failed) {
+                u->failed = 1;
+                snprintf(u->state, sizeof(u->state), "XX000");
+                snprintf(u->msg, sizeof(u->msg),
+                         "the database stored no id for a post");
+            }
+            u->cur = u->cur->next;
+        }
+    }
+}
+
+static void
+result_error(struct unit *u, PGresult *res)
+{
+    const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    const char *m = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+    if (u->failed)
+        return;
+    u->failed = 1;
+    snprintf(u->state, sizeof(u->state), "%s", st != NULL ? st : "");
+    snprintf(u->msg, sizeof(u->msg), "%s",
+             m != NULL ? m : PQresultErrorMessage(res));
+    u->msg[strcspn(u->msg, "\n")] = '\0';
+}
+
+/* The post's reply: the map head, its id, then the stored tail. */
+static int
+post_reply(struct req *r)
+{
+    unsigned char id[8];
+    size_t tail = r->alen + r->blen;
+
+    folio_buf_reset(&folio_pg.scratch);
+    folio_be64_put(id, r->id);
+    return folio_buf_append(&folio_pg.scratch, comment_head,
+                            sizeof(comment_head)) != 0 ||
+                   folio_buf_append(&folio_pg.scratch, id, 8) != 0 ||
+                   folio_buf_append(&folio_pg.scratch,
+                                    folio_buf_at(&r->text, tail),
+                                    folio_buf_mark(&r->text) - tail) != 0
+               ? -1
+               : 0;
+}
+
+/* The RPC status of u's error; a failure of ours (13) is logged. */
+static int
+unit_status(const struct unit *u, const char *what)
+{
+    int code = status_of(u->state);
+
+    if (code == FOLIO_ST_INTERNAL)
+        folio_log_errorx("comments: PostgreSQL: %s: %s (SQLSTATE %s)", what,
+                         u->msg, u->state);
+    return code;
+}
+
+static void
+complete_batch(struct unit *u)
+{
+    struct req *r;
+    int code;
+
+    folio_pg.batches_out--;
+    if (!u->failed) {
+        /* Our own cache first: a client may list the page next. */
+        for (r = u->reqs.head; r != NULL; r = r->next)
+            if (folio_pg.cache != NULL)
+                folio_ccache_drop(folio_pg.cache, r->path, r->plen);
+        while ((r = q_pop(&u->reqs)) != NULL) {
+            if (post_reply(r) != 0)
+                folio_pg_release_error(r, FOLIO_ST_RESOURCE_EXHAUSTED,
+                                       "out of memory");
+            else
+                folio_pg_release_ok(r, folio_buf_at(&folio_pg.scratch, 0),
+                                    folio_buf_mark(&folio_pg.scratch));
+        }
+        return;
+    }
+    code = status_of(u->state);
+    if (u->reqs.head != NULL && u->reqs.head->next != NULL &&
+        code != FOLIO_ST_UNAVAILABLE) {
+        /* One post may spoil the batch: commit each on its own. */
+        for (r = u->reqs.head; r != NULL; r = r->next)
+            r->alone = 1;
+        q_prepend(&folio_pg.posts, &u->reqs);
+        return;
+    }
+    folio_pg_fail_queue(&u->reqs, unit_status(u, "post"), u->msg);
+}
+
+static void
+complete_list(struct unit *u)
+{
+    struct req *r = u->reqs.head;
+
+    if (r == NULL)
+        return;
+    if (u->failed) {
+        folio_pg_fail_queue(&u->reqs, unit_status(u, "list"), u->msg);
+        return;
+    }
+    if (folio_pg.cache != NULL &&
+        folio_ccache_fresh(folio_pg.cache, r->path, r->plen, u->epoch)) {
+        folio_ccache_put(folio_pg.cache, r->path, r->plen,
+                         folio_buf_at(&folio_pg.scratch, 0),
+                         folio_buf_mark(&folio_pg.scratch));
+        folio_pg_cache_gauge();
+    }
+    /* The reply stays in scratch: releasing touches nothing of ours. */
+    while ((r = q_pop(&u->reqs)) != NULL)
+        folio_pg_release_ok(r, folio_buf_at(&folio_pg.scratch, 0),
+                            folio_buf_mark(&folio_pg.scratch));
+}
+
+static void
+complete_delete(struct unit *u)
+{
+    struct req *r = q_pop(&u->reqs);
+    char msg[96];
+
+    if (r == NULL)
+        return;
+    if (u->failed) {
+        folio_pg_release_error(r, unit_status(u, "delete"), u->msg);
+        return;
+    }
+    if (r->id != 0 && !r->in_doubt) {
+        snprintf(msg, sizeof(msg), "no comment with id %llu",
+                 (unsigned long long)r->id);
+        folio_pg_release_error(r, FOLIO_ST_NOT_FOUND, msg);
+        return;
+    }
+    /* Deleted now, or by our attempt before the connection was lost. */
+    if (r->plen > 0 && folio_pg.cache != NULL)
+        folio_ccache_drop(folio_pg.cache, r->path, r->plen);
+    folio_pg_release_ok(r, "\xc3", 1);
+}
+
+/* A unit's Sync arrived: answer its requests. */
+static void
+complete(struct unit *u)
+{
+    switch (u->kind) {
+    case U_LIST:
+        complete_list(u);
+        break;
+    case U_DELETE:
+        complete_delete(u);
+        break;
+    default:
+        complete_batch(u);
+    }
+    folio_pg_unit_put(u);
+}
+
+/* A server error that means this connection cannot go on. */
+static int
+fatal_state(const char *state)
+{
+    return strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0 ||
+           strcmp(state, "25006") == 0;
+}
+
+/*
+ * Read every result that has arrived.  Returns 0, or -1 when the
+ * connection must be reset (folio_pg.why says why).
+ */
+int
+folio_pg_read_results(void)
+{
+    struct unit *u;
+    PGresult *res;
+    int reset = 0;
+
+    while ((u = folio_pg.inflight.head) != NULL) {
+        if (PQisBusy(folio_pg.conn))
+            break;
+        if ((res = PQgetResult(folio_pg.conn)) == NULL) {
+            if (!u->got)
+                break; /* nothing more for now */
+            u->done++;
+            u->got = 0;
+            continue;
+        }
+        switch (PQresultStatus(res)) {
+        case PGRES_PIPELINE_SYNC:
+            if (u->failed && fatal_state(u->state)) {
+                /* Left in flight: folio_pg_reset sends it again. */
+                folio_pg_set_why(u->msg);
+                reset = 1;
+            } else {
+                uq_pop(&folio_pg.inflight);
+                complete(u);
+            }
+            break;
+        case PGRES_COMMAND_OK:
+        case PGRES_TUPLES_OK:
+            if (!u->failed)
+                result_ok(u, res);
+            u->got = 1;
+            break;
+        case PGRES_PIPELINE_ABORTED:
+            u->got = 1;
+            break;
+        default:
+            result_error(u, res);
+            u->got = 1;
+        }
+        PQclear(res);
+        if (reset)
+            break;
+    }
+    return reset ? -1 : 0;
+}
+
+void
+folio_pg_read_notifies(void)
+{
+    PGnotify *n;
+
+    while ((n = PQnotifies(folio_pg.conn)) != NULL) {
+        if (folio_pg.cache != NULL) {
+            if (n->extra[0] == '\0')
+                folio_ccache_clear(folio_pg.cache);
+            else
+                folio_ccache_drop(folio_pg.cache, n->extra, strlen(n->extra));
+        }
+        folio_stat_add(&folio_pg.w->slot->ws_comments_cache_invalidations, 1);
+        PQfreemem(n);
+    }
+    folio_pg_cache_gauge();
+}
