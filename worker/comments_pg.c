@@ -60,171 +60,6 @@
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
-#define TEXT_KEEP 16384 /* a post's buffer kept for the next one */
-
-struct folio_pg folio_pg;
-
-/* ---- requests ------------------------------------------------------ */
-
-static struct req *
-req_get(void)
-{
-    struct req *r = folio_pg.free_reqs;
-
-    if (r != NULL) {
-        folio_pg.free_reqs = r->next;
-    } else if ((r = folio_calloc(1, sizeof(*r))) == NULL) {
-        return NULL;
-    }
-    r->next = NULL;
-    r->in_doubt = 0;
-    r->alone = 0;
-    r->id = 0;
-    r->plen = 0;
-    return r;
-}
-
-void
-folio_pg_req_put(struct req *r)
-{
-    if (r->text.b_cap > TEXT_KEEP)
-        folio_buf_free(&r->text);
-    else
-        folio_buf_reset(&r->text);
-    r->next = folio_pg.free_reqs;
-    folio_pg.free_reqs = r;
-}
-
-struct unit *
-folio_pg_unit_get(int kind)
-{
-    struct unit *u = folio_pg.free_units;
-
-    if (u != NULL)
-        folio_pg.free_units = u->next;
-    else if ((u = folio_malloc(sizeof(*u))) == NULL)
-        return NULL;
-    memset(u, 0, sizeof(*u));
-    u->kind = (uint8_t)kind;
-    return u;
-}
-
-void
-folio_pg_unit_put(struct unit *u)
-{
-    u->next = folio_pg.free_units;
-    folio_pg.free_units = u;
-}
-
-/* The cache's size, for server.stats and /metrics. */
-void
-folio_pg_cache_gauge(void)
-{
-    struct folio_ccache_info ci;
-
-    if (folio_pg.cache == NULL)
-        return;
-    folio_ccache_info(folio_pg.cache, &ci);
-    folio_stat_set(&folio_pg.w->slot->ws_comments_cache_bytes, ci.bytes);
-}
-
-/* ---- answering ----------------------------------------------------- */
-
-void
-folio_pg_release_error(struct req *r, int code, const char *msg)
-{
-    char buf[512];
-
-    if (code == FOLIO_ST_UNAVAILABLE) {
-        folio_stat_add(&folio_pg.w->slot->ws_comments_db_unavailable, 1);
-        if (r->in_doubt && r->kind == R_POST) {
-            /* Its commit may have happened before the connection went. */
-            snprintf(buf, sizeof(buf), "%s (the comment may have been stored)",
-                     msg);
-            msg = buf;
-        }
-    }
-    folio_hold_release(&r->hold, NULL, 0, code, msg);
-    folio_pg_req_put(r);
-}
-
-void
-folio_pg_release_ok(struct req *r, const void *result, size_t len)
-{
-    folio_hold_release(&r->hold, result, len, 0, NULL);
-    folio_pg_req_put(r);
-}
-
-/* Answer every request of queue q with an error. */
-void
-folio_pg_fail_queue(struct queue *q, int code, const char *msg)
-{
-    struct req *r;
-
-    while ((r = q_pop(q)) != NULL)
-        folio_pg_release_error(r, code, msg);
-}
-
-void
-folio_pg_fail_units(struct uqueue *q, int code, const char *msg)
-{
-    struct unit *u;
-
-    while ((u = uq_pop(q)) != NULL) {
-        folio_pg_fail_queue(&u->reqs, code, msg);
-        folio_pg_unit_put(u);
-    }
-}
-
-const char *
-folio_pg_unavailable_msg(char *buf, size_t len)
-{
-    snprintf(buf, len, "the comments database is unavailable: %s",
-             folio_pg.why);
-    return buf;
-}
-
-/* ---- deadlines ----------------------------------------------------- */
-
-static uint64_t
-nearest_deadline(void)
-{
-    uint64_t d = UINT64_MAX;
-
-    if (folio_pg.posts.head != NULL && folio_pg.posts.head->deadline_ms < d)
-        d = folio_pg.posts.head->deadline_ms;
-    if (folio_pg.waiting.head != NULL &&
-        folio_pg.waiting.head->reqs.head != NULL &&
-        folio_pg.waiting.head->reqs.head->deadline_ms < d)
-        d = folio_pg.waiting.head->reqs.head->deadline_ms;
-    if (folio_pg.inflight.head != NULL &&
-        folio_pg.inflight.head->reqs.head != NULL &&
-        folio_pg.inflight.head->reqs.head->deadline_ms < d)
-        d = folio_pg.inflight.head->reqs.head->deadline_ms;
-    return d;
-}
-
-void
-folio_pg_arm_timer(void)
-{
-    uint64_t d = nearest_deadline(), now;
-    struct timeval tv;
-
-    if (d == UINT64_MAX || evtimer_pending(folio_pg.ev_timer, NULL))
-        return;
-    now = folio_mono_ms();
-    d = d > now ? d - now : 0;
-    tv.tv_sec = (time_t)(d / 1000);
-    tv.tv_usec = (suseconds_t)(d % 1000) * 1000;
-    evtimer_add(folio_pg.ev_timer, &tv);
-}
-
-void
-folio_pg_kick(void)
-{
-    event_active(folio_pg.ev_kick, EV_TIMEOUT, 1);
-}
-
 /* Answer, from the front, what waited past its deadline in q. */
 static void
 expire_queue(struct queue *q, uint64_t now, const char *msg)
@@ -458,7 +293,7 @@ pg_list(struct folio_call *call, const char *path, uint32_t len)
     folio_stat_add(&call->w->slot->ws_comments_cache_misses, 1);
     if (folio_pg.state == C_DOWN)
         return down(call);
-    if ((r = req_get()) == NULL)
+    if ((r = folio_pg_req_get()) == NULL)
         return no_memory(call, NULL);
     memcpy(r->path, np, nlen);
     r->plen = (uint32_t)nlen;
@@ -478,7 +313,7 @@ pg_post(struct folio_call *call, const struct folio_comment_in *in)
 
     if (folio_pg.state == C_DOWN)
         return down(call);
-    if ((r = req_get()) == NULL)
+    if ((r = folio_pg_req_get()) == NULL)
         return no_memory(call, NULL);
     r->plen =
         (uint32_t)folio_comments_normalize(in->path, in->path_len, r->path);
@@ -509,7 +344,7 @@ pg_delete(struct folio_call *call, uint64_t id)
 
     if (folio_pg.state == C_DOWN)
         return down(call);
-    if ((r = req_get()) == NULL)
+    if ((r = folio_pg_req_get()) == NULL)
         return no_memory(call, NULL);
     r->id = id == 0 ? UINT64_MAX : id; /* 0 means "deleted" below */
     return queue_unit(call, r, U_DELETE, R_DELETE);

@@ -84,19 +84,6 @@ static const char sql_setup[] =
 
 /* ---- the socket ---------------------------------------------------- */
 
-/* libpq's message, first line only, into folio_pg.why. */
-const char *
-folio_pg_set_why(const char *msg)
-{
-    size_t n;
-
-    if (msg == NULL || *msg == '\0')
-        msg = "no reason given";
-    n = strcspn(msg, "\n");
-    snprintf(folio_pg.why, sizeof(folio_pg.why), "%.*s", (int)n, msg);
-    return folio_pg.why;
-}
-
 static uint64_t
 next_random(void)
 {
@@ -160,6 +147,18 @@ folio_pg_flush(void)
         folio_pg.wr_on = 0;
     }
     return 0;
+}
+
+void
+folio_pg_on_kick(evutil_socket_t fd, short what, void *arg)
+{
+    if (folio_pg.state != C_READY)
+        return;
+    if (folio_pg_send_waiting() != 0 || folio_pg_flush() != 0) {
+        folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+        return;
+    }
+    folio_pg_arm_timer();
 }
 
 /* ---- the connection's life ----------------------------------------- */

@@ -169,8 +169,13 @@ uq_pop(struct uqueue *q)
     return u;
 }
 
-/* comments_pg.c: requests and their answers */
+/*
+ * comments_pg_req.c: requests and their answers, the bottom of the
+ * backend (it calls none of the files below; they all call it).
+ */
 
+/* folio_pg_req_get - a zeroed request, or NULL (no memory). */
+struct req *folio_pg_req_get(void);
 /* folio_pg_req_put - recycle a request (answered, or dropped at exit). */
 void folio_pg_req_put(struct req *r);
 /* folio_pg_unit_get - a zeroed unit of `kind`, or NULL (no memory). */
@@ -195,11 +200,17 @@ void folio_pg_cache_gauge(void);
 void folio_pg_arm_timer(void);
 /* folio_pg_kick - send what waits at the end of this loop turn. */
 void folio_pg_kick(void);
+/* folio_pg_set_why - libpq's message, first line, as folio_pg.why. */
+const char *folio_pg_set_why(const char *msg);
 
-/* comments_pg_io.c: the pipeline */
+/* comments_pg_io.c: the pipeline (calls comments_pg_req.c only) */
 
-/* folio_pg_on_kick - ev_kick: send waiting lists, deletes, the next batch. */
-void folio_pg_on_kick(evutil_socket_t fd, short what, void *arg);
+/*
+ * folio_pg_send_waiting - queue into libpq the waiting lists and
+ * deletes, and the next batch of posts.  0, or -1 when the connection
+ * failed (PQerrorMessage says why).
+ */
+int folio_pg_send_waiting(void);
 /*
  * folio_pg_read_results - take every result that has arrived and answer
  * the units they complete.  0, or -1 when the connection must be reset
@@ -209,10 +220,10 @@ int folio_pg_read_results(void);
 /* folio_pg_read_notifies - drop the pages PostgreSQL notified. */
 void folio_pg_read_notifies(void);
 
-/* comments_pg_conn.c: the connection */
+/* comments_pg_conn.c: the connection (calls comments_pg_io.c, _req.c) */
 
-/* folio_pg_set_why - libpq's message, first line, as folio_pg.why. */
-const char *folio_pg_set_why(const char *msg);
+/* folio_pg_on_kick - ev_kick: send what waits (folio_pg_send_waiting). */
+void folio_pg_on_kick(evutil_socket_t fd, short what, void *arg);
 /* folio_pg_set_up - the comments_db_up gauge. */
 void folio_pg_set_up(int up);
 /* folio_pg_sock_off - stop watching the socket. */

@@ -149,17 +149,15 @@ take_batch(void)
     return u;
 }
 
-void
-folio_pg_on_kick(evutil_socket_t fd, short what, void *arg)
+int
+folio_pg_send_waiting(void)
 {
     struct unit *u;
 
-    if (folio_pg.state != C_READY)
-        return;
     while ((u = uq_pop(&folio_pg.waiting)) != NULL) {
         uq_push(&folio_pg.inflight, u);
         if (send_unit(u) != 0)
-            goto lost;
+            return -1;
     }
     while (
         folio_pg.posts.head != NULL &&
@@ -168,14 +166,9 @@ folio_pg_on_kick(evutil_socket_t fd, short what, void *arg)
             break; /* out of memory: the deadline answers them */
         uq_push(&folio_pg.inflight, u);
         if (send_unit(u) != 0)
-            goto lost;
+            return -1;
     }
-    if (folio_pg_flush() != 0)
-        goto lost;
-    folio_pg_arm_timer();
-    return;
-lost:
-    folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+    return 0;
 }
 
 /* ---- results ------------------------------------------------------- */
