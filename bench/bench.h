@@ -51,7 +51,19 @@ enum bench_kind {
     BENCH_K_QUOTE,
     BENCH_K_LIST,
     BENCH_K_POST,
+    BENCH_K_PEER, /* a request of another protocol (--proto): its name */
     BENCH_NKINDS
+};
+
+/*
+ * The protocol spoken (--proto): folio's msgpack-RPC, or a peer's, so
+ * that one client drives every server of a comparison (bench/peer.c).
+ */
+enum bench_proto {
+    BENCH_P_MSGPACK = 0,
+    BENCH_P_RESP,     /* Redis: RESP replies, inline or RESP requests */
+    BENCH_P_MEMCACHE, /* memcached's text protocol */
+    BENCH_P_RAW       /* a fixed request; a reply of fixed length or end */
 };
 
 /* The method each kind calls. */
@@ -95,6 +107,15 @@ struct bench_opts {
     uint64_t max_errors;   /* unexpected errors allowed */
     double max_errors_pct; /* >= 0: a percentage of the sent requests */
     uint64_t seed;
+    /* other protocols (bench/peer.c) */
+    enum bench_proto proto; /* --proto */
+    uint32_t value_size;    /* --value-size: GET/SET value bytes */
+    const char *key;        /* --key */
+    const char *raw_request;  /* --raw-request, C escapes decoded */
+    size_t raw_request_len;
+    uint32_t raw_reply_len;   /* --raw-reply-len (0: use the end) */
+    const char *raw_reply_end; /* --raw-reply-end, decoded */
+    size_t raw_reply_end_len;
 };
 
 /* ------------------------------------------------------------------ */
@@ -103,7 +124,10 @@ struct bench_opts {
 enum bench_expect {
     BENCH_X_NONE = 0, /* any answer is right */
     BENCH_X_INT,      /* an int equal to x_int */
-    BENCH_X_STR       /* a str equal to x_str */
+    BENCH_X_STR,      /* a str equal to x_str */
+    BENCH_X_BYTES,    /* peers: the reply is x_str's x_int bytes */
+    BENCH_X_PREFIX,   /* peers: the reply starts with x_str's x_int bytes */
+    BENCH_X_LEN       /* peers: the reply is x_int bytes long */
 };
 
 #define BENCH_CODES (FOLIO_ST_MAX + 1) /* [FOLIO_ST_MAX]: any other code */
@@ -151,6 +175,65 @@ void folio_bench_pool_free(struct bench_pool *p);
  */
 void folio_bench_req_label(const struct bench_pool *p,
                            const struct bench_req *r, char *buf, size_t len);
+
+/*
+ * folio_bench_pool_push - add to p the request whose bytes were appended
+ * to p->bytes from `start` on.  0, or -1 out of memory (workload.c).
+ */
+int folio_bench_pool_push(struct bench_pool *p, uint32_t start,
+                          enum bench_kind kind, enum bench_expect expect,
+                          int64_t x_int, const char *x_str,
+                          uint32_t ok_codes);
+
+/* ------------------------------------------------------------------ */
+/* Other protocols (peer.c).                                           */
+
+/* folio_bench_proto_name - "msgpack", "resp", "memcache", "raw". */
+const char *folio_bench_proto_name(enum bench_proto p);
+
+/* folio_bench_proto_parse - the protocol named s; 0, or -1 if none. */
+int folio_bench_proto_parse(const char *s, enum bench_proto *out);
+
+/*
+ * folio_bench_unescape - decode C escapes of s (\r \n \t \0 \\ \xHH)
+ * into a new string (*len bytes, NUL after them).  NULL on a bad escape
+ * or out of memory.  Owned by the caller: free().
+ */
+char *folio_bench_unescape(const char *s, size_t *len);
+
+/*
+ * folio_bench_peer_pool - the requests of workload o->workload in
+ * protocol o->proto (ping, get, set; version for memcached; the fixed
+ * request of raw).  Returns 0, or FOLIO_EINVAL / FOLIO_ENOMEM with the
+ * reason in err.
+ */
+int folio_bench_peer_pool(const struct bench_opts *o, struct bench_pool *p,
+                          char *err, size_t errlen);
+
+/*
+ * folio_bench_peer_setup - before the run: store the value that the get
+ * workload reads (SET, or memcached's set), blocking, on one connection
+ * of its own.  0, or -1 with the reason in err.  Main thread only.
+ */
+int folio_bench_peer_setup(const struct bench_opts *o,
+                           const struct folio_addr *a, char *err,
+                           size_t errlen);
+
+/* What folio_bench_peer_frame found at the head of the input. */
+enum bench_frame {
+    BENCH_F_MORE = 0, /* not a whole reply yet */
+    BENCH_F_OK,       /* a reply of *len bytes */
+    BENCH_F_ERROR,    /* a reply of *len bytes that is an error */
+    BENCH_F_BAD       /* not a reply of this protocol */
+};
+
+/*
+ * folio_bench_peer_frame - the first reply of the avail bytes at p, in
+ * protocol o->proto (not msgpack).  Sets *len for OK and ERROR.
+ */
+enum bench_frame folio_bench_peer_frame(const struct bench_opts *o,
+                                        const char *p, size_t avail,
+                                        size_t *len);
 
 /* ------------------------------------------------------------------ */
 /* Counters.  Each thread writes its own block (one writer: plain load  */

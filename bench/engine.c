@@ -39,7 +39,7 @@
 
 const char *const folio_bench_kind_method[BENCH_NKINDS] = {
     "server.ping",   "corpus.match_count", "freight.quote",
-    "comments.list", "comments.post",
+    "comments.list", "comments.post",      "peer",
 };
 
 uint64_t
@@ -179,10 +179,12 @@ bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
     p = (unsigned char *)c->out + c->out_len;
     memcpy(p, t->pool->bytes.b_data + q->off, q->len);
     id = c->next_id++;
-    p[BENCH_MSGID_OFF] = (unsigned char)(id >> 24);
-    p[BENCH_MSGID_OFF + 1] = (unsigned char)(id >> 16);
-    p[BENCH_MSGID_OFF + 2] = (unsigned char)(id >> 8);
-    p[BENCH_MSGID_OFF + 3] = (unsigned char)id;
+    if (t->o->proto == BENCH_P_MSGPACK) {
+        p[BENCH_MSGID_OFF] = (unsigned char)(id >> 24);
+        p[BENCH_MSGID_OFF + 1] = (unsigned char)(id >> 16);
+        p[BENCH_MSGID_OFF + 2] = (unsigned char)(id >> 8);
+        p[BENCH_MSGID_OFF + 3] = (unsigned char)id;
+    }
     c->out_len += q->len;
     slot = (c->head + c->inflight) & c->mask;
     c->ring_ns[slot] = when;
@@ -302,8 +304,12 @@ wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
     bench_add(&t->c.wrong, 1);
     if (q->expect == BENCH_X_INT)
         snprintf(want, sizeof(want), "%lld", (long long)q->x_int);
+    else if (q->expect == BENCH_X_LEN)
+        snprintf(want, sizeof(want), "a reply of %lld bytes",
+                 (long long)q->x_int);
     else
-        snprintf(want, sizeof(want), "\"%s\"", q->x_str);
+        snprintf(want, sizeof(want), "\"%.*s\"",
+                 (int)strcspn(q->x_str, "\r\n"), q->x_str);
     folio_bench_req_label(t->pool, q, label, sizeof(label));
     pthread_mutex_lock(&r->lock);
     if (r->first_wrong[0] == '\0')
@@ -314,22 +320,14 @@ wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
     atomic_store(&r->stop, 1);
 }
 
-/* Count one measured answer. */
+/* Count what an answer was: right, wrong or an error with `code`. */
 static void
-account(struct bench_thread *t, const struct bench_req *q,
-        struct folio_rpc_msg *m, uint64_t dt, uint64_t now)
+account_outcome(struct bench_thread *t, const struct bench_req *q, int ok,
+                int code, uint64_t dt, uint64_t now)
 {
-    char got[96];
-    int code;
-
-    if (folio_mp_read_nil(&m->error) == 0) {
-        if (q->expect != BENCH_X_NONE &&
-            !check_answer(q, m->result, got, sizeof(got)))
-            wrong_answer(t, q, got);
-        else
-            bench_add(&t->c.ok, 1);
-    } else {
-        code = error_code(&m->error);
+    if (ok) {
+        bench_add(&t->c.ok, 1);
+    } else if (code >= 0) {
         bench_add(&t->c.err_replies, 1);
         bench_add(&t->c.codes[code], 1);
         bench_add(&t->c.kind_err[q->kind], 1);
@@ -345,17 +343,85 @@ account(struct bench_thread *t, const struct bench_req *q,
     bench_set(&t->c.last_ns, now);
 }
 
+/* Count one measured msgpack-RPC answer. */
+static void
+account(struct bench_thread *t, const struct bench_req *q,
+        struct folio_rpc_msg *m, uint64_t dt, uint64_t now)
+{
+    char got[96];
+
+    if (folio_mp_read_nil(&m->error) != 0) {
+        account_outcome(t, q, 0, error_code(&m->error), dt, now);
+    } else if (q->expect != BENCH_X_NONE &&
+               !check_answer(q, m->result, got, sizeof(got))) {
+        wrong_answer(t, q, got);
+        account_outcome(t, q, 0, -1, dt, now);
+    } else {
+        account_outcome(t, q, 1, 0, dt, now);
+    }
+}
+
+/* Whether a peer's reply (len bytes at p) is what q expects. */
+static int
+peer_answer_ok(const struct bench_req *q, const char *p, size_t len,
+               char *got, size_t gotlen)
+{
+    size_t want = (size_t)q->x_int, i, n;
+
+    switch (q->expect) {
+    case BENCH_X_BYTES:
+        if (len == want && memcmp(p, q->x_str, want) == 0)
+            return 1;
+        break;
+    case BENCH_X_PREFIX:
+        if (len >= want && memcmp(p, q->x_str, want) == 0)
+            return 1;
+        break;
+    case BENCH_X_LEN:
+        if (len == want)
+            return 1;
+        break;
+    default:
+        return 1;
+    }
+    /* "+PONG\r\n" shown as +PONG, cut, with what is not printable as '.'. */
+    n = len < 40 ? len : 40;
+    for (i = 0; i < n && i + 1 < gotlen; i++)
+        got[i] = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '.';
+    snprintf(got + i, gotlen - i, "%s (%zu bytes)", len > n ? "..." : "",
+             len);
+    return 0;
+}
+
+/* Count one measured answer of a peer: len bytes at p. */
+static void
+account_peer(struct bench_thread *t, const struct bench_req *q, const char *p,
+             size_t len, int is_error, uint64_t dt, uint64_t now)
+{
+    char got[96];
+
+    if (is_error) {
+        account_outcome(t, q, 0, FOLIO_ST_MAX, dt, now);
+    } else if (!peer_answer_ok(q, p, len, got, sizeof(got))) {
+        wrong_answer(t, q, got);
+        account_outcome(t, q, 0, -1, dt, now);
+    } else {
+        account_outcome(t, q, 1, 0, dt, now);
+    }
+}
+
 static void
 on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct bench_conn *c = arg;
     struct bench_thread *t = c->t;
     struct folio_rpc_msg m;
-    const char *why;
+    const char *why, *p;
+    enum bench_frame f;
     uint64_t now;
     uint32_t q, want_id;
     ssize_t n;
-    size_t avail;
+    size_t avail, len;
     int rc;
 
     (void)what;
@@ -377,12 +443,30 @@ on_read(evutil_socket_t fd, short what, void *arg)
         t->o->mode == BENCH_CLOSED)
         t->stopping = 1;
     while ((avail = folio_buf_pending(&c->in)) > 0) {
-        rc = folio_mp_scan(&c->scan, c->in.b_data + c->in.b_off, avail);
+        p = c->in.b_data + c->in.b_off;
+        if (t->o->proto != BENCH_P_MSGPACK) {
+            /* A peer's protocol: replies in order, framed by peer.c. */
+            if ((f = folio_bench_peer_frame(t->o, p, avail, &len)) ==
+                BENCH_F_MORE)
+                break;
+            if (f == BENCH_F_BAD || c->inflight == 0) {
+                conn_fail(c, f == BENCH_F_BAD ? "malformed reply"
+                                              : "a reply to a request not sent");
+                return;
+            }
+            q = c->ring_req[c->head];
+            if (q & BENCH_COUNTED)
+                account_peer(t, &t->pool->reqs[q & ~BENCH_COUNTED], p, len,
+                             f == BENCH_F_ERROR, now - c->ring_ns[c->head],
+                             now);
+            folio_buf_consume(&c->in, len);
+            goto answered;
+        }
+        rc = folio_mp_scan(&c->scan, p, avail);
         if (rc == FOLIO_MP_MORE)
             break;
         if (rc != FOLIO_MP_DONE ||
-            folio_rpc_parse(c->in.b_data + c->in.b_off, (size_t)c->scan.pos, &m,
-                            &why) != 0 ||
+            folio_rpc_parse(p, (size_t)c->scan.pos, &m, &why) != 0 ||
             m.type != FOLIO_RPC_RESPONSE) {
             conn_fail(c, "malformed reply");
             return;
@@ -398,6 +482,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
                     now - c->ring_ns[c->head], now);
         folio_buf_consume(&c->in, (size_t)c->scan.pos);
         folio_mp_scan_reset(&c->scan);
+    answered:
         c->head = (c->head + 1) & c->mask;
         c->inflight--;
         t->inflight--;

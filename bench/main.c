@@ -55,6 +55,10 @@ usage(FILE *f)
         "                   [--json] [--hgrm file] [--max-p99 duration]\n"
         "                   [--max-errors n | percent%%] [--timeout duration]\n"
         "                   [--seed n] [-q]\n"
+        "                   [--proto msgpack | resp | memcache | raw] "
+        "[--value-size n]\n"
+        "                   [--key name] [--raw-request bytes]\n"
+        "                   [--raw-reply-len n | --raw-reply-end bytes]\n"
         "       folio-bench --version | --help\n");
 }
 
@@ -193,7 +197,13 @@ enum {
     O_MAX_P99,
     O_MAX_ERRORS,
     O_TIMEOUT,
-    O_SEED
+    O_SEED,
+    O_PROTO,
+    O_VALUE_SIZE,
+    O_KEY,
+    O_RAW_REQUEST,
+    O_RAW_REPLY_LEN,
+    O_RAW_REPLY_END
 };
 
 /* Returns 0 to run, 1 after --help/--version, -1 on a usage error. */
@@ -233,6 +243,12 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         {"max-errors", required_argument, NULL, O_MAX_ERRORS},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"seed", required_argument, NULL, O_SEED},
+        {"proto", required_argument, NULL, O_PROTO},
+        {"value-size", required_argument, NULL, O_VALUE_SIZE},
+        {"key", required_argument, NULL, O_KEY},
+        {"raw-request", required_argument, NULL, O_RAW_REQUEST},
+        {"raw-reply-len", required_argument, NULL, O_RAW_REPLY_LEN},
+        {"raw-reply-end", required_argument, NULL, O_RAW_REPLY_END},
         {NULL, 0, NULL, 0},
     };
     const char *mode = NULL;
@@ -391,6 +407,40 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
             if (parse_u64(optarg, 0, UINT64_MAX / 2, &o->seed) != 0)
                 return bad("--seed: bad number '%s'", optarg);
             break;
+        case O_PROTO:
+            if (folio_bench_proto_parse(optarg, &o->proto) != 0)
+                return bad("--proto: '%s' is not msgpack, resp, memcache or "
+                           "raw",
+                           optarg);
+            break;
+        case O_VALUE_SIZE:
+            if (parse_int(optarg, 1, 64 << 20, &v) != 0)
+                return bad("--value-size: %s is not 1 to 64M", optarg);
+            o->value_size = (uint32_t)v;
+            break;
+        case O_KEY:
+            if (optarg[0] == '\0' || strpbrk(optarg, " \r\n") != NULL)
+                return bad("--key: '%s' is not a key (no spaces)", optarg);
+            o->key = optarg;
+            break;
+        case O_RAW_REQUEST:
+            free((char *)o->raw_request);
+            if ((o->raw_request = folio_bench_unescape(
+                     optarg, &o->raw_request_len)) == NULL)
+                return bad("--raw-request: bad escape in '%s'", optarg);
+            break;
+        case O_RAW_REPLY_LEN:
+            if (parse_int(optarg, 1, 1 << 20, &v) != 0)
+                return bad("--raw-reply-len: %s is not 1 to 1M", optarg);
+            o->raw_reply_len = (uint32_t)v;
+            break;
+        case O_RAW_REPLY_END:
+            free((char *)o->raw_reply_end);
+            if ((o->raw_reply_end = folio_bench_unescape(
+                     optarg, &o->raw_reply_end_len)) == NULL ||
+                o->raw_reply_end_len == 0)
+                return bad("--raw-reply-end: bad or empty '%s'", optarg);
+            break;
         default:
             usage(stderr);
             return -1;
@@ -421,6 +471,24 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         return bad("%s", "--rounds goes with the rounds mode");
     if (have_n && have_d && o->mode != BENCH_ROUNDS)
         return bad("%s", "-n or -d, not both");
+    if (o->proto != BENCH_P_MSGPACK) {
+        if (o->admin != NULL)
+            return bad("--admin reads folio's server.stats: not with --proto "
+                       "%s (--server-pid reads any server's CPU)",
+                       folio_bench_proto_name(o->proto));
+        if (o->mode == BENCH_ROUNDS)
+            return bad("%s", "the rounds mode is folio's: msgpack only");
+        if (o->workload == NULL)
+            o->workload = o->proto == BENCH_P_MEMCACHE ? "version"
+                          : o->proto == BENCH_P_RAW    ? "raw"
+                                                       : "ping";
+    }
+    if ((o->raw_request != NULL || o->raw_reply_len > 0 ||
+         o->raw_reply_end != NULL) &&
+        o->proto != BENCH_P_RAW)
+        return bad("%s", "--raw-request and --raw-reply-* go with --proto raw");
+    if (o->value_size == 0)
+        o->value_size = 3; /* redis-benchmark's -d default */
 
     switch (o->mode) {
     case BENCH_ROUNDS:
@@ -633,6 +701,11 @@ main(int argc, char *argv[])
         return BENCH_EXIT_USAGE;
     }
     /* What can be checked before the run is, rather than after it. */
+    if (folio_bench_peer_setup(&o, &r.target, err, sizeof(err)) != 0) {
+        fprintf(stderr, "folio-bench: %s\n", err);
+        folio_bench_pool_free(&pool);
+        return BENCH_EXIT_CONNECT;
+    }
     /* "a": a run that does not finish leaves an old file as it was. */
     if (o.hgrm != NULL && (o.hgrm_f = fopen(o.hgrm, "a")) == NULL) {
         fprintf(stderr, "folio-bench: --hgrm %s: %s\n", o.hgrm,

@@ -132,14 +132,21 @@ fail:
     return -1;
 }
 
-/* CPU ticks (utime + stime) of pid and, recursively, its children. */
+/*
+ * CPU time of pid and, recursively, its children, in ns: the sum of
+ * every thread's run time from /proc/PID/task/TID/schedstat (exact, where
+ * /proc/PID/stat counts clock ticks), or from stat's utime + stime where
+ * schedstat is missing.  -1 if pid does not exist.
+ */
 static long long
-proc_ticks(pid_t pid, int depth)
+proc_cpu_ns(pid_t pid, int depth)
 {
-    char path[96], buf[1024], *p;
+    char path[128], buf[1024], *p;
+    unsigned long long run;
     unsigned long ut, st;
-    long long total = 0;
-    long child;
+    long long total = 0, sched = 0, t;
+    long child, hz;
+    int have_sched = 1;
     FILE *f;
     DIR *d;
     struct dirent *de;
@@ -157,52 +164,61 @@ proc_ticks(pid_t pid, int depth)
         sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
                &ut, &st) != 2)
         return -1;
-    total = (long long)(ut + st);
-    if (depth > 8)
-        return total;
+    hz = sysconf(_SC_CLK_TCK);
     snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
     if ((d = opendir(path)) == NULL)
-        return total;
+        return (long long)(ut + st) * (1000000000LL / (hz > 0 ? hz : 100));
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat",
+                 (int)pid, de->d_name);
+        if (have_sched && (f = fopen(path, "r")) != NULL) {
+            if (fscanf(f, "%llu", &run) == 1)
+                sched += (long long)run;
+            else
+                have_sched = 0;
+            fclose(f);
+        } else {
+            have_sched = 0;
+        }
+        if (depth > 8)
             continue;
         snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid,
                  de->d_name);
         if ((f = fopen(path, "r")) == NULL)
             continue;
-        while (fscanf(f, "%ld", &child) == 1) {
-            long long t = proc_ticks((pid_t)child, depth + 1);
-
-            if (t > 0)
+        while (fscanf(f, "%ld", &child) == 1)
+            if ((t = proc_cpu_ns((pid_t)child, depth + 1)) > 0)
                 total += t;
-        }
         fclose(f);
     }
     closedir(d);
+    total += have_sched ? sched
+                        : (long long)(ut + st) *
+                              (1000000000LL / (hz > 0 ? hz : 100));
     return total;
 }
 
 void
 folio_bench_server_snap(const struct bench_opts *o, struct bench_server_snap *s)
 {
-    long long ticks = -1;
-    long hz;
+    long long ns = -1;
 
     memset(s, 0, sizeof(*s));
     s->requests = s->cpu_s = s->alloc_calls = -1;
     if (o->admin != NULL)
         from_stats(o->admin, s);
     /*
-     * /proc's CPU time is current to a clock tick; server.stats' is what
+     * /proc's CPU time is exact (schedstat); server.stats' is what
      * each worker last sampled (every 100 ms): prefer /proc when we may.
      */
-    if (o->server_pid > 0 && (ticks = proc_ticks(o->server_pid, 0)) < 0)
+    if (o->server_pid > 0 && (ns = proc_cpu_ns(o->server_pid, 0)) < 0)
         snprintf(s->why + strlen(s->why), sizeof(s->why) - strlen(s->why),
                  "%s/proc/%d: no such process", s->why[0] ? "; " : "",
                  (int)o->server_pid);
-    if (ticks >= 0) {
-        hz = sysconf(_SC_CLK_TCK);
-        s->cpu_s = (double)ticks / (double)(hz > 0 ? hz : 100);
+    if (ns >= 0) {
+        s->cpu_s = (double)ns / 1e9;
         s->cpu_from_proc = 1;
         s->ok = 1;
     }
@@ -221,7 +237,7 @@ folio_bench_server_check(const struct bench_opts *o, char *why, size_t whylen)
                  o->admin, s.why);
         return -1;
     }
-    if (o->server_pid > 0 && proc_ticks(o->server_pid, 0) < 0) {
+    if (o->server_pid > 0 && proc_cpu_ns(o->server_pid, 0) < 0) {
         snprintf(why, whylen, "--server-pid %d: no such process",
                  (int)o->server_pid);
         return -1;

@@ -102,10 +102,10 @@ req_begin(struct bench_pool *p, enum bench_kind kind, uint32_t nparams)
     return 0;
 }
 
-static int
-req_end(struct bench_pool *p, uint32_t start, enum bench_kind kind,
-        enum bench_expect expect, int64_t x_int, const char *x_str,
-        uint32_t ok_codes)
+int
+folio_bench_pool_push(struct bench_pool *p, uint32_t start,
+                      enum bench_kind kind, enum bench_expect expect,
+                      int64_t x_int, const char *x_str, uint32_t ok_codes)
 {
     struct bench_req *r, *nr;
     uint32_t len;
@@ -141,7 +141,7 @@ add_ping(struct bench_pool *p)
 
     if (req_begin(p, BENCH_K_PING, 0) != 0)
         return -1;
-    return req_end(p, start, BENCH_K_PING, BENCH_X_STR, 0, "pong", 0);
+    return folio_bench_pool_push(p, start, BENCH_K_PING, BENCH_X_STR, 0, "pong", 0);
 }
 
 static int
@@ -152,7 +152,7 @@ add_query(struct bench_pool *p, const struct query *q)
     if (req_begin(p, BENCH_K_MATCH_COUNT, 1) != 0 ||
         folio_pack_str(&pk, q->s, q->len) != 0)
         return -1;
-    return req_end(p, start, BENCH_K_MATCH_COUNT,
+    return folio_bench_pool_push(p, start, BENCH_K_MATCH_COUNT,
                    q->count >= 0 ? BENCH_X_INT : BENCH_X_NONE, q->count, NULL,
                    0);
 }
@@ -223,7 +223,7 @@ add_quote(struct bench_pool *p, struct wl *w)
         return -1;
     p->code_why[FOLIO_ST_NOT_FOUND] = "the uncovered CEPs";
     p->code_why[FOLIO_ST_OUT_OF_RANGE] = "carts heavier than every band";
-    return req_end(p, start, BENCH_K_QUOTE, BENCH_X_NONE, 0, NULL,
+    return folio_bench_pool_push(p, start, BENCH_K_QUOTE, BENCH_X_NONE, 0, NULL,
                    uncovered ? BENCH_CODE(FOLIO_ST_NOT_FOUND)
                              : BENCH_CODE(FOLIO_ST_OUT_OF_RANGE));
 }
@@ -258,12 +258,12 @@ add_comments(struct bench_pool *p, struct wl *w)
             pack_kv_str("author", "folio-bench", 11) != 0 ||
             pack_kv_str("body", body, (size_t)blen) != 0)
             return -1;
-        return req_end(p, start, BENCH_K_POST, BENCH_X_NONE, 0, NULL, 0);
+        return folio_bench_pool_push(p, start, BENCH_K_POST, BENCH_X_NONE, 0, NULL, 0);
     }
     if (req_begin(p, BENCH_K_LIST, 1) != 0 ||
         folio_pack_str(&pk, path, (size_t)n) != 0)
         return -1;
-    return req_end(p, start, BENCH_K_LIST, BENCH_X_NONE, 0, NULL, 0);
+    return folio_bench_pool_push(p, start, BENCH_K_LIST, BENCH_X_NONE, 0, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -912,6 +912,10 @@ folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
         snprintf(err, errlen, "out of memory");
         return FOLIO_ENOMEM;
     }
+    if (o->proto != BENCH_P_MSGPACK) {
+        rc = folio_bench_peer_pool(o, p, err, errlen);
+        goto out;
+    }
     if (strcmp(o->workload, "mixed") == 0) {
         if ((rc = parse_mix(o->mix != NULL ? o->mix
                                            : "corpus:40,freight:40,comments:20",
@@ -988,6 +992,10 @@ folio_bench_req_label(const struct bench_pool *p, const struct bench_req *r,
     const char *why, *s;
     uint32_t slen;
 
+    if (r->kind == BENCH_K_PEER) {
+        snprintf(buf, len, "%s", p->desc);
+        return;
+    }
     if (folio_rpc_parse(p->bytes.b_data + r->off, r->len, &m, &why) != 0) {
         snprintf(buf, len, "%s", folio_bench_kind_method[r->kind]);
         return;

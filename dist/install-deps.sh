@@ -13,7 +13,7 @@ PACKAGES="
     prometheus
     python3 python3-pynvim
     clang libclang-rt-14-dev valgrind
-    redis-server redis-tools
+    redis-server redis-tools memcached
     libpq-dev libssl-dev postgresql haproxy
 "
 

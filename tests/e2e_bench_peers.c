@@ -1,0 +1,311 @@
+/*
+ * e2e_bench_peers.c - folio-bench driving folio's peers with its own
+ * engine (--proto), so that every comparison of BENCHMARKS.md uses one
+ * client: a real redis-server and a real memcached started here, and
+ * foliod itself in the raw mode.  Each run's every answer must be
+ * counted right, and --server-pid must give the server's CPU.
+ *
+ * Skipped, saying why, only where redis-server or memcached is missing
+ * (CI installs both: dist/install-deps.sh).
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "src/addr.h"
+#include "tests/check_run.h"
+#include "tests/e2e_bench_util.h"
+#include "tests/e2e_util.h"
+
+struct peer {
+    pid_t pid;
+    int port;
+    char addr[64];
+    char pid_text[24];
+};
+
+static struct peer redis, memc;
+
+/* A TCP port the kernel says is free now. */
+static int
+free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd != -1)
+        close(fd);
+    return port;
+}
+
+static int
+on_path(const char *prog)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
+    return system(cmd) == 0;
+}
+
+/* Ask `req`, wait for a reply starting with `want`: the server serves. */
+static int
+answers(const char *addr, const char *req, const char *want, int timeout_ms)
+{
+    struct folio_addr a;
+    char err[256], buf[256];
+    uint64_t end = e2e_now_ms() + (uint64_t)timeout_ms;
+    ssize_t n;
+    int fd;
+
+    if (folio_addr_parse(addr, &a, err, sizeof(err)) != 0)
+        return -1;
+    while (e2e_now_ms() < end) {
+        if ((fd = folio_addr_connect(&a, 500)) != -1) {
+            if (send(fd, req, strlen(req), MSG_NOSIGNAL) ==
+                    (ssize_t)strlen(req) &&
+                (n = recv(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+                buf[n] = '\0';
+                close(fd);
+                return strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
+            }
+            close(fd);
+        }
+        usleep(10000); /* polling for readiness, not synchronization */
+    }
+    return -1;
+}
+
+static int
+spawn(struct peer *p, const char *const argv[])
+{
+    p->pid = fork();
+    if (p->pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (devnull != -1) {
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    snprintf(p->pid_text, sizeof(p->pid_text), "%ld", (long)p->pid);
+    return p->pid > 0 ? 0 : -1;
+}
+
+static void
+stop(struct peer *p)
+{
+    if (p->pid > 0) {
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, NULL, 0);
+        p->pid = 0;
+    }
+}
+
+static void
+stop_all(void)
+{
+    stop(&redis);
+    stop(&memc);
+}
+
+/* Outside the tests: no Check assertion here. */
+static void
+die(const char *what, const char *addr)
+{
+    fprintf(stderr, "e2e_bench_peers: %s %s\n", what, addr);
+    stop_all();
+    exit(EXIT_FAILURE);
+}
+
+static void
+start_redis(void)
+{
+    char port[16];
+    const char *argv[] = {"redis-server", "--port", port,       "--bind",
+                    "127.0.0.1",    "--save", "",         "--appendonly",
+                    "no",           "--daemonize", "no", NULL};
+
+    if (!on_path("redis-server"))
+        return;
+    redis.port = free_port();
+    snprintf(port, sizeof(port), "%d", redis.port);
+    snprintf(redis.addr, sizeof(redis.addr), "127.0.0.1:%d", redis.port);
+    if (spawn(&redis, argv) != 0 ||
+        answers(redis.addr, "PING\r\n", "+PONG", 10000) != 0)
+        die("redis-server did not start on", redis.addr);
+}
+
+static void
+start_memcached(void)
+{
+    char port[16];
+    const char *argv[] = {"memcached", "-l", "127.0.0.1", "-p", port, "-U", "0",
+                    "-t", "2", "-u", "nobody", NULL};
+
+    if (!on_path("memcached"))
+        return;
+    memc.port = free_port();
+    snprintf(port, sizeof(port), "%d", memc.port);
+    snprintf(memc.addr, sizeof(memc.addr), "127.0.0.1:%d", memc.port);
+    if (spawn(&memc, argv) != 0 ||
+        answers(memc.addr, "version\r\n", "VERSION ", 10000) != 0)
+        die("memcached did not start on", memc.addr);
+}
+
+/* A peer that is not there: skip, or fail when CI promised it. */
+static int
+missing(const struct peer *p, const char *name)
+{
+    if (p->pid > 0)
+        return 0;
+    ck_assert_msg(getenv("CI") == NULL, "%s is not installed (CI installs it)",
+                  name);
+    fprintf(stderr, "SKIP: %s is not installed\n", name);
+    return 1;
+}
+
+/* Every answer of the run counted right, and the server's CPU read. */
+static void
+assert_all_ok(const struct bproc *b, int want_cpu)
+{
+    const char *j = json_of(b);
+
+    assert_counts_add_up(j);
+    ck_assert_msg(jnum(j, "sent") > 0, "nothing sent: %s", j);
+    ck_assert_msg(jnum(j, "ok") == jnum(j, "sent"), "not all ok: %s", j);
+    if (want_cpu)
+        ck_assert_msg(jnum_in(j, "server", "cpu_us_per_req") > 0,
+                      "no server CPU: %s", j);
+}
+
+START_TEST(test_redis)
+{
+    struct bproc b;
+
+    if (missing(&redis, "redis-server"))
+        return;
+    expect_status(&b, 0, "--proto", "resp", "-H", redis.addr, "-c", "4", "-n",
+                  "4000", "--json", "--server-pid", redis.pid_text);
+    assert_all_ok(&b, 1);
+    /* A GET of a comments.list-sized value, pipelined. */
+    expect_status(&b, 0, "--proto", "resp", "-w", "get", "--value-size",
+                  "6292", "-H", redis.addr, "-c", "4", "-P", "8", "-n", "4000",
+                  "--json");
+    assert_all_ok(&b, 0);
+    expect_status(&b, 0, "--proto", "resp", "-w", "set", "-H", redis.addr,
+                  "-c", "2", "-n", "1000", "--json");
+    assert_all_ok(&b, 0);
+    /* The open loop too. */
+    expect_status(&b, 0, "open", "--proto", "resp", "-R", "2000", "-d", "1",
+                  "-H", redis.addr, "-c", "4", "--json");
+    assert_all_ok(&b, 0);
+}
+END_TEST
+
+START_TEST(test_memcached)
+{
+    struct bproc b;
+
+    if (missing(&memc, "memcached"))
+        return;
+    expect_status(&b, 0, "--proto", "memcache", "-H", memc.addr, "-c", "4",
+                  "-n", "4000", "--json", "--server-pid", memc.pid_text);
+    assert_all_ok(&b, 1);
+    expect_status(&b, 0, "--proto", "memcache", "-w", "get", "--value-size",
+                  "1000", "-H", memc.addr, "-c", "4", "-P", "16", "-n",
+                  "8000", "--json");
+    assert_all_ok(&b, 0);
+    expect_status(&b, 0, "--proto", "memcache", "-w", "set", "-H", memc.addr,
+                  "-c", "2", "-n", "1000", "--json");
+    assert_all_ok(&b, 0);
+    /* RESP spoken to memcached: its replies are not RESP. */
+    expect_status(&b, 3, "--proto", "resp", "-H", memc.addr, "-c", "1", "-n",
+                  "10", "--json");
+    ck_assert_ptr_nonnull(strstr(b.err, "malformed reply"));
+}
+END_TEST
+
+/* foliod through the raw mode: a fixed msgpack ping, 9-byte replies. */
+START_TEST(test_raw_foliod)
+{
+    struct e2e_server srv;
+    struct bproc b;
+    char pid[24];
+
+    ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
+    snprintf(pid, sizeof(pid), "%ld", (long)srv.pid);
+    expect_status(&b, 0, "--proto", "raw", "--raw-request",
+                  "\\x94\\x00\\x01\\xabserver.ping\\x90", "--raw-reply-len",
+                  "9", "-H", srv.addr, "-c", "4", "-P", "4", "-n", "4000",
+                  "--json", "--server-pid", pid);
+    assert_all_ok(&b, 1);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+START_TEST(test_usage)
+{
+    struct bproc b;
+
+    expect_status(&b, 2, "--proto", "gopher");
+    expect_status(&b, 2, "--proto", "resp", "--admin", "/nonexistent");
+    expect_status(&b, 2, "--raw-request", "x");
+    expect_status(&b, 2, "--proto", "raw", "--raw-request", "\\q",
+                  "--raw-reply-len", "1");
+    expect_status(&b, 2, "--proto", "raw", "--raw-request", "x");
+    expect_status(&b, 2, "--proto", "memcache", "-w", "corpus");
+    expect_status(&b, 2, "rounds", "--proto", "resp");
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("e2e_bench_peers");
+    TCase *tc = tcase_create("peers");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_redis);
+    tcase_add_test(tc, test_memcached);
+    tcase_add_test(tc, test_raw_foliod);
+    tcase_add_test(tc, test_usage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    int rc;
+
+    signal(SIGPIPE, SIG_IGN);
+    start_redis();
+    start_memcached();
+    rc = folio_check_run(suite());
+    stop_all();
+    return rc;
+}
