@@ -109,6 +109,7 @@ struct bench_opts {
     uint64_t seed;
     /* other protocols (bench/peer.c) */
     enum bench_proto proto; /* --proto */
+    int send_each;          /* --send-each: a send(2) per request */
     uint32_t value_size;    /* --value-size: GET/SET value bytes */
     const char *key;        /* --key */
     const char *raw_request;  /* --raw-request, C escapes decoded */

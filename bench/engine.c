@@ -186,6 +186,19 @@ bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
         p[BENCH_MSGID_OFF + 3] = (unsigned char)id;
     }
     c->out_len += q->len;
+    if (t->o->send_each && c->out_len - c->out_off == q->len) {
+        /*
+         * --send-each: this request in a send(2) of its own, as callers
+         * sharing a connection would; what does not go now waits for
+         * bench_flush(), which also reports the errors.
+         */
+        ssize_t n = send(c->fd, p, q->len, MSG_NOSIGNAL);
+
+        if (n > 0)
+            c->out_off += (size_t)n;
+        if (c->out_off == c->out_len)
+            c->out_off = c->out_len = 0;
+    }
     slot = (c->head + c->inflight) & c->mask;
     c->ring_ns[slot] = when;
     c->ring_req[slot] = qi | (counted ? BENCH_COUNTED : 0);

@@ -15,10 +15,12 @@
 BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/folio-bench.XXXXXX")
 FOLIOD_PID=""
 REDIS_PID=""
+MEMCACHED_PID=""
 
 bench_cleanup() {
     [ -n "$FOLIOD_PID" ] && kill "$FOLIOD_PID" 2>/dev/null && wait "$FOLIOD_PID" 2>/dev/null
     [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+    [ -n "$MEMCACHED_PID" ] && kill "$MEMCACHED_PID" 2>/dev/null && wait "$MEMCACHED_PID" 2>/dev/null
     rm -rf "$BENCH_TMP"
 }
 trap bench_cleanup EXIT INT TERM
@@ -74,6 +76,52 @@ start_redis() {
 stop_redis() {
     kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
     REDIS_PID=""
+}
+
+# start_memcached [options]: MEMCACHED_PORT, MEMCACHED_PID set; two
+# threads by default (-t 2: one per core here, as foliod's workers).
+start_memcached() {
+    MEMCACHED_PORT=$(free_port)
+    "${MEMCACHED:-memcached}" -l 127.0.0.1 -p "$MEMCACHED_PORT" -U 0 -u nobody \
+        -t "${MEMCACHED_THREADS:-2}" "$@" &
+    MEMCACHED_PID=$!
+    i=0
+    until "${FOLIO_BENCH}" --proto memcache \
+        -H "127.0.0.1:$MEMCACHED_PORT" -c 1 -n 1 -q >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -gt 1000 ] && { echo "memcached did not start" >&2; return 1; }
+        sleep 0.01
+    done
+}
+
+stop_memcached() {
+    kill "$MEMCACHED_PID" 2>/dev/null && wait "$MEMCACHED_PID" 2>/dev/null
+    MEMCACHED_PID=""
+}
+
+# fb OUT.json [folio-bench options...]: one run of the one client for
+# every server, its JSON summary in OUT.json; prints the CPU seconds the
+# client itself used (user + system).
+fb() {
+    _o=$1
+    shift
+    cpu_of "$_o" "$FOLIO_BENCH" -q --json "$@"
+}
+
+# fb_fields OUT.json: "rps p50_us p99_us server_cpu_us_per_req" of a run.
+fb_fields() {
+    python3 -c '
+import json, sys
+v = None
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith("{"):
+        v = json.loads(line)
+srv = (v or {}).get("server") or {}
+def f(x):
+    return "-" if x is None else "%.6g" % x
+print(f(v.get("rps")), f(v.get("p50_us")), f(v.get("p99_us")),
+      f(srv.get("cpu_us_per_req")), f(v.get("requests")))' "$1"
 }
 
 # cpu_ticks PID...: user+system clock ticks of the processes and their children.

@@ -54,7 +54,7 @@ usage(FILE *f)
         "[--server-pid pid]\n"
         "                   [--json] [--hgrm file] [--max-p99 duration]\n"
         "                   [--max-errors n | percent%%] [--timeout duration]\n"
-        "                   [--seed n] [-q]\n"
+        "                   [--seed n] [--send-each] [-q]\n"
         "                   [--proto msgpack | resp | memcache | raw] "
         "[--value-size n]\n"
         "                   [--key name] [--raw-request bytes]\n"
@@ -203,7 +203,8 @@ enum {
     O_KEY,
     O_RAW_REQUEST,
     O_RAW_REPLY_LEN,
-    O_RAW_REPLY_END
+    O_RAW_REPLY_END,
+    O_SEND_EACH
 };
 
 /* Returns 0 to run, 1 after --help/--version, -1 on a usage error. */
@@ -249,6 +250,7 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         {"raw-request", required_argument, NULL, O_RAW_REQUEST},
         {"raw-reply-len", required_argument, NULL, O_RAW_REPLY_LEN},
         {"raw-reply-end", required_argument, NULL, O_RAW_REPLY_END},
+        {"send-each", no_argument, NULL, O_SEND_EACH},
         {NULL, 0, NULL, 0},
     };
     const char *mode = NULL;
@@ -433,6 +435,9 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
             if (parse_int(optarg, 1, 1 << 20, &v) != 0)
                 return bad("--raw-reply-len: %s is not 1 to 1M", optarg);
             o->raw_reply_len = (uint32_t)v;
+            break;
+        case O_SEND_EACH:
+            o->send_each = 1;
             break;
         case O_RAW_REPLY_END:
             free((char *)o->raw_reply_end);

@@ -341,7 +341,8 @@ folio_bench_json(FILE *f, const struct bench_run *r,
     int k, first;
 
     fprintf(f,
-            "{\"mode\":\"%s\",\"workload\":", folio_bench_mode_name(o->mode));
+            "{\"mode\":\"%s\",\"proto\":\"%s\",\"workload\":",
+            folio_bench_mode_name(o->mode), folio_bench_proto_name(o->proto));
     json_str(f, o->workload);
     fprintf(f, ",\"description\":");
     json_str(f, r->pool->desc);
