@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/comments.sh - the comments service's figures for BENCHMARKS.md:
 #   1. comments.list of a 50-comment page at 100 connections, beside
-#      redis-benchmark -t get with a value of the same size; server CPU and
+#      Redis GET of a value of the same size, one client for both
+#      (folio-bench, --proto resp for Redis); server CPU and
 #      heap allocations per request (folio-bench's server.stats figures);
 #   2. comments.post throughput with durable (synced) commits: one
 #      transaction per post, and group commit;
@@ -16,7 +17,6 @@ set -eu
 
 SECS=${1:-5}
 RUNS=${2:-3}
-TICK=$(getconf CLK_TCK)
 LOAD=${COMMENTS_LOAD:-$BUILDDIR/bench/comments-load}
 POSTERS=${POSTERS:-16}   # connections posting in the post runs
 PAGE=/bench/page-1/      # folio-bench's most popular page
@@ -64,14 +64,13 @@ for _ in $(seq "$RUNS"); do
     f_cpu="$f_cpu $(json_field "$out" server.cpu_us_per_req)"
     f_alloc="$f_alloc $(json_field "$out" server.allocs_per_req)"
 
-    rn=$(echo "$n" | awk '{printf "%d", ($1 > 20000) ? $1 : 20000}')
-    c0=$(cpu_ticks "$REDIS_PID")
-    csv=$("$REDIS_BENCHMARK" -p "$REDIS_PORT" -t get -d "$bytes" -c 100 -n "$rn" --csv 2>/dev/null | tail -n 1)
-    c1=$(cpu_ticks "$REDIS_PID")
-    r_rps="$r_rps $(echo "$csv" | awk -F'"' '{print $4}')"
-    r_p50="$r_p50 $(echo "$csv" | awk -F'"' '{print $10 * 1000}')"
-    r_p99="$r_p99 $(echo "$csv" | awk -F'"' '{print $14 * 1000}')"
-    r_cpu="$r_cpu $(echo "$c0 $c1 $rn $TICK" | awk '{printf "%.2f", ($2-$1)/$4*1e6/$3}')"
+    out=$("$FOLIO_BENCH" --proto resp -w get --value-size "$bytes" \
+        -H "127.0.0.1:$REDIS_PORT" -c 100 -t 2 -d "$SECS" --warmup 0.5 \
+        --server-pid "$REDIS_PID" --json -q)
+    r_rps="$r_rps $(json_field "$out" rps)"
+    r_p50="$r_p50 $(json_field "$out" p50_us)"
+    r_p99="$r_p99 $(json_field "$out" p99_us)"
+    r_cpu="$r_cpu $(json_field "$out" server.cpu_us_per_req)"
 done
 fr=$(m "$f_rps"); rr=$(m "$r_rps")
 printf '| foliod comments.list | %.0f | %.0f / %.0f | %s | %s | %s |\n' \
