@@ -14,6 +14,7 @@
 
 #include "src/cli_int.h"
 #include "src/rpc.h"
+#include "src/utf8.h"
 
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -82,42 +83,6 @@ b64_decode(const char *s, size_t n, unsigned char *out)
     return (long)o;
 }
 
-/* The length of the valid UTF-8 sequence at p (n bytes left), or 0. */
-static size_t
-utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t len, i;
-
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        len = 2;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        len = 3;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        len = 4;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    /* No overlong forms, no surrogates, nothing above U+10FFFF. */
-    if (p[0] == 0xe0)
-        lo = 0xa0;
-    else if (p[0] == 0xed)
-        hi = 0x9f;
-    else if (p[0] == 0xf0)
-        lo = 0x90;
-    else if (p[0] == 0xf4)
-        hi = 0x8f;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
-
 static void
 put_string(FILE *f, const char *s, size_t n)
 {
@@ -153,7 +118,7 @@ put_string(FILE *f, const char *s, size_t n)
                 fprintf(f, "\\u%04x", p[i]);
                 break;
             }
-            if ((len = utf8_len(p + i, n - i)) == 0) {
+            if ((len = folio_utf8_len(p + i, n - i)) == 0) {
                 fputs("\xef\xbf\xbd", f); /* U+FFFD for a stray byte */
                 break;
             }
