@@ -50,7 +50,14 @@ folio_buf_reserve(struct folio_buf *b, size_t n)
     need = pending + n;
     if (b->b_max != 0 && need > b->b_max)
         return FOLIO_ETOOBIG;
+    /*
+     * Doubling, for appends that come a piece at a time; a jump past
+     * twice the capacity (room made ahead for a large reply) gets what it
+     * asks, in whole pages, not up to twice that.
+     */
     cap = b->b_cap > 0 ? b->b_cap : 256;
+    if (need > cap * 2)
+        cap = (need + 4095) & ~(size_t)4095;
     while (cap < need)
         cap *= 2;
     if (b->b_max != 0 && cap > b->b_max)
@@ -81,8 +88,10 @@ folio_buf_pack_write(void *data, const char *p, size_t n)
 {
     struct folio_buf *b = data;
 
-    if (folio_buf_append(b, p, n) == 0)
+    int rc;
+
+    if ((rc = folio_buf_append(b, p, n)) == 0)
         return 0;
-    b->b_failed = 1;
+    b->b_failed = rc;
     return -1;
 }

@@ -18,7 +18,8 @@ struct folio_buf {
     size_t b_cap;  /* allocated bytes */
     size_t b_base; /* capacity to shrink back to */
     size_t b_max;  /* never grow past this (0: no limit) */
-    int b_failed;  /* an append through the packer callback failed */
+    int b_failed;  /* an append through the packer callback failed:
+                      FOLIO_ETOOBIG (over b_max) or FOLIO_ENOMEM */
 };
 
 /*
@@ -32,7 +33,9 @@ void folio_buf_free(struct folio_buf *b);
 
 /*
  * folio_buf_reserve - make room for `n` more bytes at b_len, moving the
- * pending bytes to the front first, growing only if that is not enough.
+ * pending bytes to the front first, growing only if that is not enough:
+ * doubling, or straight to the size needed (rounded up to 4 KiB) when
+ * that is more than twice the capacity; never past b_max.
  * Returns 0, FOLIO_ETOOBIG (over b_max) or FOLIO_ENOMEM.
  */
 int folio_buf_reserve(struct folio_buf *b, size_t n);

@@ -211,3 +211,24 @@ folio_log_libevent(void)
     event_set_log_callback(libevent_log);
     event_set_fatal_callback(libevent_fatal);
 }
+
+uint64_t
+folio_log_rate_due(struct folio_log_rate *r, uint64_t now_ms,
+                   uint32_t interval_ms)
+{
+    uint64_t n = r->count;
+
+    if (n == 0 || now_ms < r->next_ms)
+        return 0;
+    r->count = 0;
+    r->next_ms = now_ms + interval_ms;
+    return n;
+}
+
+uint64_t
+folio_log_rate_hit(struct folio_log_rate *r, uint64_t now_ms,
+                   uint32_t interval_ms)
+{
+    r->count++;
+    return folio_log_rate_due(r, now_ms, interval_ms);
+}

@@ -9,6 +9,7 @@
 #define FOLIO_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 enum folio_log_level {
     FOLIO_LOG_DEBUG = 0,
@@ -66,6 +67,32 @@ int folio_log_parse_level(const char *s);
  * execs keeps it.
  */
 int folio_log_fd(void);
+
+/*
+ * A warning that can come thousands of times a second (accept failing
+ * for want of descriptors) is told once per interval, with a count:
+ *
+ *     if ((n = folio_log_rate_hit(&r, now_ms, 10000)) > 0)
+ *         folio_log_warnx("...: %llu in the last 10 s", n);
+ *
+ * and, from a timer, folio_log_rate_due() for what the last line left.
+ */
+struct folio_log_rate {
+    uint64_t next_ms; /* no line before then */
+    uint64_t count;   /* occurrences not yet told */
+};
+
+/*
+ * folio_log_rate_hit - count one occurrence at now_ms (monotonic).
+ * Returns how many to tell in a line now (this one and those the
+ * interval held back), or 0: say nothing.
+ */
+uint64_t folio_log_rate_hit(struct folio_log_rate *r, uint64_t now_ms,
+                            uint32_t interval_ms);
+
+/* folio_log_rate_due - what is left to tell once the interval is over, or 0. */
+uint64_t folio_log_rate_due(struct folio_log_rate *r, uint64_t now_ms,
+                            uint32_t interval_ms);
 
 void folio_log_write(int level, int with_errno, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

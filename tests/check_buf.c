@@ -59,7 +59,7 @@ START_TEST(test_pack_write_and_truncate)
     ck_assert_int_eq(folio_buf_pack_write(&b, "abcdef", 6), 0);
     ck_assert_int_eq(b.b_failed, 0);
     ck_assert_int_eq(folio_buf_pack_write(&b, "ghi", 3), -1);
-    ck_assert_int_eq(b.b_failed, 1);
+    ck_assert_int_eq(b.b_failed, FOLIO_ETOOBIG);
     folio_buf_truncate(&b, 2);
     ck_assert_uint_eq(folio_buf_pending(&b), 2);
     ck_assert_int_eq(memcmp(b.b_data, "ab", 2), 0);
