@@ -9,12 +9,37 @@
 #include "src/rpc.h"
 
 int
+folio_rpc_read_msgid(struct folio_mp_cur *c, uint32_t *msgid,
+                     struct folio_rpc_id *id)
+{
+    const unsigned char *start = c->p;
+    int64_t v;
+    uint64_t u;
+    int rc = 0;
+
+    if (folio_mp_read_int(c, &v) == 0) {
+        if (v < 0 || v > UINT32_MAX)
+            rc = FOLIO_ETOOBIG;
+        else
+            *msgid = (uint32_t)v;
+    } else if (folio_mp_read_uint(c, &u) == 0) {
+        rc = FOLIO_ETOOBIG; /* above INT64_MAX */
+    } else {
+        return FOLIO_EPROTO;
+    }
+    id->raw = (const char *)start;
+    id->len = (size_t)(c->p - start);
+    return rc;
+}
+
+int
 folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
                 const char **why)
 {
     struct folio_mp_cur c;
     uint32_t n;
-    int64_t type, id;
+    int64_t type;
+    int rc;
 
     memset(m, 0, sizeof(*m));
     folio_mp_cur_init(&c, p, len);
@@ -28,12 +53,12 @@ folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
     }
     m->type = (int)type;
     if (type == FOLIO_RPC_REQUEST || type == FOLIO_RPC_RESPONSE) {
-        if (folio_mp_read_int(&c, &id) != 0 || id < 0 || id > UINT32_MAX) {
+        rc = folio_rpc_read_msgid(&c, &m->msgid, &m->id);
+        m->has_msgid = rc != FOLIO_EPROTO;
+        if (rc != 0) {
             *why = "msgid must be an unsigned 32-bit integer";
             return FOLIO_EPROTO;
         }
-        m->msgid = (uint32_t)id;
-        m->has_msgid = 1;
         if (n != 4) {
             *why = type == FOLIO_RPC_REQUEST
                        ? "request must be [0, msgid, method, params]"
@@ -123,6 +148,18 @@ folio_rpc_pack_error(msgpack_packer *pk, uint32_t msgid, int code,
     if (msgpack_pack_array(pk, 4) || msgpack_pack_uint8(pk, 1) ||
         msgpack_pack_uint32(pk, msgid) || msgpack_pack_array(pk, 2) ||
         msgpack_pack_int(pk, code) || folio_pack_str(pk, msg, len))
+        return -1;
+    return msgpack_pack_nil(pk);
+}
+
+int
+folio_rpc_pack_error_id(msgpack_packer *pk, const struct folio_rpc_id *id,
+                        int code, const char *msg, size_t len)
+{
+    if (msgpack_pack_array(pk, 4) || msgpack_pack_uint8(pk, 1) ||
+        pk->callback(pk->data, id->raw, id->len) ||
+        msgpack_pack_array(pk, 2) || msgpack_pack_int(pk, code) ||
+        folio_pack_str(pk, msg, len))
         return -1;
     return msgpack_pack_nil(pk);
 }

@@ -21,10 +21,22 @@ enum folio_rpc_type {
     FOLIO_RPC_NOTIFY = 2
 };
 
+/*
+ * A msgid as the client wrote it: its msgpack encoding, an integer, in
+ * the client's bytes.  The error reply to a request that is bad (its
+ * msgid out of range too) echoes it, so the client can match it.
+ */
+struct folio_rpc_id {
+    const char *raw;
+    size_t len;
+};
+
 struct folio_rpc_msg {
     int type;
-    int has_msgid; /* msgid could be read (even if the rest is bad) */
-    uint32_t msgid;
+    int has_msgid; /* an integer msgid could be read (even if the rest is
+                      bad, or it is out of range): id is set */
+    uint32_t msgid;       /* valid when parsing succeeded */
+    struct folio_rpc_id id;
     const char *method; /* request, notification: span, not NUL-terminated;
                          * sent as str or as bin, read alike */
     uint32_t method_len;
@@ -42,6 +54,22 @@ struct folio_rpc_msg {
  */
 int folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
                     const char **why);
+
+/*
+ * folio_rpc_read_msgid - read the msgid at cursor c: 0 with *msgid set
+ * when it is an unsigned 32-bit integer, FOLIO_ETOOBIG for any other
+ * integer (-1, 2^32, 2^64 - 1), FOLIO_EPROTO if it is no integer.  *id
+ * spans its encoding whenever it is an integer; c moves past it then.
+ */
+int folio_rpc_read_msgid(struct folio_mp_cur *c, uint32_t *msgid,
+                         struct folio_rpc_id *id);
+
+/*
+ * folio_rpc_pack_error_id - an error response to the msgid as sent:
+ * [1, id, [code, message], nil].
+ */
+int folio_rpc_pack_error_id(msgpack_packer *pk, const struct folio_rpc_id *id,
+                            int code, const char *msg, size_t len);
 
 /* Start a response: packs [1, msgid, nil, and the caller packs the result. */
 int folio_rpc_pack_result_head(msgpack_packer *pk, uint32_t msgid);

@@ -161,6 +161,56 @@ expect_bad(int has_msgid)
     msgpack_sbuffer_clear(&sb);
 }
 
+/*
+ * A request whose msgid is the integer neg (if < 0) or pos: parse fails,
+ * but it can be answered, and the error reply echoes that very integer.
+ */
+static void
+expect_bad_id(int64_t neg, uint64_t pos)
+{
+    struct folio_rpc_msg m;
+    msgpack_sbuffer rb;
+    msgpack_packer rpk;
+    msgpack_unpacked u;
+    const char *why = NULL;
+
+    msgpack_pack_array(&pk, 4);
+    msgpack_pack_int(&pk, 0);
+    if (neg < 0)
+        msgpack_pack_int64(&pk, neg);
+    else
+        msgpack_pack_uint64(&pk, pos);
+    msgpack_pack_str_with_body(&pk, "m", 1);
+    msgpack_pack_array(&pk, 0);
+    ck_assert_int_eq(folio_rpc_parse(sb.data, sb.size, &m, &why), FOLIO_EPROTO);
+    ck_assert_str_eq(why, "msgid must be an unsigned 32-bit integer");
+    ck_assert_int_eq(m.has_msgid, 1);
+    msgpack_sbuffer_init(&rb);
+    msgpack_packer_init(&rpk, &rb, msgpack_sbuffer_write);
+    ck_assert_int_eq(folio_rpc_pack_error_id(&rpk, &m.id, 3, why, strlen(why)),
+                     0);
+    msgpack_unpacked_init(&u);
+    ck_assert_int_eq(msgpack_unpack_next(&u, rb.data, rb.size, NULL),
+                     MSGPACK_UNPACK_SUCCESS);
+    ck_assert_int_eq(u.data.type, MSGPACK_OBJECT_ARRAY);
+    ck_assert_uint_eq(u.data.via.array.size, 4);
+    ck_assert_uint_eq(u.data.via.array.ptr[0].via.u64, 1);
+    if (neg < 0) {
+        ck_assert_int_eq(u.data.via.array.ptr[1].type,
+                         MSGPACK_OBJECT_NEGATIVE_INTEGER);
+        ck_assert_int_eq(u.data.via.array.ptr[1].via.i64, neg);
+    } else {
+        ck_assert_int_eq(u.data.via.array.ptr[1].type,
+                         MSGPACK_OBJECT_POSITIVE_INTEGER);
+        ck_assert_uint_eq(u.data.via.array.ptr[1].via.u64, pos);
+    }
+    ck_assert_uint_eq(u.data.via.array.ptr[2].via.array.ptr[0].via.u64, 3);
+    ck_assert_int_eq(u.data.via.array.ptr[3].type, MSGPACK_OBJECT_NIL);
+    msgpack_unpacked_destroy(&u);
+    msgpack_sbuffer_destroy(&rb);
+    msgpack_sbuffer_clear(&sb);
+}
+
 START_TEST(test_malformed)
 {
     msgpack_pack_int(&pk, 1); /* not an array */
@@ -181,15 +231,20 @@ START_TEST(test_malformed)
     msgpack_pack_str_with_body(&pk, "m", 1);
     msgpack_pack_array(&pk, 0);
     expect_bad(0);
-    msgpack_pack_array(&pk, 4); /* msgid negative */
+    /* msgids out of range: answerable, with the msgid as sent */
+    expect_bad_id(-1, 0);
+    expect_bad_id(INT64_MIN, 0);
+    expect_bad_id(0, 1ull << 32);
+    expect_bad_id(0, UINT64_MAX);
+    msgpack_pack_array(&pk, 4); /* msgid not an integer */
     msgpack_pack_int(&pk, 0);
-    msgpack_pack_int(&pk, -1);
+    msgpack_pack_str_with_body(&pk, "1", 1);
     msgpack_pack_str_with_body(&pk, "m", 1);
     msgpack_pack_array(&pk, 0);
     expect_bad(0);
-    msgpack_pack_array(&pk, 4); /* msgid over 32 bits */
+    msgpack_pack_array(&pk, 4); /* msgid a float */
     msgpack_pack_int(&pk, 0);
-    msgpack_pack_uint64(&pk, 1ull << 32);
+    msgpack_pack_double(&pk, 1.0);
     msgpack_pack_str_with_body(&pk, "m", 1);
     msgpack_pack_array(&pk, 0);
     expect_bad(0);
