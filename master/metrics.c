@@ -126,6 +126,7 @@ static uint64_t v_frees(const struct folio_worker_slot *s) { return folio_stat_g
 static uint64_t v_heap(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_heap_inuse); }
 static uint64_t v_req(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_requests); }
 static uint64_t v_rss(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_maxrss_kb) * 1024; }
+static uint64_t v_out(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_output_bytes); }
 
 /* A per-worker series over every live slot. */
 static void
@@ -252,7 +253,8 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
           "Connections accepted or taken over from a retiring worker.",
           folio_stat_get(&t.ws_conns_accepted));
     total(b, "folio_connections_rejected_total", "counter",
-          "Connections refused over max_connections.",
+          "Connections refused over max_connections or for want of file "
+          "descriptors.",
           folio_stat_get(&t.ws_conns_rejected));
     total(b, "folio_connections_handed_off_total", "counter",
           "Connections handed to a newer worker at reload or recycling.",
@@ -263,6 +265,10 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
     total(b, "folio_connection_timeouts_total", "counter",
           "Connections closed idle or too slow.",
           folio_stat_get(&t.ws_timeouts));
+    total(b, "folio_output_waits_total", "counter",
+          "Requests that waited for room for their replies (max_output_bytes, "
+          "max_output_total).",
+          folio_stat_get(&t.ws_output_waits));
     head(b, "folio_cpu_seconds_total", "counter",
          "CPU time of all workers, including those that exited.");
     evbuffer_add_printf(b, "folio_cpu_seconds_total{mode=\"user\"} %.6f\n",
@@ -306,6 +312,10 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
                "Peak resident set of each live worker.", v_rss);
     per_worker(m, b, "folio_connections", "gauge",
                "Connections open on each live worker.", v_conns);
+    per_worker(m, b, "folio_worker_output_bytes", "gauge",
+               "Output buffered beyond the connections' base size in each "
+               "live worker (bounded by max_output_total).",
+               v_out);
     render_comments(m, b, &t);
     return 0;
 }

@@ -32,7 +32,8 @@
     X(bytes_in, "bytes read from clients")                                     \
     X(bytes_out, "bytes written to clients")                                   \
     X(conns_accepted, "connections accepted or adopted")                       \
-    X(conns_rejected, "connections refused over max_connections")              \
+    X(conns_rejected, "connections refused: over max_connections, or out "    \
+                      "of file descriptors")                                   \
     X(conns_handed_off, "connections handed to a newer worker")                \
     X(protocol_errors, "connections closed for malformed input")               \
     X(timeouts, "connections closed idle or too slow")                        \
@@ -40,7 +41,8 @@
     X(comments_cache_misses, "comments.list asked of the database")            \
     X(comments_cache_invalidations, "pages dropped on a NOTIFY or commit")      \
     X(comments_db_connects, "connections to the comments database made")       \
-    X(comments_db_unavailable, "comments calls answered 14: database down")
+    X(comments_db_unavailable, "comments calls answered 14: database down")    \
+    X(output_waits, "requests that waited for room for their replies")
 
 /* X(name, help): gauges, the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \
@@ -50,7 +52,9 @@
     X(heap_inuse, "heap bytes in use, mmapped blocks too (mallinfo2)")          \
     X(maxrss_kb, "peak resident set, KiB")                                     \
     X(comments_cache_bytes, "bytes held by the comments page cache")           \
-    X(comments_db_up, "1 while connected to the comments database")
+    X(comments_db_up, "1 while connected to the comments database")           \
+    X(output_bytes, "output buffered beyond the connections' base size "      \
+                    "(bounded by max_output_total)")
 
 enum folio_worker_state {
     FOLIO_WS_FREE = 0, /* no process */

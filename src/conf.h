@@ -46,7 +46,13 @@ struct folio_config {
     uint64_t max_message_bytes;
     uint32_t max_depth;
     uint32_t max_connections;   /* per worker */
-    uint64_t max_output_bytes;  /* per connection: stop reading above */
+    uint32_t admin_max_connections; /* admin socket, beyond max_connections */
+    uint64_t max_output_bytes;  /* per connection: requests wait above */
+    uint64_t max_output_hard_bytes; /* per connection: never grows past */
+    uint64_t max_output_total;  /* per worker, beyond base buffers; 0: none */
+    uint64_t admin_max_output_bytes;      /* the same, admin connections */
+    uint64_t admin_max_output_hard_bytes;
+    uint32_t send_timeout_ms;   /* replies unmoved this long: close; 0: never */
     uint32_t idle_timeout_ms;   /* 0: never */
     uint32_t request_timeout_ms; /* a message must complete within; 0: never */
     uint32_t shutdown_timeout_ms;

@@ -64,6 +64,15 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(cfg.max_message_bytes, 4u << 20);
     ck_assert_uint_eq(cfg.max_depth, 32);
     ck_assert_uint_eq(cfg.idle_timeout_ms, 60000);
+    /* The output limits, by class, and the admin socket's own limit. */
+    ck_assert_uint_eq(cfg.max_connections, 4096);
+    ck_assert_uint_eq(cfg.admin_max_connections, 16);
+    ck_assert_uint_eq(cfg.max_output_bytes, 1u << 20);
+    ck_assert_uint_eq(cfg.max_output_hard_bytes, 8u << 20);
+    ck_assert_uint_eq(cfg.max_output_total, 32u << 20);
+    ck_assert_uint_eq(cfg.admin_max_output_bytes, 4u << 20);
+    ck_assert_uint_eq(cfg.admin_max_output_hard_bytes, 64u << 20);
+    ck_assert_uint_eq(cfg.send_timeout_ms, 30000);
     ck_assert_uint_eq(cfg.cubic_threshold_g, 5000);
     ck_assert_uint_eq(cfg.comments_max_size, 1u << 30);
     ck_assert_int_eq(cfg.comments_group_commit, 1);
@@ -101,6 +110,10 @@ START_TEST(test_file_and_overrides)
                "  listen = 127.0.0.1:1   # trailing comment\n"
                "listen=unix:/tmp/x.sock\n"
                "max_connections = 17\n"
+               "admin_max_connections = 2\n"
+               "max_output_total = 0\n"
+               "max_output_hard_bytes = 2m\n"
+               "send_timeout = 0\n"
                "idle-timeout = 1500ms\n"
                "max_message_bytes = 64k\n"
                "comments_max_size = 64m\n"
@@ -116,6 +129,10 @@ START_TEST(test_file_and_overrides)
     ck_assert_int_eq(cfg.workers, 3);
     ck_assert_int_eq(cfg.foreground, 1);
     ck_assert_uint_eq(cfg.max_connections, 17);
+    ck_assert_uint_eq(cfg.admin_max_connections, 2);
+    ck_assert_uint_eq(cfg.max_output_total, 0);
+    ck_assert_uint_eq(cfg.max_output_hard_bytes, 2u << 20);
+    ck_assert_uint_eq(cfg.send_timeout_ms, 0);
     ck_assert_uint_eq(cfg.idle_timeout_ms, 1500);
     ck_assert_uint_eq(cfg.max_message_bytes, 65536);
     ck_assert_uint_eq(cfg.comments_max_size, 64u << 20);
@@ -167,6 +184,9 @@ START_TEST(test_file_errors)
     expect_file_error("max_message_bytes = 12q\n", "max-message-bytes");
     expect_file_error("idle_timeout = 5 years\n", "idle-timeout");
     expect_file_error("max_connections = -1\n", "max-connections");
+    expect_file_error("admin_max_connections = 0\n", "admin-max-connections");
+    expect_file_error("max_output_hard_bytes = 1k\n", "max-output-hard-bytes");
+    expect_file_error("send_timeout = soon\n", "send-timeout");
     expect_file_error("corpus = \"unterminated\n", "quote");
     expect_file_error("log_level = loud\n", "log-level");
     expect_file_error("stats = maybe\n", "stats");

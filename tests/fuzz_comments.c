@@ -37,64 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct folio_buf out, out2;
 static uint64_t last_id;
 
-/* RFC 3629 by decoding, then the control characters PROTOCOL.md names. */
-static int
-ref_text(const uint8_t *s, size_t n, int body, size_t *at)
-{
-    size_t i = 0, k, j;
-    uint32_t c;
-
-    while (i < n) {
-        unsigned b = s[i];
-
-        if (b < 0x80) {
-            c = b;
-            k = 1;
-        } else if (b >= 0xc2 && b <= 0xdf) {
-            c = b & 0x1f;
-            k = 2;
-        } else if (b >= 0xe0 && b <= 0xef) {
-            c = b & 0x0f;
-            k = 3;
-        } else if (b >= 0xf0 && b <= 0xf4) {
-            c = b & 0x07;
-            k = 4;
-        } else {
-            *at = i;
-            return FOLIO_TEXT_UTF8;
-        }
-        if (n - i < k) {
-            *at = i;
-            return FOLIO_TEXT_UTF8;
-        }
-        for (j = 1; j < k; j++) {
-            if ((s[i + j] & 0xc0) != 0x80) {
-                *at = i;
-                return FOLIO_TEXT_UTF8;
-            }
-            c = c << 6 | (s[i + j] & 0x3f);
-        }
-        if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) || c > 0x10ffff ||
-            (c >= 0xd800 && c <= 0xdfff)) {
-            *at = i;
-            return FOLIO_TEXT_UTF8;
-        }
-        if ((c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f)) &&
-            !(body && (c == '\n' || c == '\t'))) {
-            *at = i;
-            return FOLIO_TEXT_CONTROL;
-        }
-        i += k;
-    }
-    return FOLIO_TEXT_OK;
-}
-
 static void
 check_text(const uint8_t *p, size_t n, int body)
 {
     size_t at = (size_t)-1, want_at = (size_t)-1;
     int st = folio_comments_text_check((const char *)p, n, body, &at);
-    int want = ref_text(p, n, body, &want_at);
+    int want = fuzz_ref_text(p, n, body, &want_at);
 
     if (st != want || (want != FOLIO_TEXT_OK && at != want_at))
         fuzz_fail("text_check(%zu bytes, body %d): %d at %zu, reference %d "
@@ -191,7 +139,7 @@ post_valid(const struct post *po)
         return 0;
     for (f = 0; f < 3; f++)
         if (!po->seen[f] || po->len[f] < 1 || po->len[f] > max[f] ||
-            ref_text((const uint8_t *)po->f[f], po->len[f], f == 2, &at) !=
+            fuzz_ref_text((const uint8_t *)po->f[f], po->len[f], f == 2, &at) !=
                 FOLIO_TEXT_OK)
             return 0;
     return 1;

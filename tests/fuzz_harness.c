@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shm/comments.h"
 #include "shm/corpus.h"
 #include "shm/freight.h"
 #include "shm/stats.h"
@@ -245,6 +246,7 @@ fuzz_setup(void)
     w->now_ms = folio_mono_ms();
     if ((w->base = event_base_new()) == NULL)
         fuzz_fail("event_base_new failed");
+    folio_conn_setup(w);
     for (i = 0; i < folio_nservices; i++) {
         if (folio_services[i].init == NULL)
             continue;
@@ -268,27 +270,93 @@ fuzz_tmpdir(void)
     return tmpdir;
 }
 
-/* One reply: [1, msgid, nil, result] or [1, msgid, [code, msg], nil]. */
+int
+fuzz_ref_text(const uint8_t *s, size_t n, int body, size_t *at)
+{
+    size_t i = 0, k, j;
+    uint32_t c;
+
+    while (i < n) {
+        unsigned b = s[i];
+
+        if (b < 0x80) {
+            c = b;
+            k = 1;
+        } else if (b >= 0xc2 && b <= 0xdf) {
+            c = b & 0x1f;
+            k = 2;
+        } else if (b >= 0xe0 && b <= 0xef) {
+            c = b & 0x0f;
+            k = 3;
+        } else if (b >= 0xf0 && b <= 0xf4) {
+            c = b & 0x07;
+            k = 4;
+        } else {
+            *at = i;
+            return FOLIO_TEXT_UTF8;
+        }
+        if (n - i < k) {
+            *at = i;
+            return FOLIO_TEXT_UTF8;
+        }
+        for (j = 1; j < k; j++) {
+            if ((s[i + j] & 0xc0) != 0x80) {
+                *at = i;
+                return FOLIO_TEXT_UTF8;
+            }
+            c = c << 6 | (s[i + j] & 0x3f);
+        }
+        if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) || c > 0x10ffff ||
+            (c >= 0xd800 && c <= 0xdfff)) {
+            *at = i;
+            return FOLIO_TEXT_UTF8;
+        }
+        if ((c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f)) &&
+            !(body && (c == '\n' || c == '\t'))) {
+            *at = i;
+            return FOLIO_TEXT_CONTROL;
+        }
+        i += k;
+    }
+    return FOLIO_TEXT_OK;
+}
+
+/*
+ * One reply: [1, msgid, nil, result] or [1, msgid, [code, msg], nil], the
+ * message valid UTF-8 (a strict client decodes it: Python's msgpack with
+ * raw=False raises on anything else).  An error reply's msgid may be any
+ * integer: the one a bad request came with.
+ */
 static int
 check_reply(const char *p, size_t len)
 {
-    struct folio_rpc_msg m;
-    struct folio_mp_cur e;
-    const char *why, *msg;
-    uint32_t n, mlen;
-    int64_t code;
+    struct folio_mp_cur c, e;
+    struct folio_rpc_id id;
+    const char *msg;
+    uint32_t n, mlen, msgid;
+    int64_t type, code;
+    size_t at;
+    int idrc;
 
-    if (folio_rpc_parse(p, len, &m, &why) != 0)
-        fuzz_fail("reply does not parse: %s", why);
-    if (m.type != FOLIO_RPC_RESPONSE)
-        fuzz_fail("reply of type %d", m.type);
-    e = m.error;
-    if (folio_mp_read_nil(&e) == 0)
+    folio_mp_cur_init(&c, p, len);
+    if (folio_mp_read_array(&c, &n) != 0 || n != 4 ||
+        folio_mp_read_int(&c, &type) != 0 || type != FOLIO_RPC_RESPONSE)
+        fuzz_fail("reply is not [1, msgid, error, result]");
+    if ((idrc = folio_rpc_read_msgid(&c, &msgid, &id)) == FOLIO_EPROTO)
+        fuzz_fail("reply's msgid is not an integer");
+    e = c;
+    if (folio_mp_read_nil(&e) == 0) {
+        if (idrc != 0)
+            fuzz_fail("a result for msgid out of range");
         return 0;
+    }
     if (folio_mp_read_array(&e, &n) != 0 || n != 2 ||
         folio_mp_read_int(&e, &code) != 0 ||
         folio_mp_read_str(&e, &msg, &mlen) != 0)
         fuzz_fail("reply's error is not [code, message]");
+    if (fuzz_ref_text((const uint8_t *)msg, mlen, 1, &at) == FOLIO_TEXT_UTF8)
+        fuzz_fail("error %lld: message not UTF-8 at byte %zu: '%.*s'",
+                  (long long)code, at, (int)mlen, msg);
     switch (code) {
     case FOLIO_ST_INVALID_ARGUMENT:
     case FOLIO_ST_NOT_FOUND:
@@ -306,7 +374,7 @@ check_reply(const char *p, size_t len)
     }
     if (mlen == 0)
         fuzz_fail("error %lld without a message", (long long)code);
-    if (folio_mp_read_nil(&m.result) != 0)
+    if (folio_mp_read_nil(&e) != 0 || e.p != e.end)
         fuzz_fail("error reply with a result");
     return (int)code;
 }

@@ -57,6 +57,17 @@ struct folio_corpus;
 /* fuzz_corpus - the fixture corpus's image (after fuzz_setup). */
 const struct folio_corpus *fuzz_corpus(void);
 
+/*
+ * fuzz_ref_text - an independent reading of s[0..n) by RFC 3629, written
+ * from the RFC (decode each sequence, then refuse overlong forms,
+ * surrogates and values over U+10FFFF), then the control characters
+ * PROTOCOL.md names (U+0000..U+001F, U+007F, U+0080..U+009F; '\n' and
+ * '\t' allowed when body is set).  Returns a folio_text_status
+ * (shm/comments.h), *at the offset of the first offending byte: the
+ * oracle for every check of text the server makes or writes.
+ */
+int fuzz_ref_text(const uint8_t *s, size_t n, int body, size_t *at);
+
 /* fuzz_tmpdir - the harness's temporary directory (after fuzz_setup). */
 const char *fuzz_tmpdir(void);
 

@@ -13,20 +13,26 @@
 #include "src/buf.h"
 #include "src/clock.h"
 #include "src/rpc.h"
+#include "src/utf8.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
 /* The methods' name lengths, measured once (no strlen per probe). */
 static uint8_t name_len[FOLIO_MAX_METHODS];
 static int name_len_ready;
+/* Bit n: a method of name length n (< 64) has a reply_size. */
+static uint64_t sized_lens;
 
 static void
 measure_names(void)
 {
     unsigned i;
 
-    for (i = 0; i < folio_nmethods; i++)
+    for (i = 0; i < folio_nmethods; i++) {
         name_len[i] = (uint8_t)strlen(folio_methods[i].name);
+        if (folio_methods[i].reply_size != NULL && name_len[i] < 64)
+            sized_lens |= (uint64_t)1 << name_len[i];
+    }
     name_len_ready = 1;
 }
 
@@ -85,16 +91,69 @@ folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
 const char *
 folio_call_printable(const char *s, uint32_t len, char *out, size_t cap)
 {
-    size_t i, n = len < cap - 4 ? len : cap - 4;
+    return folio_utf8_quote(s, len, out, cap);
+}
 
-    for (i = 0; i < n; i++)
-        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    if (n < len) {
-        memcpy(out + n, "...", 3);
-        n += 3;
-    }
-    out[n] = '\0';
-    return out;
+size_t
+folio_dispatch_reply_size(struct folio_worker *w, const struct folio_rpc_msg *m,
+                          int admin)
+{
+    const struct folio_method *method;
+    struct folio_call call;
+    unsigned row;
+
+    /* Most calls (a ping) are told apart by their name's length alone. */
+    if (!name_len_ready)
+        measure_names();
+    if (m->method_len >= 64 || !(sized_lens & ((uint64_t)1 << m->method_len)))
+        return FOLIO_REPLY_SMALL;
+    method = folio_method_find(m->method, m->method_len, &row);
+    if (method == NULL || method->reply_size == NULL ||
+        ((method->flags & FOLIO_METHOD_ADMIN) && !admin) ||
+        m->nparams < method->min_params || m->nparams > method->max_params)
+        return FOLIO_REPLY_SMALL;
+    memset(&call, 0, sizeof(call));
+    call.params = m->params;
+    call.nparams = m->nparams;
+    call.admin = admin;
+    call.notify = m->type == FOLIO_RPC_NOTIFY;
+    call.msgid = m->msgid;
+    call.w = w;
+    return method->reply_size(&call);
+}
+
+int
+folio_dispatch_times(const struct folio_worker *w)
+{
+    return w->cfg->stats || w->cfg->slow_request_ms != 0;
+}
+
+/* Count a call that took dt ns (see folio_dispatch_record). */
+static inline void
+record(struct folio_worker *w, unsigned row, int notify, int code,
+       uint64_t dt)
+{
+    struct folio_worker_slot *slot = w->slot;
+    struct folio_method_stats *ms = &slot->ws_methods[row];
+
+    if (notify)
+        folio_stat_add(&slot->ws_notifications, 1);
+    else
+        folio_stat_add(&slot->ws_requests, 1);
+    if (code != 0)
+        folio_stat_add(&slot->ws_errors, 1);
+    folio_stat_add(&ms->ms_codes[code < FOLIO_ST_MAX ? code : FOLIO_ST_INTERNAL],
+                   1);
+    folio_stat_add(&ms->ms_ns, dt);
+    folio_stat_add(&ms->ms_hist[folio_lat_bucket(dt)], 1);
+}
+
+void
+folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
+                      int code, uint64_t t0)
+{
+    if (t0 != 0 && w->cfg->stats)
+        record(w, row, notify, code, folio_mono_ns() - t0);
 }
 
 /*
@@ -125,7 +184,6 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
 {
     struct folio_worker_slot *slot = w->slot;
     const struct folio_method *method;
-    struct folio_method_stats *ms;
     struct folio_call call;
     msgpack_packer pk;
     char name[72];
@@ -138,9 +196,7 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     size_t mark = folio_buf_pending(out);
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
-    uint64_t dt, t0 = w->cfg->stats || w->cfg->slow_request_ms != 0
-                      ? folio_mono_ns()
-                      : 0;
+    uint64_t dt, t0 = folio_dispatch_times(w) ? folio_mono_ns() : 0;
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
     call.pk = &pk;
@@ -155,9 +211,12 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     call.conn = c;
     call.err_code = 0;
     call.err_len = 0;
+    call.t0 = t0;
+    call.held = 0;
     out->b_failed = 0;
 
     method = folio_method_find(m->method, m->method_len, &row);
+    call.row = row;
     publish_start(w, c, row, t0 != 0 ? t0 / 1000000 : w->now_ms);
     if (!notify)
         folio_rpc_pack_result_head(&pk, m->msgid);
@@ -184,7 +243,11 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     } else if (method->fn(&call) != 0 && call.err_code == 0) {
         folio_call_error(&call, FOLIO_ST_INTERNAL, "%s failed", method->name);
     }
-    if (call.err_code == 0 && out->b_failed)
+    if (call.err_code == 0 && out->b_failed == FOLIO_ETOOBIG)
+        folio_call_error(&call, FOLIO_ST_RESOURCE_EXHAUSTED,
+                         "reply too large: over the connection's output "
+                         "limit (max_output_hard_bytes)");
+    else if (call.err_code == 0 && out->b_failed)
         folio_call_error(&call, FOLIO_ST_RESOURCE_EXHAUSTED,
                          "reply too large for memory");
     if (call.err_code != 0 || notify)
@@ -197,26 +260,15 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
 
     atomic_store_explicit(&slot->ws_req_busy, 0, memory_order_relaxed);
     dt = t0 != 0 ? folio_mono_ns() - t0 : 0;
+    w->call_ns = dt; /* the connection's work: conn.c shares turns by it */
     if (w->cfg->slow_request_ms != 0 &&
         dt >= (uint64_t)w->cfg->slow_request_ms * 1000000)
         folio_slowlog_note(w, method != NULL ? method->name : name, dt,
                            c != NULL ? c->peer : NULL, &m->params,
                            m->nparams);
-    if (t0 != 0 && w->cfg->stats) {
-        if (notify)
-            folio_stat_add(&slot->ws_notifications, 1);
-        else
-            folio_stat_add(&slot->ws_requests, 1);
-        if (call.err_code != 0)
-            folio_stat_add(&slot->ws_errors, 1);
-        ms = &slot->ws_methods[row];
-        folio_stat_add(&ms->ms_codes[call.err_code < FOLIO_ST_MAX
-                                         ? call.err_code
-                                         : FOLIO_ST_INTERNAL],
-                       1);
-        folio_stat_add(&ms->ms_ns, dt);
-        folio_stat_add(&ms->ms_hist[folio_lat_bucket(dt)], 1);
-    }
+    /* A held call is counted when it is released, with its outcome. */
+    if (t0 != 0 && w->cfg->stats && !call.held)
+        record(w, row, notify, call.err_code, dt);
     /* Reported to the loop, which asks the master for a replacement. */
     if (++w->served == w->recycle_at && w->ev_recycle != NULL)
         event_active(w->ev_recycle, EV_TIMEOUT, 1);

@@ -41,12 +41,27 @@ struct folio_call {
     struct folio_worker *w;
     struct folio_conn *conn;     /* whose request this is; NULL outside a
                                     connection (tests, fuzzers) */
+    unsigned row;                /* its stats row */
+    uint64_t t0;                 /* when dispatch began (ns); 0: not timed */
+    int held;                    /* set by folio_call_hold */
     int err_code;                /* set by folio_call_error */
     size_t err_len;
     char err_msg[512];
 };
 
 typedef int (*folio_handler_fn)(struct folio_call *call);
+
+/*
+ * A method's reply size, at most, for a call not yet run (params as the
+ * handler would see them; nothing is packed).  For methods whose replies
+ * can be large: the connection makes room for that much, or waits for
+ * it, before the handler runs.  Bad params: FOLIO_REPLY_SMALL (the call
+ * will fail).
+ */
+typedef size_t (*folio_size_fn)(struct folio_call *call);
+
+/* What any reply is taken to need unless its method says more. */
+#define FOLIO_REPLY_SMALL 1024
 
 #define FOLIO_METHOD_ADMIN 0x01 /* admin socket only */
 
@@ -57,6 +72,7 @@ struct folio_method {
     uint8_t min_params;
     uint8_t max_params;
     uint8_t flags;
+    folio_size_fn reply_size; /* NULL: FOLIO_REPLY_SMALL */
 };
 
 /* Per-process service set-up, after fork, before the loop starts. */
@@ -88,9 +104,11 @@ int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
- * folio_call_printable - bytes of a request fit for an error message:
- * printable ASCII ('?' for the rest), cut to cap - 4 bytes with "...".
- * Returns out.
+ * folio_call_printable - bytes of a request fit for an error message, as
+ * folio_utf8_quote() makes them: valid UTF-8 whatever the bytes, control
+ * characters and stray bytes escaped \xNN, cut at a character boundary
+ * to at most cap - 1 bytes ("..." when cut).  Every handler that quotes
+ * what it was sent goes through here.  cap >= 8.  Returns out.
  */
 const char *folio_call_printable(const char *s, uint32_t len, char *out,
                                  size_t cap);
@@ -108,6 +126,8 @@ struct folio_hold {
     size_t head;    /* where the reply starts, from the first pending byte */
     uint32_t msgid;
     int notify;
+    unsigned row;   /* counted at the release, under its final code */
+    uint64_t t0;    /* and with the hold in its latency */
 };
 
 /*
@@ -127,6 +147,32 @@ int folio_call_hold(struct folio_call *call, struct folio_hold *h);
 void folio_hold_release(struct folio_hold *h, const void *result, size_t len,
                         int code, const char *msg);
 
+struct folio_rpc_msg;
+
+/*
+ * folio_dispatch_record - count one answered call in the stats slot:
+ * requests or notifications, errors, its method row's code, latency
+ * since t0 (ns; 0, or stats off: nothing is counted).  Called by
+ * folio_dispatch, and at the release of a held call.
+ */
+void folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
+                           int code, uint64_t t0);
+
+/*
+ * folio_dispatch_reply_size - the room the reply to request (or
+ * notification) m needs in its connection's output before it is run:
+ * its method's reply_size, FOLIO_REPLY_SMALL for other methods, for an
+ * unknown one and for calls that will be refused.  Runs nothing.
+ */
+size_t folio_dispatch_reply_size(struct folio_worker *w,
+                                 const struct folio_rpc_msg *m, int admin);
+
+/*
+ * folio_dispatch_times - whether folio_dispatch measures each call (stats
+ * or slow_request on): then w->call_ns is the last one's time.
+ */
+int folio_dispatch_times(const struct folio_worker *w);
+
 /*
  * folio_dispatch - run one parsed request or notification of connection
  * c (NULL outside a connection) and pack its reply (if any) into `out`.
@@ -134,7 +180,6 @@ void folio_hold_release(struct folio_hold *h, const void *result, size_t len,
  * while its handler runs (the watchdog's view); logs it when slower than
  * slow_request.  Called by conn.c (and tests).
  */
-struct folio_rpc_msg;
 void folio_dispatch(struct folio_worker *w, struct folio_conn *c,
                     const struct folio_rpc_msg *m, int admin,
                     struct folio_buf *out);

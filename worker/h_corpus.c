@@ -13,8 +13,14 @@
 #include "worker/h_corpus.h"
 #include "worker/worker_int.h"
 
+/* The packed size of a search reply around its lines, and per line. */
+#define SEARCH_HEAD 48
+#define SEARCH_PER_LINE 32
+
 static struct folio_corpus_scratch *scratch;
 static uint32_t ids[FOLIO_CORPUS_MAX_LIMIT];
+static uint32_t lines;    /* in the corpus */
+static size_t line_max;   /* the largest line's work and text, packed */
 
 static const struct folio_corpus *
 corpus_of(const struct folio_call *call)
@@ -69,7 +75,7 @@ folio_h_corpus_match_count(struct folio_call *call)
     return msgpack_pack_uint64(call->pk, n);
 }
 
-/* opts: nil or {"limit": 0..1000, "offset": >= 0}. */
+/* opts: nil or {"limit": 0..1000, "offset": >= 0}, each key once. */
 static int
 read_opts(struct folio_call *call, uint64_t *offset, uint32_t *limit)
 {
@@ -77,6 +83,8 @@ read_opts(struct folio_call *call, uint64_t *offset, uint32_t *limit)
     const char *k;
     uint32_t n, klen, i;
     uint64_t v;
+    unsigned seen = 0, key;
+    char b[72];
 
     *offset = 0;
     *limit = FOLIO_CORPUS_DEFAULT_LIMIT;
@@ -91,11 +99,20 @@ read_opts(struct folio_call *call, uint64_t *offset, uint32_t *limit)
         if (folio_mp_read_str(&call->params, &k, &klen) != 0)
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "opts keys must be str");
-        if (!folio_mp_str_eq(k, klen, "limit") &&
-            !folio_mp_str_eq(k, klen, "offset"))
+        if (folio_mp_str_eq(k, klen, "limit"))
+            key = 1;
+        else if (folio_mp_str_eq(k, klen, "offset"))
+            key = 2;
+        else
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
-                                    "unknown option '%.*s' (limit, offset)",
-                                    (int)(klen < 64 ? klen : 64), k);
+                                    "unknown option '%s' (limit, offset)",
+                                    folio_call_printable(k, klen, b,
+                                                         sizeof(b)));
+        if (seen & key)
+            return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
+                                    "duplicate option \"%.*s\"", (int)klen,
+                                    k);
+        seen |= key;
         if (folio_mp_read_uint(&call->params, &v) != 0)
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "%.*s must be a non-negative int",
@@ -148,6 +165,21 @@ folio_h_corpus_search(struct folio_call *call)
     return 0;
 }
 
+size_t
+folio_h_corpus_search_size(struct folio_call *call)
+{
+    const char *q;
+    uint32_t len, limit;
+    uint64_t offset;
+
+    if (corpus_of(call) == NULL || read_query(call, &q, &len) != 0 ||
+        read_opts(call, &offset, &limit) != 0)
+        return FOLIO_REPLY_SMALL; /* an error reply */
+    if (limit > lines)
+        limit = lines;
+    return SEARCH_HEAD + (size_t)limit * line_max;
+}
+
 int
 folio_h_corpus_info(struct folio_call *call)
 {
@@ -193,10 +225,24 @@ folio_h_corpus_info(struct folio_call *call)
 int
 folio_corpus_service_init(struct folio_worker *w)
 {
-    if (w->args->data == NULL || w->args->data->corpus == NULL)
+    const struct folio_corpus *c;
+    struct folio_corpus_info in;
+    struct folio_corpus_line ln;
+    uint32_t id;
+
+    if (w->args->data == NULL || (c = w->args->data->corpus) == NULL)
         return 0;
     /* No page faults in the first queries: about 10 ms here, once. */
-    folio_corpus_prefault(w->args->data->corpus);
+    folio_corpus_prefault(c);
+    /* What a search reply can take, for the output's room (a few ms). */
+    folio_corpus_info(c, &in);
+    lines = in.lines;
+    line_max = 0;
+    for (id = 0; id < lines; id++) {
+        folio_corpus_line(c, id, &ln);
+        if (SEARCH_PER_LINE + ln.work_len + ln.len > line_max)
+            line_max = SEARCH_PER_LINE + ln.work_len + ln.len;
+    }
     return folio_corpus_scratch_new(&scratch);
 }
 

@@ -53,8 +53,9 @@ pack_counters(msgpack_packer *pk, const struct folio_worker_slot *s)
     kv_u(pk, "frees", folio_stat_get(&s->ws_alloc.ac_frees));
     kv_u(pk, "freed_bytes", folio_stat_get(&s->ws_alloc.ac_freed_bytes));
     kv_u(pk, "heap_inuse", folio_stat_get(&s->ws_heap_inuse));
+    kv_u(pk, "output_bytes", folio_stat_get(&s->ws_output_bytes));
 }
-#define NCOMMON (NCOUNTERS + 8)
+#define NCOMMON (NCOUNTERS + 9)
 
 static uint64_t
 row_calls(const struct folio_method_stats *ms, uint64_t *errors)

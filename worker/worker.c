@@ -487,6 +487,7 @@ folio_worker_main(const struct folio_worker_args *a)
 
     if ((w->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
+    folio_conn_setup(w);
     for (j = 0; j < a->nlisteners; j++) {
         struct folio_lsn *l = &w->lsn[w->nlsn];
 

@@ -22,11 +22,13 @@
 
 #include "shm/stats.h"
 #include "src/buf.h"
+#include "src/log.h"
 #include "src/mp.h"
 #include "worker/worker.h"
 
 #define FOLIO_CONN_BUF 16384     /* base size of each connection buffer */
 #define FOLIO_CONN_RESERVE 64    /* connections above max, only to refuse */
+#define FOLIO_SPARE_FDS 4        /* kept open for when descriptors run out */
 
 /* Connection flags */
 #define CONN_ADMIN 0x01       /* from the admin socket */
@@ -38,8 +40,13 @@
 #define CONN_TCP 0x40
 #define CONN_HELD 0x80        /* a reply is held (folio_call_hold): no
                                  sending, no reading, no next request */
-#define CONN_YIELDED 0x100    /* served its share of this loop turn: the
-                                 rest of its input waits for ev_resume */
+#define CONN_YIELDED 0x100    /* on w->runq: the rest of its input runs
+                                 in its share of a later loop turn */
+#define CONN_OUT_WAIT 0x200   /* its next reply waits for room under
+                                 max_output_total (on w->waitq) */
+/* Its requests wait: nothing is read or dispatched until it clears. */
+#define CONN_WAITING                                                           \
+    (CONN_READ_PAUSED | CONN_HELD | CONN_YIELDED | CONN_OUT_WAIT)
 
 struct folio_worker;
 
@@ -49,14 +56,25 @@ struct folio_conn {
     struct folio_worker *w;
     struct event ev_read;
     struct event ev_write;
-    struct event ev_resume;  /* a zero time-out: the next turn's share */
     struct folio_buf in;
     struct folio_buf out;
     struct folio_mp_scan scan;
     uint64_t last_ms;      /* last read */
     uint64_t msg_start_ms; /* a message began arriving then; 0: none */
     uint64_t peer[3];      /* its peer, folio_addr_pack: for the logs */
+    uint64_t out_ms;       /* replies pending, unmoved since; 0: none */
+    size_t out_cap;        /* out's capacity when last counted */
+    size_t out_held;       /* out's capacity beyond its base, as counted in
+                              w->out_total (0 for admin connections) */
+    size_t out_want;       /* CONN_OUT_WAIT: the size of its next reply */
+    int heavy;             /* its last message took HEAVY_NS or more */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
+    struct folio_conn *qprev, *qnext; /* w->waitq or w->runq, if on one */
+};
+
+/* A queue of connections, first in first out (through qprev, qnext). */
+struct folio_conn_q {
+    struct folio_conn *head, *tail;
 };
 
 /* A listening socket as the worker watches it. */
@@ -90,7 +108,36 @@ struct folio_worker {
     struct folio_conn *conns;    /* open connections */
     struct folio_conn *free_conns;
     uint32_t nconns;
+    uint32_t nadmin;             /* of which from the admin socket */
     uint32_t nfree;
+    /*
+     * The output side, kept here for every connection: what the output
+     * buffers of public connections hold beyond their base capacity
+     * (bounded by max_output_total), and the connections whose next reply
+     * waits for room in it, first come first served.  A connection's own
+     * pending output is folio_buf_pending(&c->out).
+     */
+    size_t out_total;
+    struct folio_conn_q waitq;
+    /*
+     * Heavy work (large replies, slow calls, a connection's input beyond
+     * its share of a turn) waits on runq, and ev_run gives its head one
+     * share each turn of the loop, after the turn's reads and writes: a
+     * light request waits behind one share at most.
+     */
+    struct folio_conn_q runq;
+    struct event *ev_run;
+    struct folio_conn *running; /* whose share ev_run is running */
+    uint64_t call_ns;            /* the last call's time (stats on) */
+    /*
+     * Descriptors held open (on /dev/null) for when the process runs out
+     * (EMFILE): one to accept and close a public connection it cannot
+     * serve, the others for admin connections.
+     */
+    int spare[FOLIO_SPARE_FDS];
+    int nspare;
+    struct folio_log_rate refused_log; /* connections closed at accept */
+    int refused_err;                   /* and why: EMFILE, ENFILE... */
     int stopping;                /* TERM: answer what is in flight, exit */
     int retiring;                /* RETIRE: hand connections back, exit */
     uint64_t deadline_ms;        /* exit by then when stopping/retiring */
@@ -129,6 +176,13 @@ void folio_conn_close(struct folio_conn *c);
  * once it is between requests with its output written.
  */
 void folio_conn_drain(struct folio_conn *c);
+
+/*
+ * folio_conn_setup - before the loop: raise RLIMIT_NOFILE toward what
+ * max_connections needs (up to the hard limit; a shortfall is logged) and
+ * open the spare descriptors.
+ */
+void folio_conn_setup(struct folio_worker *w);
 
 /* folio_conn_accept_cb - libevent callback of a listening socket (arg: lsn). */
 void folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg);

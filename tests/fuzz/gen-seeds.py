@@ -150,6 +150,13 @@ write("rpc", "params-not-array", ctl() + pack([0, 4242, "server.ping", {}]))
 write("rpc", "response-to-server", ctl() + pack([1, 31, [3, "x"], None]))
 write("rpc", "msgid-too-big", ctl() + pack([0, 2**32, "server.ping", []]))
 write("rpc", "msgid-negative", ctl() + pack([0, -1, "server.ping", []]))
+write("rpc", "msgid-2p64-1", ctl() + pack([0, 2**64 - 1, "server.ping", []]))
+write("rpc", "search-duplicate-option",
+      ctl() + req(1, "corpus.search", ["the", Raw(b"\x82\xa5limit\x01\xa5limit\x02")]))
+write("rpc", "search-option-not-utf8",
+      ctl() + req(1, "corpus.search", ["the", {"\udcff\udcfe": 1}]))
+write("rpc", "search-option-euros",
+      ctl() + req(1, "corpus.search", ["hello", {"\u20ac" * 30: 1}]))
 write("rpc", "not-array", ctl() + pack(7))
 write("rpc", "type-3", ctl() + pack([3, 1, "server.ping", []]))
 write("rpc", "str-4gib", ctl() + b"\x94\x00\x05\xdb\xff\xff\xff\xff")
