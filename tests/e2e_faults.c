@@ -49,13 +49,7 @@ static struct e2e_server srv;
 static int
 respawn_bound_ms(void)
 {
-    if (getenv("E2E_VALGRIND") != NULL)
-        return 20000;
-#ifdef FOLIO_SANITIZED
-    return 3000;
-#else
-    return 1000;
-#endif
+    return e2e_bound_ms(1000, 3000);
 }
 
 static void

@@ -41,6 +41,19 @@ e2e_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+int
+e2e_bound_ms(int plain_ms, int sanitized_ms)
+{
+    if (getenv("E2E_VALGRIND") != NULL)
+        return 20000;
+#ifdef FOLIO_SANITIZED
+    return sanitized_ms;
+#else
+    (void)sanitized_ms;
+    return plain_ms;
+#endif
+}
+
 /* Wait a little for an event we cannot poll for (a file, a process). */
 static void
 pause_ms(int ms)

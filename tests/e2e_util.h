@@ -141,6 +141,12 @@ int e2e_pid_in(pid_t pid, const pid_t *set, int n);
 /* e2e_holds_inode - whether process pid has a descriptor of socket ino. */
 int e2e_holds_inode(pid_t pid, unsigned long ino);
 
+/*
+ * e2e_bound_ms - a time bound for this build: plain_ms, sanitized_ms
+ * under ASan/UBSan, 20 s under Valgrind (E2E_VALGRIND set).
+ */
+int e2e_bound_ms(int plain_ms, int sanitized_ms);
+
 /* e2e_now_ms - monotonic milliseconds. */
 uint64_t e2e_now_ms(void);
 
