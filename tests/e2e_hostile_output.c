@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <iconv.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,7 @@ START_TEST(test_fd_exhaustion)
 {
     static int fds[EXCESS_CONNS];
     static uint64_t sent_ms[EXCESS_CONNS], done_ms[EXCESS_CONNS];
+    int late[5];
     const unsigned char ping[] = {0x94, 0x00, 0x01, 0xab, 's', 'e', 'r', 'v',
                                   'e',  'r',  '.',  'p',  'i', 'n', 'g', 0x90};
     struct rlimit low, was;
@@ -529,6 +531,47 @@ START_TEST(test_fd_exhaustion)
     printf("hostile: fd exhaustion: %d warning line(s) in %.1f s\n", lines,
            (e2e_now_ms() - t0) / 1000.0);
     ck_assert_int_le(lines, 1 + (int)((e2e_now_ms() - t0) / 10000) + 1);
+    /*
+     * A request already there when the connection is taken off the queue
+     * (the worker stopped a moment, so that it is): error 8 for it, then
+     * the close.
+     */
+    ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+    for (i = 0; i < 5; i++) {
+        late[i] = raw_connect();
+        ck_assert_int_eq(send(late[i], ping, sizeof(ping), MSG_NOSIGNAL),
+                         (ssize_t)sizeof(ping));
+    }
+    poll(NULL, 0, 50);
+    ck_assert_int_eq(kill(pid, SIGCONT), 0);
+    for (i = 0; i < 5; i++) {
+        struct folio_rpc_msg m;
+        const char *why;
+        size_t n = 0;
+
+        /* All it sends, up to the close: one error reply. */
+        deadline = e2e_now_ms() + 3000;
+        while ((got = recv(late[i], buf + n, sizeof(buf) - n, 0)) != 0 &&
+               e2e_now_ms() < deadline) {
+            struct pollfd pf = {late[i], POLLIN, 0};
+
+            if (got > 0)
+                n += (size_t)got;
+            else if (errno != EAGAIN && errno != EINTR)
+                break;
+            else
+                poll(&pf, 1, 100);
+        }
+        ck_assert_int_eq(got, 0);
+        ck_assert_int_eq(folio_rpc_parse(buf, n, &m, &why), 0);
+        ck_assert_int_eq(m.type, FOLIO_RPC_RESPONSE);
+        ck_assert_uint_eq(m.msgid, 1);
+        ck_assert(memmem(buf, n, "\x92\x08", 2) != NULL); /* [8, ... */
+        ck_assert(memmem(buf, n, "file descriptors", 16) != NULL);
+        close(late[i]);
+    }
+    printf("hostile: fd exhaustion: 5 requests already there when taken "
+           "off the queue: error 8, then closed\n");
     /* Descriptors back: new clients are served. */
     for (i = 0; i < EXCESS_CONNS; i++)
         close(fds[i]);

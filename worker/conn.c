@@ -1030,6 +1030,24 @@ refused(struct folio_worker *w, int err)
         log_refused(n, err);
 }
 
+/* A packer's output into a fixed array: no allocation, -1 when full. */
+struct fixed_out {
+    char b[128];
+    size_t n;
+};
+
+static int
+fixed_write(void *data, const char *p, size_t len)
+{
+    struct fixed_out *o = data;
+
+    if (len > sizeof(o->b) - o->n)
+        return -1;
+    memcpy(o->b + o->n, p, len);
+    o->n += len;
+    return 0;
+}
+
 /*
  * Accepted when no descriptor is left: answer its first request with
  * error 8 if it is already there, then close, so that the client knows at
@@ -1039,23 +1057,19 @@ static void
 refuse(struct folio_worker *w, int fd, int err)
 {
     static const char msg[] = "out of file descriptors: try again later";
-    char buf[512];
-    msgpack_sbuffer sb;
-    msgpack_packer pk;
     struct folio_rpc_id id;
-    char out[128];
+    struct fixed_out out;
+    msgpack_packer pk;
+    char buf[512];
     ssize_t n;
 
     n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n > 0 && request_id(buf, (size_t)n, &id) == 0 && id.len <= 9) {
-        /* A small fixed buffer: no allocation for a refusal. */
-        sb.data = out;
-        sb.size = 0;
-        sb.alloc = sizeof(out);
-        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    if (n > 0 && request_id(buf, (size_t)n, &id) == 0) {
+        out.n = 0;
+        msgpack_packer_init(&pk, &out, fixed_write);
         if (folio_rpc_pack_error_id(&pk, &id, FOLIO_ST_RESOURCE_EXHAUSTED,
                                     msg, sizeof(msg) - 1) == 0)
-            (void)send(fd, out, sb.size, MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)send(fd, out.b, out.n, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     close(fd);
     refused(w, err);
