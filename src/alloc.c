@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,29 @@
 static struct folio_alloc_counters local_counters;
 static struct folio_alloc_counters *counters = &local_counters;
 
+struct folio_alloc_sampler folio_alloc_sampler = {INT64_MAX, 0, NULL, NULL};
+
+#ifdef FOLIO_PROFILING
+/* Between samples: one subtraction and a predictable branch. */
+static inline void
+sample_alloc(void *p, size_t n)
+{
+    if ((folio_alloc_sampler.fs_left -= (int64_t)n) < 0 &&
+        folio_alloc_sampler.fs_sample != NULL)
+        folio_alloc_sampler.fs_sample(p, n);
+}
+
+static inline void
+sample_free(uintptr_t p, size_t n)
+{
+    if (folio_alloc_sampler.fs_live != 0)
+        folio_alloc_sampler.fs_freed(p, n);
+}
+#else
+#define sample_alloc(p, n) ((void)0)
+#define sample_free(p, n) ((void)0)
+#endif
+
 /* One writer per block: a plain load and store, no locked instruction. */
 static inline void
 bump(_Atomic uint64_t *c, uint64_t n)
@@ -38,31 +62,46 @@ static inline void
 count_alloc(void *p)
 {
     if (p != NULL) {
+        size_t n = malloc_usable_size(p);
+
         bump(&counters->ac_calls, 1);
-        bump(&counters->ac_bytes, malloc_usable_size(p));
+        bump(&counters->ac_bytes, n);
+        sample_alloc(p, n);
     }
 }
 
-/* A realloc is one allocation call; the old block counts as freed. */
+/*
+ * A realloc is one allocation call; the old block counts as freed.  `p`
+ * is the old block's address, taken before the realloc: only a number
+ * once the block may be gone.
+ */
 static inline void
-count_realloc(const void *p, size_t old, void *q)
+count_realloc(uintptr_t p, size_t old, void *q)
 {
+    size_t n;
+
     if (q == NULL)
         return;
+    n = malloc_usable_size(q);
     bump(&counters->ac_calls, 1);
-    bump(&counters->ac_bytes, malloc_usable_size(q));
-    if (p != NULL) {
+    bump(&counters->ac_bytes, n);
+    if (p != 0) {
         bump(&counters->ac_frees, 1);
         bump(&counters->ac_freed_bytes, old);
+        sample_free(p, old);
     }
+    sample_alloc(q, n);
 }
 
 static inline void
 count_free(void *p)
 {
     if (p != NULL) {
+        size_t n = malloc_usable_size(p);
+
         bump(&counters->ac_frees, 1);
-        bump(&counters->ac_freed_bytes, malloc_usable_size(p));
+        bump(&counters->ac_freed_bytes, n);
+        sample_free((uintptr_t)p, n);
     }
 }
 
@@ -119,6 +158,7 @@ void *
 realloc(void *p, size_t n)
 {
     size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    uintptr_t was = (uintptr_t)p;
     void *q;
 
     if (p != NULL && n == 0) {
@@ -126,7 +166,7 @@ realloc(void *p, size_t n)
         return NULL;
     }
     q = __libc_realloc(p, n);
-    count_realloc(p, old, q);
+    count_realloc(was, old, q);
     return q;
 }
 
@@ -244,6 +284,7 @@ void *
 folio_realloc(void *p, size_t n)
 {
     size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    uintptr_t was = (uintptr_t)p;
     void *q;
 
     if (p != NULL && n == 0) {
@@ -251,7 +292,7 @@ folio_realloc(void *p, size_t n)
         return NULL;
     }
     q = realloc(p, n);
-    count_realloc(p, old, q);
+    count_realloc(was, old, q);
     return q;
 }
 

@@ -30,6 +30,23 @@ struct folio_alloc_counters {
  */
 void folio_alloc_use(struct folio_alloc_counters *c);
 
+/*
+ * Heap sampling hooks, installed by the profiler (src/prof.c) and only
+ * there; in builds configured --disable-profiling they are never called.
+ * Every counted allocation subtracts its usable size from fs_left and
+ * calls fs_sample(block, size) once that goes below zero (fs_sample sets
+ * the next interval); every counted free calls fs_freed(address, size)
+ * while fs_live (sampled blocks not yet freed) is not zero.  Plain
+ * fields: one thread per process writes them.
+ */
+struct folio_alloc_sampler {
+    int64_t fs_left;
+    uint64_t fs_live;
+    void (*fs_sample)(void *p, size_t n);
+    void (*fs_freed)(uintptr_t p, size_t n); /* the block's address */
+};
+extern struct folio_alloc_sampler folio_alloc_sampler;
+
 /* folio_alloc_current - the block being counted into.  Never NULL. */
 struct folio_alloc_counters *folio_alloc_current(void);
 
