@@ -28,6 +28,7 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
+#include "src/prof.h"
 #include "src/title.h"
 
 static void
@@ -180,6 +181,9 @@ resume(struct folio_master *m)
         /* The workers see us go and drain: a restart starts clean. */
         folio_fatalx("upgrade: cannot take over the running server: %s", err);
     folio_log_level = m->cur->cfg.log_level;
+    folio_prof_heap_rate(m->cur->cfg.profiling == FOLIO_PROFILING_OFF
+                             ? 0
+                             : m->cur->cfg.profile_heap_rate);
     folio_title_set("foliod: master (generation %llu)",
                     (unsigned long long)m->cur->id);
     if (folio_data_load(&m->cur->cfg, &m->cur->data, err, sizeof(err)) != 0)
@@ -227,6 +231,8 @@ main(int argc, char *argv[])
         m->procs[i].chan = -1;
     }
     folio_log_set_role('M', -1);
+    /* Heap samples from the first allocation on (the rate: see below). */
+    folio_prof_init(FOLIO_PROF_HEAP_RATE);
     folio_alloc_route_libevent();
     folio_log_libevent();
     if (folio_upgrade_pending())
@@ -249,6 +255,9 @@ main(int argc, char *argv[])
         return FOLIO_EXIT_OK;
     }
     folio_log_level = probe.log_level;
+    folio_prof_heap_rate(probe.profiling == FOLIO_PROFILING_OFF
+                             ? 0
+                             : probe.profile_heap_rate);
     if (probe.build_data != NULL) {
         rc = folio_data_build(&probe, probe.build_data, err, sizeof(err));
         if (rc != 0)

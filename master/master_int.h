@@ -343,6 +343,23 @@ void folio_metrics_stop(struct folio_master *m);
 int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
 
 /*
+ * profile.c: /debug/pprof/ (PROTOCOL.md section 6).
+ * folio_profile_http - answer `req` if its path is under /debug/pprof:
+ * returns 1 (answered now or later, when the workers' profiles are in),
+ * 0 if the path is not one of these.
+ * folio_profile_on_done - a worker's FOLIO_CHAN_PROFILE_DONE, with the fd
+ * it passed (-1: none), which this closes.
+ * folio_profile_abort - drop the requests in flight, unanswered (the
+ * metrics listener is going away).
+ */
+struct folio_chan_hdr;
+int folio_profile_http(struct folio_master *m, struct evhttp_request *req);
+void folio_profile_on_done(struct folio_master *m, struct folio_proc *p,
+                           const struct folio_chan_hdr *h, const void *data,
+                           int fd);
+void folio_profile_abort(struct folio_master *m);
+
+/*
  * notify.c: systemd's notify protocol (NOTIFY_SOCKET).  folio_notify sends
  * one datagram of "KEY=VALUE" lines, formatted; a no-op returning 0 when
  * NOTIFY_SOCKET is unset.  Returns -1 if the send failed (logged once).

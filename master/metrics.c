@@ -384,12 +384,15 @@ on_request(struct evhttp_request *req, void *arg)
         evhttp_send_error(req, 405, "Method Not Allowed");
         return;
     }
+    if (folio_profile_http(m, req)) /* /debug/pprof/: profile.c */
+        return;
     for (i = 0; path != NULL && i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(path, routes[i].path) == 0)
             break;
     if (path == NULL || i == sizeof(routes) / sizeof(routes[0])) {
         evhttp_send_error(req, 404,
-                          "Not Found: try /metrics, /healthz or /readyz");
+                          "Not Found: try /metrics, /healthz, /readyz or "
+                          "/debug/pprof/");
         return;
     }
     if ((b = evbuffer_new()) == NULL) {
@@ -465,6 +468,7 @@ folio_metrics_start(struct folio_master *m, int fd, char *err, size_t errlen)
 void
 folio_metrics_stop(struct folio_master *m)
 {
+    folio_profile_abort(m);
     if (m->metrics != NULL)
         evhttp_free(m->metrics); /* closes the bound socket */
     m->metrics = NULL;

@@ -263,6 +263,10 @@ chan_read(struct folio_master *m, int slot, int max)
             if (!p->reaped)
                 folio_mq_post(&m->mq, FOLIO_MEV_RECYCLE, slot, p->seq);
             break;
+        case FOLIO_CHAN_PROFILE_DONE:
+            folio_profile_on_done(m, p, &h, data, passfd);
+            passfd = -1;
+            break;
         default:
             folio_log_warnx("unexpected message %u from the worker in slot %d",
                             h.ch_type, slot);

@@ -40,6 +40,7 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
+#include "src/prof.h"
 
 #define HANDOVER_ENV "FOLIO_HANDOVER"
 #define HANDOVER_MAGIC "folio-handover 1"
@@ -313,6 +314,8 @@ folio_upgrade_exec(struct folio_master *m, char *err, size_t errlen)
     setenv(HANDOVER_ENV, num, 1);
     folio_log_notice("upgrading: executing %s (pid %ld stays the master)",
                      m->exe.path, (long)getpid());
+    /* An interval timer survives exec: no SIGPROF for the new image. */
+    folio_prof_cpu_stop();
     execve(m->exe.path, m->argv, environ);
     e = errno;
     /* Still the old image: as it was. */

@@ -17,7 +17,35 @@ enum folio_chan_type {
     FOLIO_CHAN_RETIRE,      /* M->W: hand connections back, then exit */
     FOLIO_CHAN_HANDOFF,     /* W->M: a connection (fd + unread bytes) */
     FOLIO_CHAN_ADOPT,       /* M->W: serve this connection */
-    FOLIO_CHAN_RECYCLE      /* W->M: max_requests_per_worker reached */
+    FOLIO_CHAN_RECYCLE,     /* W->M: max_requests_per_worker reached */
+    FOLIO_CHAN_PROFILE,     /* M->W: take a profile (struct folio_chan_profile) */
+    FOLIO_CHAN_PROFILE_DONE /* W->M: a profile: fd, struct folio_chan_profile_done */
+};
+
+/*
+ * FOLIO_CHAN_PROFILE's data; ch_arg carries the request's id, which the
+ * answer repeats.  A CPU profile is answered `cp_seconds` later, a heap
+ * one at once.  The answer passes a file (a memfd) holding the gzipped
+ * profile.proto, or no file and the reason in cd_error.
+ */
+enum folio_chan_profile_kind {
+    FOLIO_PROFILE_CPU = 0,
+    FOLIO_PROFILE_HEAP,
+    FOLIO_PROFILE_ALLOCS
+};
+
+#define FOLIO_CHAN_PROFILE_RESET 0x01 /* allocs: forget them once taken */
+
+struct folio_chan_profile {
+    uint32_t cp_kind;    /* enum folio_chan_profile_kind */
+    uint32_t cp_seconds; /* CPU: how long */
+    uint32_t cp_hz;      /* CPU: samples per second */
+    uint32_t cp_flags;   /* FOLIO_CHAN_PROFILE_RESET */
+};
+
+struct folio_chan_profile_done {
+    int32_t cd_status; /* 0, or a FOLIO_E* code */
+    char cd_error[252];
 };
 
 #define FOLIO_CHAN_F_ADMIN 0x01 /* the connection came in on the admin socket */

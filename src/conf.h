@@ -63,6 +63,15 @@ struct folio_config {
     uint32_t backlog;
     int stats;          /* per-request counters and histograms on */
     uint32_t stats_log_interval_ms; /* a counters line per worker; 0: off */
+    int profiling;      /* enum folio_profiling: /debug/pprof/ */
+    uint64_t profile_heap_rate; /* bytes between heap samples; 0: none */
+};
+
+/* profiling = on|off|auto: the order of the option's choices. */
+enum folio_profiling {
+    FOLIO_PROFILING_ON = 0,
+    FOLIO_PROFILING_OFF,
+    FOLIO_PROFILING_AUTO /* on where metrics_listen is a loopback address */
 };
 
 /* comments_backend: the order of the option's "lmdb|postgres". */

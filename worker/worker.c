@@ -351,6 +351,9 @@ on_chan(evutil_socket_t fd, short what, void *arg)
         case FOLIO_CHAN_RETIRE:
             begin_drain(w, 1, 0);
             break;
+        case FOLIO_CHAN_PROFILE:
+            folio_worker_profile_msg(w, &h, data);
+            break;
         case FOLIO_CHAN_ADOPT:
             if (passfd < 0)
                 break;
@@ -419,6 +422,7 @@ worker_cleanup(struct folio_worker *w)
     unsigned i;
     int j;
 
+    folio_worker_profile_fini(w);
     folio_conn_free_all(w);
     stop_accepting(w, 0);
     for (i = folio_nservices; i-- > 0;)
@@ -476,6 +480,7 @@ folio_worker_main(const struct folio_worker_args *a)
     set_title(w);
     install_raw_handlers(a);
     check_method_table();
+    folio_worker_profile_init(w);
     /*
      * Jitter of up to 10%, so workers do not all recycle at once: seeded
      * from getrandom(2), as pid and time collide across workers.

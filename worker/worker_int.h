@@ -202,6 +202,21 @@ void folio_conn_free_all(struct folio_worker *w);
  */
 
 /*
+ * profile.c: /debug/pprof/ in a worker.  folio_worker_profile_init after
+ * fork (own sampling intervals, the heap rate of the configuration);
+ * folio_worker_profile_msg for a FOLIO_CHAN_PROFILE from the master
+ * (answered with FOLIO_CHAN_PROFILE_DONE, at once or at the end of a CPU
+ * profile); folio_worker_profile_fini on the way out, before the channel
+ * closes (a CPU profile running is sent as it is).
+ */
+struct folio_chan_hdr;
+void folio_worker_profile_init(struct folio_worker *w);
+void folio_worker_profile_msg(struct folio_worker *w,
+                              const struct folio_chan_hdr *h,
+                              const void *data);
+void folio_worker_profile_fini(struct folio_worker *w);
+
+/*
  * slowlog.c: folio_slowlog_note - log request `method` of connection
  * peer `peer` (folio_addr_pack; NULL: none) that took `ns` nanoseconds,
  * its params summarized (rate-limited: see slowlog.c).  dispatch.c only.

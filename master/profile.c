@@ -1,0 +1,770 @@
+/*
+ * profile.c - /debug/pprof/ on the metrics listener (PROTOCOL.md section
+ * 6): the master asks every worker (or one, or itself) for a profile over
+ * the channel, collects the files they pass back, merges them into one
+ * profile whose samples are labelled worker=K and pid=P, and answers
+ * with it, gzipped profile.proto as Go's net/http/pprof serves it (or its
+ * top functions as text for ?debug=1).
+ *
+ * A request lives until every worker asked has answered, died (its pid
+ * left the slot: the profile says so in a comment, the others' samples
+ * still come back) or missed the deadline.  One CPU profile at a time
+ * (a second is 409: a process has one profiling timer); heap profiles
+ * are taken at once, several may be in flight.
+ *
+ * Called from metrics.c (the route) and proc.c (a worker's answer); the
+ * state is this file's, for the one master of the process.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "master/master_int.h"
+#include "src/alloc.h"
+#include "src/buf.h"
+#include "src/chan.h"
+#include "src/clock.h"
+#include "src/err.h"
+#include "src/log.h"
+#include "src/pprof.h"
+#include "src/prof.h"
+
+#define MAX_INFLIGHT 8
+#define SECONDS_DEFAULT 30
+#define SECONDS_MAX 300
+#define POLL_MS 100
+#define ANSWER_GRACE_MS 60000 /* after the profile's end: symbols, under load */
+#define MAX_FILE (64u << 20)
+
+enum part_state { PART_WAIT = 0, PART_DONE, PART_FAILED };
+
+/* What one process (a worker, or the master: slot -1) contributes. */
+struct part {
+    int slot;
+    int index;
+    pid_t pid;
+    uint64_t seq; /* the worker's spawn number: a slot is reused */
+    int state;
+    struct folio_pprof prof;
+    char why[320]; /* PART_FAILED: the comment the profile carries */
+};
+
+struct preq {
+    struct folio_master *m;
+    struct evhttp_request *req; /* NULL once the client is gone */
+    uint32_t id;
+    int kind;    /* enum folio_chan_profile_kind */
+    int debug;   /* ?debug=1: the top as text */
+    int legacy;  /* ?format=legacy: gperftools' formats, for google-pprof */
+    int reset;   /* allocs ?reset=1 */
+    unsigned seconds;
+    uint64_t start_ms, end_ms, deadline_ms;
+    struct event *ev_poll;
+    struct part parts[FOLIO_MAX_SLOTS + 1];
+    int nparts;
+};
+
+static struct preq *inflight[MAX_INFLIGHT];
+static uint32_t next_id = 1;
+static const char *const kind_path[] = {"profile", "heap", "allocs"};
+
+static void finish(struct preq *r);
+
+/* ------------------------------------------------------------------ */
+/* Replies                                                             */
+
+static void reply_text(struct evhttp_request *req, int code, const char *fmt,
+                       ...) __attribute__((format(printf, 3, 4)));
+
+static void
+reply_text(struct evhttp_request *req, int code, const char *fmt, ...)
+{
+    static const struct {
+        int code;
+        const char *reason;
+    } reasons[] = {
+        {200, "OK"},          {400, "Bad Request"},
+        {403, "Forbidden"},   {404, "Not Found"},
+        {405, "Method Not Allowed"}, {409, "Conflict"},
+        {500, "Internal Server Error"}, {503, "Service Unavailable"},
+    };
+    const char *reason = "Error";
+    struct evbuffer *b;
+    va_list ap;
+    size_t i;
+
+    for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+        if (reasons[i].code == code)
+            reason = reasons[i].reason;
+    if ((b = evbuffer_new()) == NULL) {
+        evhttp_send_error(req, 500, "out of memory");
+        return;
+    }
+    va_start(ap, fmt);
+    evbuffer_add_vprintf(b, fmt, ap);
+    va_end(ap);
+    evbuffer_add(b, "\n", 1);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; charset=utf-8");
+    evhttp_add_header(evhttp_request_get_output_headers(req),
+                      "X-Content-Type-Options", "nosniff");
+    evhttp_send_reply(req, code, reason, b);
+    evbuffer_free(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests in flight                                                  */
+
+static void
+preq_free(struct preq *r)
+{
+    int i;
+
+    if (r == NULL)
+        return;
+    for (i = 0; i < MAX_INFLIGHT; i++)
+        if (inflight[i] == r)
+            inflight[i] = NULL;
+    if (r->req != NULL)
+        evhttp_connection_set_closecb(evhttp_request_get_connection(r->req),
+                                      NULL, NULL);
+    if (r->ev_poll != NULL)
+        event_free(r->ev_poll);
+    for (i = 0; i < r->nparts; i++)
+        folio_pprof_free(&r->parts[i].prof);
+    if (r->kind == FOLIO_PROFILE_CPU && r->nparts > 0 &&
+        r->parts[0].slot < 0 && r->parts[0].state == PART_WAIT)
+        folio_prof_cpu_stop(); /* the master's own, cut short */
+    folio_free(r);
+}
+
+/* The client went away: finish quietly, answer nobody. */
+static void
+on_close(struct evhttp_connection *evcon, void *arg)
+{
+    struct preq *r = arg;
+
+    r->req = NULL;
+}
+
+static struct preq *
+cpu_running(void)
+{
+    int i;
+
+    for (i = 0; i < MAX_INFLIGHT; i++)
+        if (inflight[i] != NULL && inflight[i]->kind == FOLIO_PROFILE_CPU)
+            return inflight[i];
+    return NULL;
+}
+
+/* The master's own profile, as a part. */
+static void
+master_part(struct part *pt, int kind)
+{
+    int rc;
+
+    rc = kind == FOLIO_PROFILE_CPU ? folio_prof_cpu_profile(&pt->prof)
+                                   : folio_prof_heap_profile(
+                                         &pt->prof, kind == FOLIO_PROFILE_ALLOCS);
+    if (rc == 0) {
+        pt->state = PART_DONE;
+        return;
+    }
+    pt->state = PART_FAILED;
+    snprintf(pt->why, sizeof(pt->why), "master (pid %ld): no profile: %s",
+             (long)pt->pid, folio_strerror(rc));
+}
+
+static int
+all_answered(const struct preq *r)
+{
+    int i;
+
+    for (i = 0; i < r->nparts; i++)
+        if (r->parts[i].state == PART_WAIT)
+            return 0;
+    return 1;
+}
+
+/* Every POLL_MS: workers that died, the master's own end, the deadline. */
+static void
+on_poll(evutil_socket_t fd, short what, void *arg)
+{
+    struct preq *r = arg;
+    struct folio_master *m = r->m;
+    uint64_t now = folio_mono_ms();
+    int i;
+
+    for (i = 0; i < r->nparts; i++) {
+        struct part *pt = &r->parts[i];
+
+        if (pt->state != PART_WAIT)
+            continue;
+        if (pt->slot < 0) {
+            if (r->kind != FOLIO_PROFILE_CPU || now >= r->end_ms)
+                master_part(pt, r->kind);
+            continue;
+        }
+        if (!folio_dec_live(&m->dec, pt->slot) ||
+            m->procs[pt->slot].seq != pt->seq) {
+            pt->state = PART_FAILED;
+            snprintf(pt->why, sizeof(pt->why),
+                     "worker %d (pid %ld) exited during the profile: its "
+                     "samples are missing",
+                     pt->index, (long)pt->pid);
+            folio_log_warnx("profile: %s", pt->why);
+        } else if (now >= r->deadline_ms) {
+            pt->state = PART_FAILED;
+            snprintf(pt->why, sizeof(pt->why),
+                     "worker %d (pid %ld) did not answer within %u s: its "
+                     "samples are missing",
+                     pt->index, (long)pt->pid,
+                     (unsigned)((r->deadline_ms - r->start_ms) / 1000));
+            folio_log_warnx("profile: %s", pt->why);
+        }
+    }
+    if (all_answered(r))
+        finish(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Merging and answering                                               */
+
+static int
+empty_profile(struct folio_pprof *p, int kind)
+{
+    int rc = folio_pprof_init(p);
+
+    if (rc != 0)
+        return rc;
+    if (kind == FOLIO_PROFILE_CPU) {
+        if (folio_pprof_add_type(p, "samples", "count") < 0 ||
+            folio_pprof_add_type(p, "cpu", "nanoseconds") < 0)
+            return FOLIO_ENOMEM;
+        p->period_type = p->types[1];
+        p->period = 1000000000 / FOLIO_PROF_HZ;
+    } else {
+        if (folio_pprof_add_type(p, "alloc_objects", "count") < 0 ||
+            folio_pprof_add_type(p, "alloc_space", "bytes") < 0 ||
+            folio_pprof_add_type(p, "inuse_objects", "count") < 0 ||
+            folio_pprof_add_type(p, "inuse_space", "bytes") < 0)
+            return FOLIO_ENOMEM;
+        p->period_type = p->types[1];
+        p->default_type =
+            kind == FOLIO_PROFILE_ALLOCS ? p->types[1].type : p->types[3].type;
+    }
+    return 0;
+}
+
+/*
+ * Each sample gets numeric labels worker=K (not for the master's) and
+ * pid=P, and a string label process=worker|master: pprof reads a number
+ * as a range, so `-tagfocus worker=1` finds numeric labels only.
+ */
+static int
+merge(struct preq *r, struct folio_pprof *out)
+{
+    struct folio_pprof_tag tags[3];
+    char index[16], pid[16];
+    int i, rc, merged = 0;
+
+    if ((rc = empty_profile(out, r->kind)) != 0)
+        return rc;
+    for (i = 0; i < r->nparts; i++) {
+        struct part *pt = &r->parts[i];
+
+        if (pt->state != PART_DONE)
+            continue;
+        if (pt->slot < 0)
+            snprintf(index, sizeof(index), "master");
+        else
+            snprintf(index, sizeof(index), "%d", pt->index);
+        snprintf(pid, sizeof(pid), "%ld", (long)pt->pid);
+        tags[0].key = "process";
+        tags[0].str = pt->slot < 0 ? "master" : "worker";
+        tags[1].key = "pid";
+        tags[1].str = NULL;
+        tags[1].num = pt->pid;
+        tags[2].key = "worker";
+        tags[2].str = NULL;
+        tags[2].num = pt->index;
+        if (merged == 0 && out->ntypes > 0)
+            out->period = pt->prof.period; /* the heap rate of the first */
+        if ((rc = folio_pprof_merge(out, &pt->prof, tags,
+                                    pt->slot < 0 ? 2 : 3)) != 0) {
+            if (rc != FOLIO_EINVAL)
+                return rc;
+            snprintf(pt->why, sizeof(pt->why),
+                     "%s %s (pid %s): its profile has other sample types: "
+                     "left out",
+                     pt->slot < 0 ? "master" : "worker", index, pid);
+            pt->state = PART_FAILED;
+            continue;
+        }
+        merged++;
+    }
+    for (i = 0; i < r->nparts; i++)
+        if (r->parts[i].state == PART_FAILED &&
+            folio_pprof_add_comment(out, "%s", r->parts[i].why) < 0)
+            return FOLIO_ENOMEM;
+    if (r->kind == FOLIO_PROFILE_CPU && out->duration_nanos == 0)
+        out->duration_nanos = (int64_t)r->seconds * 1000000000;
+    return 0;
+}
+
+static void
+finish(struct preq *r)
+{
+    struct folio_pprof out;
+    struct folio_buf b;
+    struct evbuffer *eb = NULL;
+    int rc;
+
+    if (r->req == NULL) {
+        preq_free(r);
+        return;
+    }
+    memset(&b, 0, sizeof(b));
+    if ((rc = merge(r, &out)) != 0) {
+        reply_text(r->req, 500, "merging the profiles: %s", folio_strerror(rc));
+        goto done;
+    }
+    if (r->debug) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        if (f == NULL) {
+            reply_text(r->req, 500, "open_memstream: %s", strerror(errno));
+            goto done;
+        }
+        rc = folio_pprof_top_print(f, &out, folio_pprof_type_index(&out, NULL),
+                                   0);
+        fclose(f);
+        if (rc != 0)
+            reply_text(r->req, 500, "top: %s", folio_strerror(rc));
+        else
+            reply_text(r->req, 200, "%s", text);
+        free(text);
+        goto done;
+    }
+    if ((rc = r->legacy ? folio_pprof_encode_legacy(
+                              &out, folio_pprof_type_index(&out, NULL), &b)
+                        : folio_pprof_encode_gz(&out, &b)) != 0 ||
+        (eb = evbuffer_new()) == NULL ||
+        evbuffer_add(eb, folio_buf_at(&b, 0), folio_buf_pending(&b)) != 0) {
+        reply_text(r->req, 500, "encoding the profile: %s",
+                   folio_strerror(rc != 0 ? rc : FOLIO_ENOMEM));
+        goto done;
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(r->req),
+                      "Content-Type", "application/octet-stream");
+    evhttp_add_header(evhttp_request_get_output_headers(r->req),
+                      "Content-Disposition",
+                      r->kind == FOLIO_PROFILE_CPU
+                          ? "attachment; filename=\"profile\""
+                          : r->kind == FOLIO_PROFILE_HEAP
+                                ? "attachment; filename=\"heap\""
+                                : "attachment; filename=\"allocs\"");
+    evhttp_add_header(evhttp_request_get_output_headers(r->req),
+                      "X-Content-Type-Options", "nosniff");
+    evhttp_send_reply(r->req, 200, "OK", eb);
+done:
+    if (eb != NULL)
+        evbuffer_free(eb);
+    folio_buf_free(&b);
+    folio_pprof_free(&out);
+    preq_free(r);
+}
+
+/* A worker's answer (proc.c's channel reader): its file, or why not. */
+void
+folio_profile_on_done(struct folio_master *m, struct folio_proc *p,
+                      const struct folio_chan_hdr *h, const void *data, int fd)
+{
+    struct folio_chan_profile_done d;
+    struct preq *r = NULL;
+    struct part *pt = NULL;
+    struct stat st;
+    char *buf = NULL, err[256];
+    size_t off = 0;
+    ssize_t n;
+    int i, rc;
+
+    for (i = 0; i < MAX_INFLIGHT && r == NULL; i++)
+        if (inflight[i] != NULL && inflight[i]->id == h->ch_arg)
+            r = inflight[i];
+    for (i = 0; r != NULL && i < r->nparts && pt == NULL; i++)
+        if (r->parts[i].slot == p->slot && r->parts[i].seq == p->seq &&
+            r->parts[i].state == PART_WAIT)
+            pt = &r->parts[i];
+    if (pt == NULL || h->ch_len != sizeof(d)) {
+        /* Late (past the deadline) or for a request already answered. */
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    memcpy(&d, data, sizeof(d));
+    d.cd_error[sizeof(d.cd_error) - 1] = '\0';
+    pt->state = PART_FAILED;
+    if (d.cd_status != 0 || fd < 0) {
+        snprintf(pt->why, sizeof(pt->why), "worker %d (pid %ld): %s",
+                 pt->index, (long)pt->pid,
+                 d.cd_error[0] != '\0' ? d.cd_error : "no profile");
+        goto out;
+    }
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 ||
+        (uint64_t)st.st_size > MAX_FILE ||
+        (buf = folio_malloc((size_t)st.st_size)) == NULL) {
+        snprintf(pt->why, sizeof(pt->why),
+                 "worker %d (pid %ld): its profile file cannot be read",
+                 pt->index, (long)pt->pid);
+        goto out;
+    }
+    while (off < (size_t)st.st_size) {
+        n = pread(fd, buf + off, (size_t)st.st_size - off, (off_t)off);
+        if (n == -1 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    if (off != (size_t)st.st_size) {
+        snprintf(pt->why, sizeof(pt->why),
+                 "worker %d (pid %ld): reading its profile: %s", pt->index,
+                 (long)pt->pid, strerror(errno));
+        goto out;
+    }
+    if ((rc = folio_pprof_decode(buf, off, &pt->prof, err, sizeof(err))) != 0) {
+        snprintf(pt->why, sizeof(pt->why), "worker %d (pid %ld): %s",
+                 pt->index, (long)pt->pid, err);
+        goto out;
+    }
+    pt->state = PART_DONE;
+out:
+    if (pt->state == PART_FAILED)
+        folio_log_warnx("profile: %s", pt->why);
+    folio_free(buf);
+    if (fd >= 0)
+        close(fd);
+    if (all_answered(r))
+        finish(r);
+}
+
+void
+folio_profile_abort(struct folio_master *m)
+{
+    int i;
+
+    /* No answer: the connections go with evhttp, after this. */
+    for (i = 0; i < MAX_INFLIGHT; i++)
+        preq_free(inflight[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* The route                                                           */
+
+/* Whether the listener is a loopback address (127/8, ::1). */
+static int
+listener_is_loopback(const struct folio_master *m)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+
+    if (m->metrics_fd < 0 ||
+        getsockname(m->metrics_fd, (struct sockaddr *)&ss, &sl) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+
+        return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+
+        if (IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
+            return 1;
+        return IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) &&
+               a->sin6_addr.s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+/* A whole number in lo..hi, or -1. */
+static long
+parse_num(const char *s, long lo, long hi)
+{
+    char *end;
+    long v;
+
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return -1;
+    return v;
+}
+
+static void
+index_page(struct folio_master *m, struct evhttp_request *req)
+{
+    reply_text(req, 200,
+               "foliod %s profiles (pprof format; go tool pprof "
+               "http://%s/debug/pprof/profile):\n"
+               "/debug/pprof/profile?seconds=N  CPU profile of every worker "
+               "for N seconds (default %d, 1..%d)\n"
+               "/debug/pprof/heap               sampled live heap of every "
+               "worker\n"
+               "/debug/pprof/allocs             sampled allocations since "
+               "start (&reset=1: since then)\n"
+               "parameters: worker=K|master (one process), debug=1 (the top "
+               "functions as text),\n"
+               "            format=legacy (gperftools' format: google-pprof "
+               "--text FILE)",
+               PACKAGE_VERSION, m->metrics_name, SECONDS_DEFAULT, SECONDS_MAX);
+}
+
+int
+folio_profile_http(struct folio_master *m, struct evhttp_request *req)
+{
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+    const char *query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+    const struct folio_config *cfg = &m->cur->cfg;
+    struct evkeyvalq q;
+    const char *v, *name;
+    struct preq *r = NULL, *busy;
+    struct folio_chan_profile cp;
+    long seconds = SECONDS_DEFAULT, worker = -1, debug = 0, reset = 0;
+    int legacy = 0;
+    int kind, i, slot_free = -1, want_master = 0;
+
+    if (path == NULL || strncmp(path, "/debug/pprof", 12) != 0 ||
+        (path[12] != '\0' && path[12] != '/'))
+        return 0;
+#ifndef FOLIO_PROFILING
+    reply_text(req, 404,
+               "profiling is not built into this foliod (configured "
+               "--disable-profiling)");
+    return 1;
+#endif
+    if (cfg->profiling == FOLIO_PROFILING_OFF) {
+        reply_text(req, 404, "profiling is off (profiling = off)");
+        return 1;
+    }
+    if (cfg->profiling == FOLIO_PROFILING_AUTO && !listener_is_loopback(m)) {
+        reply_text(req, 403,
+                   "profiles reveal the server's internals: they are served "
+                   "on a loopback metrics_listen only, unless profiling = on "
+                   "(metrics_listen is %s)",
+                   m->metrics_name);
+        return 1;
+    }
+    name = path[12] == '/' ? path + 13 : "";
+    if (*name == '\0') {
+        index_page(m, req);
+        return 1;
+    }
+    for (kind = 0; kind < 3 && strcmp(name, kind_path[kind]) != 0; kind++)
+        ;
+    if (kind == 3) {
+        reply_text(req, 404,
+                   "no profile %s: foliod serves profile, heap and allocs "
+                   "(see /debug/pprof/)",
+                   name);
+        return 1;
+    }
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
+        reply_text(req, 405, "profiles are taken with GET");
+        return 1;
+    }
+    memset(&q, 0, sizeof(q));
+    if (query != NULL && evhttp_parse_query_str(query, &q) != 0) {
+        reply_text(req, 400, "malformed query string");
+        return 1;
+    }
+    if ((v = evhttp_find_header(&q, "seconds")) != NULL) {
+        if (kind != FOLIO_PROFILE_CPU) {
+            reply_text(req, 400,
+                       "seconds=%s: only /debug/pprof/profile takes seconds "
+                       "(%s is a snapshot)",
+                       v, name);
+            goto bad;
+        }
+        if ((seconds = parse_num(v, 1, SECONDS_MAX)) < 0) {
+            reply_text(req, 400, "seconds=%s: expected 1 to %d", v,
+                       SECONDS_MAX);
+            goto bad;
+        }
+    }
+    if ((v = evhttp_find_header(&q, "worker")) != NULL) {
+        int n = m->cur->nworkers;
+
+        if (strcmp(v, "master") == 0) {
+            want_master = 1;
+        } else if ((worker = parse_num(v, 0, n - 1)) < 0) {
+            reply_text(req, 400, "worker=%s: expected 0 to %d, or master", v,
+                       n - 1);
+            goto bad;
+        }
+    }
+    if ((v = evhttp_find_header(&q, "debug")) != NULL &&
+        (debug = parse_num(v, 0, 1)) < 0) {
+        reply_text(req, 400, "debug=%s: expected 0 or 1", v);
+        goto bad;
+    }
+    if ((v = evhttp_find_header(&q, "reset")) != NULL) {
+        if (kind != FOLIO_PROFILE_ALLOCS || (reset = parse_num(v, 0, 1)) < 0) {
+            reply_text(req, 400,
+                       "reset=%s: /debug/pprof/allocs takes reset=0 or 1", v);
+            goto bad;
+        }
+    }
+    if ((v = evhttp_find_header(&q, "format")) != NULL) {
+        if (strcmp(v, "legacy") == 0) {
+            legacy = 1;
+        } else if (strcmp(v, "proto") != 0) {
+            reply_text(req, 400,
+                       "format=%s: expected proto (pprof's profile.proto) or "
+                       "legacy (gperftools', for google-pprof)",
+                       v);
+            goto bad;
+        }
+    }
+    evhttp_clear_headers(&q);
+    if (kind == FOLIO_PROFILE_CPU && (busy = cpu_running()) != NULL) {
+        uint64_t now = folio_mono_ms();
+        unsigned left = busy->end_ms > now
+                            ? (unsigned)((busy->end_ms - now + 999) / 1000)
+                            : 1;
+        char ra[16];
+
+        snprintf(ra, sizeof(ra), "%u", left);
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          "Retry-After", ra);
+        reply_text(req, 409,
+                   "a CPU profile is already running (%u s left): one at a "
+                   "time",
+                   left);
+        return 1;
+    }
+    for (i = 0; i < MAX_INFLIGHT && slot_free < 0; i++)
+        if (inflight[i] == NULL)
+            slot_free = i;
+    if (slot_free < 0) {
+        reply_text(req, 503, "%d profiles are being taken: try again later",
+                   MAX_INFLIGHT);
+        return 1;
+    }
+    if ((r = folio_calloc(1, sizeof(*r))) == NULL) {
+        reply_text(req, 500, "out of memory");
+        return 1;
+    }
+    r->m = m;
+    r->req = req;
+    r->id = next_id++;
+    r->kind = kind;
+    r->debug = (int)debug;
+    r->legacy = legacy;
+    r->reset = (int)reset;
+    r->seconds = kind == FOLIO_PROFILE_CPU ? (unsigned)seconds : 0;
+    r->start_ms = folio_mono_ms();
+    r->end_ms = r->start_ms + (uint64_t)r->seconds * 1000;
+    r->deadline_ms = r->end_ms + ANSWER_GRACE_MS;
+
+    memset(&cp, 0, sizeof(cp));
+    cp.cp_kind = (uint32_t)kind;
+    cp.cp_seconds = r->seconds;
+    cp.cp_hz = FOLIO_PROF_HZ;
+    cp.cp_flags = reset ? FOLIO_CHAN_PROFILE_RESET : 0;
+    if (want_master) {
+        struct part *pt = &r->parts[r->nparts++];
+        int rc;
+
+        pt->slot = -1;
+        pt->index = -1;
+        pt->pid = getpid();
+        if (kind == FOLIO_PROFILE_CPU &&
+            (rc = folio_prof_cpu_start(FOLIO_PROF_HZ)) != 0) {
+            reply_text(req, 500, "cannot profile the master: %s%s%s",
+                       folio_strerror(rc), rc == FOLIO_ESYS ? ": " : "",
+                       rc == FOLIO_ESYS ? strerror(errno) : "");
+            folio_free(r);
+            return 1;
+        }
+        if (reset && kind == FOLIO_PROFILE_ALLOCS) {
+            master_part(pt, kind);
+            folio_prof_heap_reset();
+        }
+    }
+    for (i = 0; i < FOLIO_MAX_SLOTS && !want_master; i++) {
+        const struct folio_dec_proc *d = &m->dec.procs[i];
+        struct folio_proc *p = &m->procs[i];
+        struct part *pt;
+
+        /* The serving generation's workers that accept (decide.h). */
+        if (d->state != FOLIO_WS_READY || d->gen != m->dec.cur.id ||
+            p->chan < 0 || (worker >= 0 && d->index != worker))
+            continue;
+        pt = &r->parts[r->nparts++];
+        pt->slot = i;
+        pt->index = d->index;
+        pt->pid = (pid_t)d->pid;
+        pt->seq = p->seq;
+        if (folio_chan_send(p->chan, FOLIO_CHAN_PROFILE, 0, r->id, &cp,
+                            sizeof(cp), -1) != 0) {
+            pt->state = PART_FAILED;
+            snprintf(pt->why, sizeof(pt->why),
+                     "worker %d (pid %ld) could not be asked: %s", d->index,
+                     (long)d->pid, strerror(errno));
+        }
+    }
+    if (r->nparts == 0) {
+        reply_text(req, 503, "no worker is serving%s",
+                   worker >= 0 ? " as that index" : "");
+        folio_free(r);
+        return 1;
+    }
+    inflight[slot_free] = r;
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+                                  on_close, r);
+    {
+        struct timeval tv = {0, POLL_MS * 1000};
+
+        if ((r->ev_poll = event_new(m->base, -1, EV_PERSIST, on_poll, r)) ==
+                NULL ||
+            event_add(r->ev_poll, &tv) != 0) {
+            reply_text(req, 500, "cannot set a timer");
+            r->req = NULL;
+            preq_free(r);
+            return 1;
+        }
+    }
+    folio_log_info("profile: %s%s for %u s from %d process%s", name,
+                   debug ? " (text)" : "", r->seconds, r->nparts,
+                   r->nparts == 1 ? "" : "es");
+    if (kind != FOLIO_PROFILE_CPU && want_master && r->parts[0].state == PART_WAIT)
+        master_part(&r->parts[0], kind);
+    if (all_answered(r))
+        finish(r);
+    return 1;
+bad:
+    evhttp_clear_headers(&q);
+    return 1;
+}
