@@ -52,6 +52,7 @@ enum bench_kind {
     BENCH_K_LIST,
     BENCH_K_POST,
     BENCH_K_PEER, /* a request of another protocol (--proto): its name */
+    BENCH_K_SEARCH,
     BENCH_NKINDS
 };
 
@@ -117,6 +118,8 @@ struct bench_opts {
     uint32_t raw_reply_len;   /* --raw-reply-len (0: use the end) */
     const char *raw_reply_end; /* --raw-reply-end, decoded */
     size_t raw_reply_end_len;
+    const char *profile; /* --profile FILE: the server's CPU profile */
+    const char *metrics; /* --metrics HOST:PORT: where it comes from */
 };
 
 /* ------------------------------------------------------------------ */
@@ -476,5 +479,21 @@ int folio_bench_hgrm(FILE *f, const struct bench_totals *t);
 
 /* folio_bench_fmt_ns - "812us", "1.2ms", "3.40s" into buf. */
 const char *folio_bench_fmt_ns(double ns, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* --profile (profile.c).                                              */
+
+/*
+ * folio_bench_profile_seconds - how long the measured phase lasts, whole
+ * seconds (the profile's length; 1..300), or 0 when unknown (-n).
+ * folio_bench_profile_start - with --profile, start fetching a CPU
+ * profile of that length from o->metrics, in a thread: call it when the
+ * measured phase begins.  0, or -1 (reason kept for _finish).
+ * folio_bench_profile_finish - wait for it and write o->profile; 0, or
+ * -1 with the reason on stderr.  Both do nothing without --profile.
+ */
+unsigned folio_bench_profile_seconds(const struct bench_opts *o);
+int folio_bench_profile_start(const struct bench_opts *o);
+int folio_bench_profile_finish(const struct bench_opts *o);
 
 #endif

@@ -40,6 +40,7 @@
 const char *const folio_bench_kind_method[BENCH_NKINDS] = {
     "server.ping",   "corpus.match_count", "freight.quote",
     "comments.list", "comments.post",      "peer",
+    "corpus.search",
 };
 
 uint64_t

@@ -46,7 +46,8 @@ usage(FILE *f)
         "-n requests]\n"
         "                   [--warmup duration] [-R rate] [--stages stages] "
         "[--rounds n]\n"
-        "                   [-w ping | corpus | freight | comments | mixed]\n"
+        "                   [-w ping | corpus | search | freight | comments | "
+        "mixed]\n"
         "                   [--queries file] [--corpus dir] [--catalog file]\n"
         "                   [--uncovered percent] [--write-ratio ratio] "
         "[--pages n]\n"
@@ -54,7 +55,8 @@ usage(FILE *f)
         "[--server-pid pid]\n"
         "                   [--json] [--hgrm file] [--max-p99 duration]\n"
         "                   [--max-errors n | percent%%] [--timeout duration]\n"
-        "                   [--seed n] [--send-each] [-q]\n"
+        "                   [--seed n] [--send-each] [--profile file] "
+        "[--metrics host:port] [-q]\n"
         "                   [--proto msgpack | resp | memcache | raw] "
         "[--value-size n]\n"
         "                   [--key name] [--raw-request bytes]\n"
@@ -204,7 +206,9 @@ enum {
     O_RAW_REQUEST,
     O_RAW_REPLY_LEN,
     O_RAW_REPLY_END,
-    O_SEND_EACH
+    O_SEND_EACH,
+    O_PROFILE,
+    O_METRICS
 };
 
 /* Returns 0 to run, 1 after --help/--version, -1 on a usage error. */
@@ -251,6 +255,8 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         {"raw-reply-len", required_argument, NULL, O_RAW_REPLY_LEN},
         {"raw-reply-end", required_argument, NULL, O_RAW_REPLY_END},
         {"send-each", no_argument, NULL, O_SEND_EACH},
+        {"profile", required_argument, NULL, O_PROFILE},
+        {"metrics", required_argument, NULL, O_METRICS},
         {NULL, 0, NULL, 0},
     };
     const char *mode = NULL;
@@ -446,6 +452,12 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
                 o->raw_reply_end_len == 0)
                 return bad("--raw-reply-end: bad or empty '%s'", optarg);
             break;
+        case O_PROFILE:
+            o->profile = optarg;
+            break;
+        case O_METRICS:
+            o->metrics = optarg;
+            break;
         default:
             usage(stderr);
             return -1;
@@ -522,6 +534,11 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
     }
     if (o->workload == NULL)
         o->workload = "ping";
+    if (o->profile != NULL && folio_bench_profile_seconds(o) == 0)
+        return bad("%s", "--profile needs a run of known length: -d or "
+                         "--stages");
+    if (o->metrics == NULL && (o->metrics = getenv("FOLIO_METRICS")) == NULL)
+        o->metrics = FOLIO_DEFAULT_METRICS;
     if (o->threads <= 0)
         o->threads = folio_cpu_count();
     if (o->threads > o->conns)
@@ -603,6 +620,7 @@ watch(struct bench_run *r, struct bench_result *res)
         if (!before_taken && t >= r->measure_ns) {
             if (want_server(o))
                 snap(o, &res->before, 0);
+            folio_bench_profile_start(o);
             before_taken = 1;
         }
         if (t >= next) {
@@ -755,6 +773,8 @@ main(int argc, char *argv[])
     r.stop_ns = o.duration_ns > 0 && o.mode != BENCH_ROUNDS
                     ? r.measure_ns + o.duration_ns
                     : 0;
+    if (o.warmup_ns == 0 || o.mode == BENCH_ROUNDS)
+        folio_bench_profile_start(&o);
     pthread_barrier_wait(&r.go); /* go */
     if (o.mode == BENCH_ROUNDS)
         rounds(&r, &res);
@@ -779,6 +799,8 @@ main(int argc, char *argv[])
         if (res.status < BENCH_EXIT_USAGE)
             res.status = BENCH_EXIT_USAGE;
     }
+    if (folio_bench_profile_finish(&o) != 0 && res.status == BENCH_EXIT_OK)
+        res.status = BENCH_EXIT_CONNECT;
     if (o.hgrm_f != NULL && folio_bench_hgrm(o.hgrm_f, &res.t) != 0) {
         fprintf(stderr, "folio-bench: %s: %s\n", o.hgrm, strerror(errno));
         if (res.status < BENCH_EXIT_USAGE)

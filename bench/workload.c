@@ -157,6 +157,27 @@ add_query(struct bench_pool *p, const struct query *q)
                    0);
 }
 
+#define SEARCH_PAGE 20
+
+/* corpus.search of a query's last page of SEARCH_PAGE lines (when its
+ * count is known; else the first): the deepest, dearest page. */
+static int
+add_search(struct bench_pool *p, const struct query *q)
+{
+    uint32_t start = (uint32_t)p->bytes.b_len;
+    int64_t off = q->count > SEARCH_PAGE ? q->count - SEARCH_PAGE : 0;
+
+    if (req_begin(p, BENCH_K_SEARCH, 2) != 0 ||
+        folio_pack_str(&pk, q->s, q->len) != 0 ||
+        msgpack_pack_map(&pk, 2) != 0 || folio_pack_cstr(&pk, "offset") != 0 ||
+        msgpack_pack_int64(&pk, off) != 0 ||
+        folio_pack_cstr(&pk, "limit") != 0 ||
+        msgpack_pack_int64(&pk, SEARCH_PAGE) != 0)
+        return -1;
+    return folio_bench_pool_push(p, start, BENCH_K_SEARCH, BENCH_X_NONE, 0, NULL,
+                                 0);
+}
+
 static int
 pack_kv_str(const char *k, const char *v, size_t len)
 {
@@ -762,9 +783,9 @@ wl_free(struct wl *w)
     free(w->cdf);
 }
 
-enum { W_PING, W_CORPUS, W_FREIGHT, W_COMMENTS, W_N };
+enum { W_PING, W_CORPUS, W_FREIGHT, W_COMMENTS, W_SEARCH, W_N };
 static const char *const wl_names[W_N] = {"ping", "corpus", "freight",
-                                          "comments"};
+                                          "comments", "search"};
 
 static int
 wl_lookup(const char *s, size_t len)
@@ -782,6 +803,7 @@ setup(struct wl *w, int which, char *err, size_t errlen)
 {
     switch (which) {
     case W_CORPUS:
+    case W_SEARCH:
         return setup_corpus(w, err, errlen);
     case W_FREIGHT:
         return setup_freight(w, err, errlen);
@@ -807,6 +829,8 @@ add_one(struct bench_pool *p, struct wl *w, int which)
         return add_query(p, &w->queries[rnd_below(w, w->nqueries)]);
     case W_FREIGHT:
         return add_quote(p, w);
+    case W_SEARCH:
+        return add_search(p, &w->queries[rnd_below(w, w->nqueries)]);
     default:
         return add_comments(p, w);
     }
@@ -831,6 +855,14 @@ describe(struct wl *w, int which, char *buf, size_t len)
                  : o->corpus != NULL ? "substrings of the corpus"
                                      : "the shakesapp mix",
                  w->nqueries, checked);
+        break;
+    case W_SEARCH:
+        snprintf(buf, len, "corpus.search, the last page of %d lines of %s "
+                 "(%u queries)", SEARCH_PAGE,
+                 o->queries != NULL  ? o->queries
+                 : o->corpus != NULL ? "substrings of the corpus"
+                                     : "the shakesapp mix",
+                 w->nqueries);
         break;
     case W_FREIGHT:
         if (w->nskus > 0)
@@ -872,7 +904,7 @@ parse_mix(const char *spec, double weight[W_N], char *err, size_t errlen)
         if (sep == NULL || (which = wl_lookup(p, (size_t)(sep - p))) < 0) {
             snprintf(err, errlen,
                      "--mix: '%.*s' is not WORKLOAD:WEIGHT (ping, corpus, "
-                     "freight, comments)",
+                     "search, freight, comments)",
                      (int)(end - p), p);
             return FOLIO_EINVAL;
         }
@@ -945,8 +977,8 @@ folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
     } else {
         if ((which = wl_lookup(o->workload, strlen(o->workload))) < 0) {
             snprintf(err, errlen,
-                     "unknown workload '%s' (ping, corpus, freight, comments, "
-                     "mixed)",
+                     "unknown workload '%s' (ping, corpus, search, freight, "
+                     "comments, mixed)",
                      o->workload);
             rc = FOLIO_EINVAL;
             goto out;
@@ -955,9 +987,10 @@ folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
             goto out;
         if (which == W_PING) {
             rc = add_ping(p);
-        } else if (which == W_CORPUS) {
+        } else if (which == W_CORPUS || which == W_SEARCH) {
             for (i = 0; i < w.nqueries && rc == 0; i++)
-                rc = add_query(p, &w.queries[i]);
+                rc = which == W_CORPUS ? add_query(p, &w.queries[i])
+                                       : add_search(p, &w.queries[i]);
         } else {
             for (i = 0; i < BENCH_POOL_SIZE && rc == 0; i++)
                 rc = add_one(p, &w, which);

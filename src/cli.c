@@ -541,6 +541,7 @@ done:
 }
 
 static int cmd_help(struct cli *cli, char **args, int nargs);
+static int cmd_profile(struct cli *cli, char **args, int nargs);
 
 static const struct cmd cmds[] = {
     {"count", NULL, 1, 1, 0, 0, "count QUERY", cmd_count, H_COUNT},
@@ -558,6 +559,8 @@ static const struct cmd cmds[] = {
     {"ping", NULL, 0, 0, 0, 0, "ping", cmd_ping, H_PING},
     {"methods", NULL, 0, 0, 0, 0, "methods", cmd_methods, H_METHODS},
     {"call", NULL, 1, 2, 0, 0, "call METHOD [JSON-PARAMS]", cmd_call, H_CALL},
+    {"profile", NULL, 1, -1, 0, 0, folio_cli_profile_usage, cmd_profile,
+     folio_cli_profile_help},
     {"help", NULL, 0, -1, 0, 0, "help [COMMAND]", cmd_help, H_HELP},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -729,6 +732,14 @@ cmd_help(struct cli *cli, char **args, int nargs)
     return help_for(args, nargs);
 }
 
+/* folio_cli_run_args hands `profile` over before its options are parsed:
+ * this row is for the usage, help, and a line that reached it anyway. */
+static int
+cmd_profile(struct cli *cli, char **args, int nargs)
+{
+    return folio_cli_profile_main(nargs + 1, args - 1);
+}
+
 /* -r: the command `n` times (-1: until interrupted), -i apart. */
 static int
 run_repeated(struct cli *cli, const struct cmd *cmd, char **args, int nargs)
@@ -833,6 +844,9 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     char **args, name[32];
     int ch, nargs, used, st;
 
+    /* profile talks HTTP, with options of its own (cli_profile.c). */
+    if (folio_cli_profile_wanted(argc, argv))
+        return folio_cli_profile_main(argc, argv);
     interactive_alone(argc, argv);
     optind = 0; /* GNU getopt: start again (a line of the interactive mode) */
     opterr = 0;

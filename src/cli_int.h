@@ -259,4 +259,16 @@ int folio_cli_interactive(struct cli *cli, const char *const *words);
  */
 int folio_cli_run_args(struct cli *cli, int argc, char **argv);
 
+/*
+ * cli_profile.c: `folio profile`, which talks HTTP to the metrics
+ * listener and has options of its own.  folio_cli_profile_wanted - 1 if
+ * the command line's command is profile: folio_cli_run_args then hands
+ * the whole line to folio_cli_profile_main, which returns the exit
+ * status.  folio_cli_profile_usage and _help: its row of the table.
+ */
+int folio_cli_profile_wanted(int argc, char **argv);
+int folio_cli_profile_main(int argc, char **argv);
+extern const char folio_cli_profile_usage[];
+extern const char folio_cli_profile_help[];
+
 #endif

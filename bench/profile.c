@@ -1,0 +1,118 @@
+/*
+ * profile.c - folio-bench --profile FILE: a CPU profile of the server
+ * over the measured phase of the run, fetched from its metrics listener
+ * (/debug/pprof/profile, PROTOCOL.md section 6) by a thread of its own
+ * while the load runs, and written to FILE for pprof.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "src/buf.h"
+#include "src/err.h"
+#include "src/http.h"
+
+static struct {
+    pthread_t th;
+    int started;
+    const char *addr;
+    char path[64];
+    int timeout_ms;
+    struct folio_buf body;
+    int status, rc;
+    char err[512];
+} prof;
+
+static void *
+fetch(void *arg)
+{
+    (void)arg;
+    prof.rc = folio_http_get(prof.addr, prof.path, prof.timeout_ms,
+                             &prof.body, &prof.status, prof.err,
+                             sizeof(prof.err));
+    return NULL;
+}
+
+unsigned
+folio_bench_profile_seconds(const struct bench_opts *o)
+{
+    uint64_t ns = 0;
+    int i;
+
+    if (o->mode == BENCH_RAMP)
+        for (i = 0; i < o->nstages; i++)
+            ns += o->stages[i].dur_ns;
+    else
+        ns = o->duration_ns;
+    if (ns == 0)
+        return 0;
+    ns = (ns + 999999999u) / 1000000000u;
+    return ns > 300 ? 300 : (unsigned)ns;
+}
+
+int
+folio_bench_profile_start(const struct bench_opts *o)
+{
+    unsigned s = folio_bench_profile_seconds(o);
+
+    if (o->profile == NULL || prof.started)
+        return 0;
+    prof.addr = o->metrics;
+    snprintf(prof.path, sizeof(prof.path), "/debug/pprof/profile?seconds=%u",
+             s);
+    prof.timeout_ms = (int)(s + 60) * 1000;
+    memset(&prof.body, 0, sizeof(prof.body));
+    if (pthread_create(&prof.th, NULL, fetch, NULL) != 0) {
+        prof.rc = FOLIO_ESYS;
+        snprintf(prof.err, sizeof(prof.err), "cannot start a thread");
+        return -1;
+    }
+    prof.started = 1;
+    return 0;
+}
+
+int
+folio_bench_profile_finish(const struct bench_opts *o)
+{
+    FILE *f;
+    int ok;
+
+    if (o->profile == NULL)
+        return 0;
+    if (prof.started)
+        pthread_join(prof.th, NULL);
+    prof.started = 0;
+    if (prof.rc != 0 || prof.status != 200) {
+        if (prof.rc == 0) {
+            size_t n = folio_buf_pending(&prof.body);
+
+            while (n > 0 && folio_buf_at(&prof.body, 0)[n - 1] == '\n')
+                n--;
+            snprintf(prof.err, sizeof(prof.err), "%s answered %d: %.*s",
+                     prof.addr, prof.status, (int)(n > 300 ? 300 : n),
+                     n > 0 ? folio_buf_at(&prof.body, 0) : "");
+        }
+        fprintf(stderr, "folio-bench: --profile: %s\n", prof.err);
+        folio_buf_free(&prof.body);
+        return -1;
+    }
+    ok = (f = fopen(o->profile, "wb")) != NULL &&
+         fwrite(folio_buf_at(&prof.body, 0), 1, folio_buf_pending(&prof.body),
+                f) == folio_buf_pending(&prof.body);
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "folio-bench: --profile: cannot write %s\n",
+                o->profile);
+    else if (!o->quiet)
+        fprintf(stderr,
+                "folio-bench: the server's CPU profile is in %s (go tool "
+                "pprof %s)\n",
+                o->profile, o->profile);
+    folio_buf_free(&prof.body);
+    return ok ? 0 : -1;
+}
