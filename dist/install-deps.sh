@@ -7,6 +7,8 @@ PACKAGES="
     build-essential autoconf automake libtool pkg-config
     libevent-dev libmsgpack-dev liblmdb-dev libdivsufsort-dev check
     libjansson-dev libedit-dev
+    libdw-dev zlib1g-dev libunwind-dev
+    golang-go google-perftools
     curl jq
     mandoc cscope universal-ctags
     systemd strace

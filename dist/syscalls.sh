@@ -2,7 +2,8 @@
 # dist/syscalls.sh - does foliod.service's SystemCallFilter= hold every
 # system call foliod makes?  Runs the built foliod under strace through a
 # life: start, load over TCP and the admin socket (ping, corpus rounds,
-# freight quotes, comments posted and listed), worker recycling, the metrics endpoint, a reload, an
+# freight quotes, comments posted and listed), worker recycling, the metrics endpoint,
+# CPU and heap profiles, a reload, an
 # upgrade to a replaced binary, USR1,
 # USR2, stop; with PostgreSQL installed, a second life on the comments'
 # postgres backend (posts, lists, the database stopped and started again);
@@ -85,6 +86,13 @@ METRICS=$(sed -n 's/^metrics //p' "$T/ready")
 # Comments: posts are LMDB write transactions, synced, in the workers.
 "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -w comments -c 4 -d 0.5 >/dev/null
 python3 -c "import urllib.request,sys; urllib.request.urlopen('http://' + sys.argv[1] + '/metrics').read()" "$METRICS"
+# Profiles: SIGPROF and its timer in every worker and the master, the
+# symbolizer's reads, the memfds passed back (foliod(8), PROFILING).
+"$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -c 4 -d 1.2 --profile "$T/cpu.pb.gz" \
+    --metrics "$METRICS" >/dev/null
+for p in heap allocs 'profile?seconds=1&worker=master'; do
+    python3 -c "import urllib.request,sys; urllib.request.urlopen('http://' + sys.argv[1] + '/debug/pprof/' + sys.argv[2]).read()" "$METRICS" "$p"
+done
 kill -HUP "$MASTER"
 wait_gen 2
 "$FOLIO_BENCH" -q -H "127.0.0.1:$PORT" -c 8 -d 0.5 >/dev/null
