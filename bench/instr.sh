@@ -5,6 +5,8 @@
 # the workload, and divides the worker's instruction difference by N.
 # Usage: BUILDDIR=build sh bench/instr.sh [N] [FOLIOD OPTIONS...]
 #   e.g. sh bench/instr.sh 20000 --stats off
+# WORKLOAD (default ping) and INSTR_BENCH_ARGS (more folio-bench options,
+# e.g. "--write-ratio 1") choose the requests.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -17,7 +19,8 @@ count() {
     FOLIOD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$BENCH_TMP/cg.%p"
     start_foliod --workers 1 --request-timeout 0 --idle-timeout 0 "$@"
     FOLIOD_WRAP=""; : "$FOLIOD_WRAP"
-    "$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 1 -t 1 -n "$REQS" -w "$WORKLOAD" >/dev/null
+    "$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c 1 -t 1 -n "$REQS" -w "$WORKLOAD" \
+        ${INSTR_BENCH_ARGS:-} >/dev/null
     # The worker's file, by its pid.
     worker=$(foliod_workers | awk '{print $1}')
     stop_foliod
