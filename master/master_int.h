@@ -360,6 +360,12 @@ void folio_profile_on_done(struct folio_master *m, struct folio_proc *p,
 void folio_profile_abort(struct folio_master *m);
 
 /*
+ * selfstat.c: folio_metrics_process - the master's process_* series
+ * (the Prometheus client libraries' set) onto the page.
+ */
+void folio_metrics_process(struct evbuffer *out);
+
+/*
  * notify.c: systemd's notify protocol (NOTIFY_SOCKET).  folio_notify sends
  * one datagram of "KEY=VALUE" lines, formatted; a no-op returning 0 when
  * NOTIFY_SOCKET is unset.  Returns -1 if the send failed (logged once).

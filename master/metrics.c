@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include <event2/http.h>
 
 #include "master/master_int.h"
+#include "shm/comments.h"
 #include "src/addr.h"
 #include "src/hist.h"
 #include "src/log.h"
@@ -39,8 +42,8 @@ static const double le_bounds[] = {
 static void
 head(struct evbuffer *b, const char *name, const char *type, const char *help)
 {
-    evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
-                        type);
+    evbuffer_add_printf(b, "# HELP folio_%s %s\n# TYPE folio_%s %s\n", name,
+                        help, name, type);
 }
 
 static const char *
@@ -49,12 +52,64 @@ row_name(unsigned r)
     return r < folio_nmethods ? folio_methods[r].name : "unknown";
 }
 
+static const char *
+type_of(const struct folio_stat_desc *d)
+{
+    return d->kind == FOLIO_SK_COUNTER ? "counter" : "gauge";
+}
+
+/* A value of d in its family's base unit. */
+static void
+value(struct evbuffer *b, const struct folio_stat_desc *d, uint64_t raw)
+{
+    if (d->unit == FOLIO_SU_US)
+        evbuffer_add_printf(b, " %.6f\n", folio_stat_base_units(d, raw));
+    else
+        evbuffer_add_printf(b, " %.0f\n", folio_stat_base_units(d, raw));
+}
+
+/*
+ * A histogram of fine buckets (src/hist.h) as Prometheus buckets: a fine
+ * bucket counts toward the first bound at or above its upper edge, within
+ * the fine buckets' 6% resolution.  `labels`: "" or `name="value",`.
+ */
+static void
+histogram(struct evbuffer *b, const char *family, const char *labels,
+          const _Atomic uint64_t *h, uint64_t sum_ns)
+{
+    uint64_t cum = 0;
+    unsigned j, k = 0;
+    int n;
+
+    for (j = 0; j < NLE; j++) {
+        uint64_t le_ns = (uint64_t)(le_bounds[j] * 1e9 + 0.5);
+
+        while (k < FOLIO_LAT_BUCKETS && folio_lat_bucket_upper(k) <= le_ns)
+            cum += folio_stat_get(&h[k++]);
+        evbuffer_add_printf(b, "folio_%s_bucket{%sle=\"%g\"} %llu\n", family,
+                            labels, le_bounds[j], (unsigned long long)cum);
+    }
+    while (k < FOLIO_LAT_BUCKETS)
+        cum += folio_stat_get(&h[k++]);
+    evbuffer_add_printf(b, "folio_%s_bucket{%sle=\"+Inf\"} %llu\n", family,
+                        labels, (unsigned long long)cum);
+    /* The labels without their trailing comma, in braces, if any. */
+    n = labels[0] != '\0' ? (int)strlen(labels) - 1 : 0;
+    evbuffer_add_printf(b, "folio_%s_sum%s%.*s%s %.9f\n", family,
+                        n > 0 ? "{" : "", n, labels, n > 0 ? "}" : "",
+                        (double)sum_ns / 1e9);
+    evbuffer_add_printf(b, "folio_%s_count%s%.*s%s %llu\n", family,
+                        n > 0 ? "{" : "", n, labels, n > 0 ? "}" : "",
+                        (unsigned long long)cum);
+}
+
 static void
 render_methods(struct evbuffer *b, const struct folio_worker_slot *t)
 {
-    unsigned r, k, j;
+    char labels[96];
+    unsigned r, k;
 
-    head(b, "folio_requests_total", "counter",
+    head(b, "requests_total", "counter",
          "Requests and notifications answered, by method and status code.");
     for (r = 0; r < FOLIO_METHOD_ROWS; r++)
         for (k = 0; k < FOLIO_ST_MAX; k++) {
@@ -66,160 +121,64 @@ render_methods(struct evbuffer *b, const struct folio_worker_slot *t)
                     row_name(r), folio_status_name((int)k),
                     (unsigned long long)v);
         }
-    head(b, "folio_request_duration_seconds", "histogram",
-         "Server time per request (decode to reply packed), by method.");
+    head(b, "request_duration_seconds", "histogram",
+         "Time of requests in the worker, by method: from their bytes read "
+         "to their reply packed, the wait behind the requests read with "
+         "them included.");
     for (r = 0; r < FOLIO_METHOD_ROWS; r++) {
         const struct folio_method_stats *ms = &t->ws_methods[r];
-        uint64_t count = 0, cum = 0;
+        uint64_t count = 0;
 
         for (k = 0; k < FOLIO_ST_MAX; k++)
             count += folio_stat_get(&ms->ms_codes[k]);
         if (count == 0)
             continue;
-        /*
-         * A fine bucket counts toward the first bound at or above its
-         * upper edge: within the fine buckets' 6% resolution.
-         */
-        k = 0;
-        for (j = 0; j < NLE; j++) {
-            uint64_t le_ns = (uint64_t)(le_bounds[j] * 1e9 + 0.5);
-
-            while (k < FOLIO_LAT_BUCKETS &&
-                   folio_lat_bucket_upper(k) <= le_ns) {
-                cum += folio_stat_get(&ms->ms_hist[k]);
-                k++;
-            }
-            evbuffer_add_printf(
-                b,
-                "folio_request_duration_seconds_bucket{method=\"%s\",le=\"%g\"}"
-                " %llu\n",
-                row_name(r), le_bounds[j], (unsigned long long)cum);
-        }
-        evbuffer_add_printf(b,
-                            "folio_request_duration_seconds_bucket{method=\"%s\""
-                            ",le=\"+Inf\"} %llu\n",
-                            row_name(r), (unsigned long long)count);
-        evbuffer_add_printf(
-            b, "folio_request_duration_seconds_sum{method=\"%s\"} %.9f\n",
-            row_name(r), (double)folio_stat_get(&ms->ms_ns) / 1e9);
-        evbuffer_add_printf(
-            b, "folio_request_duration_seconds_count{method=\"%s\"} %llu\n",
-            row_name(r), (unsigned long long)count);
+        snprintf(labels, sizeof(labels), "method=\"%s\",", row_name(r));
+        histogram(b, "request_duration_seconds", labels, ms->ms_hist,
+                  folio_stat_get(&ms->ms_ns));
     }
+    head(b, "request_queue_seconds", "histogram",
+         "Time requests waited in the worker after their bytes were read, "
+         "before their handler started.");
+    histogram(b, "request_queue_seconds", "", t->ws_queue_hist,
+              folio_stat_get(&t->ws_queue_ns));
 }
 
-/* One counter or gauge from the totals. */
-static void
-total(struct evbuffer *b, const char *name, const char *type,
-      const char *help, uint64_t v)
-{
-    head(b, name, type, help);
-    evbuffer_add_printf(b, "%s %llu\n", name, (unsigned long long)v);
-}
-
-typedef uint64_t (*slot_value)(const struct folio_worker_slot *s);
-
-static uint64_t v_conns(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_conns_open); }
-static uint64_t v_allocs(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_alloc.ac_calls); }
-static uint64_t v_abytes(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_alloc.ac_bytes); }
-static uint64_t v_frees(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_alloc.ac_frees); }
-static uint64_t v_heap(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_heap_inuse); }
-static uint64_t v_req(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_requests); }
-static uint64_t v_rss(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_maxrss_kb) * 1024; }
-static uint64_t v_out(const struct folio_worker_slot *s) { return folio_stat_get(&s->ws_output_bytes); }
-
-/* A per-worker series over every live slot. */
-static void
-per_worker(struct folio_master *m, struct evbuffer *b, const char *name,
-           const char *type, const char *help, slot_value fn)
-{
-    int i;
-
-    head(b, name, type, help);
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        if (!folio_dec_live(&m->dec, i))
-            continue;
-        evbuffer_add_printf(b, "%s{worker=\"%d\",slot=\"%d\"} %llu\n", name,
-                            m->dec.procs[i].index, i,
-                            (unsigned long long)fn(folio_stats_slot(
-                                m->stats, (unsigned)i)));
-    }
-}
-
-static uint64_t
-v_ccache(const struct folio_worker_slot *s)
-{
-    return folio_stat_get(&s->ws_comments_cache_bytes);
-}
-static uint64_t
-v_dbup(const struct folio_worker_slot *s)
-{
-    return folio_stat_get(&s->ws_comments_db_up);
-}
-
-/* The comments' postgres backend: its page cache and its connections. */
-static const struct {
-    const char *name, *help;
-    size_t off; /* of the counter in struct folio_worker_slot */
-} comments_counters[] = {
-    {"folio_comments_cache_hits_total",
-     "comments.list answered from the page cache (postgres backend).",
-     offsetof(struct folio_worker_slot, ws_comments_cache_hits)},
-    {"folio_comments_cache_misses_total",
-     "comments.list asked of the database (postgres backend).",
-     offsetof(struct folio_worker_slot, ws_comments_cache_misses)},
-    {"folio_comments_cache_invalidations_total",
-     "Cached pages dropped on a notification from PostgreSQL.",
-     offsetof(struct folio_worker_slot, ws_comments_cache_invalidations)},
-    {"folio_comments_db_connects_total",
-     "Connections to the comments database made.",
-     offsetof(struct folio_worker_slot, ws_comments_db_connects)},
-    {"folio_comments_db_unavailable_total",
-     "Comments calls answered 14 because the database was down.",
-     offsetof(struct folio_worker_slot, ws_comments_db_unavailable)},
+/*
+ * A worker's state as the master sees it (decide.c: it knows a stalled
+ * one), named as folio_workers' `state` label; NULL for none.
+ */
+static const char *const state_names[] = {
+    [FOLIO_WS_STARTING] = "starting", [FOLIO_WS_READY] = "serving",
+    [FOLIO_WS_RETIRING] = "retiring", [FOLIO_WS_STOPPING] = "stopping",
+    [FOLIO_WS_HUNG] = "hung",
 };
+#define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
-static void
-render_comments(struct folio_master *m, struct evbuffer *b,
-                const struct folio_worker_slot *t)
+static unsigned
+state_of(const struct folio_master *m, unsigned slot)
 {
-    size_t i;
+    int st = m->dec.procs[slot].state;
 
-    for (i = 0; i < sizeof(comments_counters) / sizeof(comments_counters[0]);
-         i++)
-        total(b, comments_counters[i].name, "counter",
-              comments_counters[i].help,
-              folio_stat_get((const _Atomic uint64_t *)(const void *)(
-                  (const char *)t + comments_counters[i].off)));
-    per_worker(m, b, "folio_comments_cache_bytes", "gauge",
-               "Bytes held by each live worker's page cache.", v_ccache);
-    per_worker(m, b, "folio_comments_db_up", "gauge",
-               "1 while the live worker is connected to the database.",
-               v_dbup);
+    return st > 0 && (unsigned)st < NSTATES && state_names[st] != NULL
+               ? (unsigned)st
+               : FOLIO_WS_FREE;
 }
 
-int
-folio_metrics_render(struct folio_master *m, struct evbuffer *b)
+/*
+ * folio_worker_up{worker}: each configured worker of the serving
+ * generation, 1 while a process of it serves; folio_worker_state: each
+ * process, 1 for its state.
+ */
+static void
+render_workers(struct folio_master *m, struct evbuffer *b)
 {
-    static struct folio_worker_slot t;
     struct folio_stats_header *h = folio_stats_header_of(m->stats);
-    int i;
+    const struct folio_dec_gen *g = &m->dec.cur;
+    unsigned i, n;
+    int k;
 
-    folio_stats_total(m->stats, &t);
-    head(b, "folio_build_info", "gauge", "foliod's version.");
-    evbuffer_add_printf(b, "folio_build_info{version=\"%s\"} 1\n",
-                        PACKAGE_VERSION);
-    head(b, "folio_start_time_seconds", "gauge",
-         "When the master started, seconds since the Unix epoch.");
-    evbuffer_add_printf(b, "folio_start_time_seconds %.3f\n",
-                        (double)folio_stat_get(&h->sh_start_ms) / 1e3);
-    total(b, "folio_generation", "gauge",
-          "Configuration generation being served (1 + reloads).",
-          folio_stat_get(&h->sh_generation));
-    total(b, "folio_workers_configured", "gauge",
-          "Workers of the serving generation's configuration.",
-          folio_stat_get(&h->sh_workers));
-    head(b, "folio_workers", "gauge",
+    head(b, "workers", "gauge",
          "Worker processes by the master's view of them; down: configured "
          "workers without a process.");
 #define STATE(name, help)                                                      \
@@ -227,96 +186,146 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
                         (unsigned long long)folio_stat_get(&h->sh_w_##name));
     FOLIO_WORKER_STATES(STATE)
 #undef STATE
-    total(b, "folio_worker_timeouts_total", "counter",
-          "Workers killed by the watchdog (worker_timeout).",
-          folio_stat_get(&h->sh_worker_timeouts));
-    total(b, "folio_worker_restarts_total", "counter",
-          "Workers replaced after they died.",
-          folio_stat_get(&h->sh_restarts));
-    total(b, "folio_reloads_total", "counter", "Reloads completed.",
-          folio_stat_get(&h->sh_reloads));
-    total(b, "folio_reload_failures_total", "counter",
-          "Reloads that failed and kept the old generation.",
-          folio_stat_get(&h->sh_reload_failures));
-    total(b, "folio_worker_recycles_total", "counter",
-          "Workers replaced after max_requests_per_worker requests.",
-          folio_stat_get(&h->sh_recycles));
-    render_methods(b, &t);
-    total(b, "folio_notifications_total", "counter",
-          "Notifications executed (never answered).",
-          folio_stat_get(&t.ws_notifications));
-    total(b, "folio_received_bytes_total", "counter",
-          "Bytes read from clients.", folio_stat_get(&t.ws_bytes_in));
-    total(b, "folio_sent_bytes_total", "counter", "Bytes written to clients.",
-          folio_stat_get(&t.ws_bytes_out));
-    total(b, "folio_connections_accepted_total", "counter",
-          "Connections accepted or taken over from a retiring worker.",
-          folio_stat_get(&t.ws_conns_accepted));
-    total(b, "folio_connections_rejected_total", "counter",
-          "Connections refused over max_connections or for want of file "
-          "descriptors.",
-          folio_stat_get(&t.ws_conns_rejected));
-    total(b, "folio_connections_handed_off_total", "counter",
-          "Connections handed to a newer worker at reload or recycling.",
-          folio_stat_get(&t.ws_conns_handed_off));
-    total(b, "folio_protocol_errors_total", "counter",
-          "Connections closed for malformed input.",
-          folio_stat_get(&t.ws_protocol_errors));
-    total(b, "folio_connection_timeouts_total", "counter",
-          "Connections closed idle or too slow.",
-          folio_stat_get(&t.ws_timeouts));
-    total(b, "folio_output_waits_total", "counter",
-          "Requests that waited for room for their replies (max_output_bytes, "
-          "max_output_total).",
-          folio_stat_get(&t.ws_output_waits));
-    head(b, "folio_cpu_seconds_total", "counter",
-         "CPU time of all workers, including those that exited.");
-    evbuffer_add_printf(b, "folio_cpu_seconds_total{mode=\"user\"} %.6f\n",
-                        (double)folio_stat_get(&t.ws_cpu_user_us) / 1e6);
-    evbuffer_add_printf(b, "folio_cpu_seconds_total{mode=\"system\"} %.6f\n",
-                        (double)folio_stat_get(&t.ws_cpu_sys_us) / 1e6);
-    total(b, "folio_allocations_total", "counter",
-          "Heap allocation calls in all workers, including those that exited.",
-          folio_stat_get(&t.ws_alloc.ac_calls));
+    head(b, "worker_up", "gauge",
+         "1 while a process of the worker (by number, of the serving "
+         "generation) accepts connections; 0 while it has none, is "
+         "starting, or is stalled.");
+    for (k = 0; k < g->nworkers && k < FOLIO_MAX_WORKERS; k++) {
+        int up = 0;
 
-    head(b, "folio_worker_cpu_seconds_total", "counter",
-         "CPU time of each live worker.");
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        struct folio_worker_slot *s;
-
-        if (!folio_dec_live(&m->dec, i))
-            continue;
-        s = folio_stats_slot(m->stats, (unsigned)i);
-        evbuffer_add_printf(
-            b,
-            "folio_worker_cpu_seconds_total{worker=\"%d\",slot=\"%d\","
-            "mode=\"user\"} %.6f\n"
-            "folio_worker_cpu_seconds_total{worker=\"%d\",slot=\"%d\","
-            "mode=\"system\"} %.6f\n",
-            m->dec.procs[i].index, i,
-            (double)folio_stat_get(&s->ws_cpu_user_us) / 1e6,
-            m->dec.procs[i].index, i,
-            (double)folio_stat_get(&s->ws_cpu_sys_us) / 1e6);
+        for (i = 0; i < FOLIO_MAX_SLOTS && !up; i++)
+            up = folio_dec_live(&m->dec, (int)i) &&
+                 m->dec.procs[i].index == k && m->dec.procs[i].gen == g->id &&
+                 state_of(m, i) == FOLIO_WS_READY;
+        evbuffer_add_printf(b, "folio_worker_up{worker=\"%d\"} %d\n", k, up);
     }
-    per_worker(m, b, "folio_worker_requests_total", "counter",
-               "Requests answered by each live worker.", v_req);
-    per_worker(m, b, "folio_worker_allocations_total", "counter",
-               "Heap allocation calls of each live worker.", v_allocs);
-    per_worker(m, b, "folio_worker_allocated_bytes_total", "counter",
-               "Bytes handed out by the heap to each live worker.", v_abytes);
-    per_worker(m, b, "folio_worker_frees_total", "counter",
-               "free() calls of each live worker.", v_frees);
-    per_worker(m, b, "folio_worker_heap_inuse_bytes", "gauge",
-               "Heap bytes in use in each live worker.", v_heap);
-    per_worker(m, b, "folio_worker_max_resident_bytes", "gauge",
-               "Peak resident set of each live worker.", v_rss);
-    per_worker(m, b, "folio_connections", "gauge",
-               "Connections open on each live worker.", v_conns);
-    per_worker(m, b, "folio_worker_output_bytes", "gauge",
-               "Output buffered beyond the connections' base size in each "
-               "live worker (bounded by max_output_total).",
-               v_out);
-    render_comments(m, b, &t);
+    head(b, "worker_state", "gauge",
+         "Each worker process's state: 1 for the one it is in.");
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        if (!folio_dec_live(&m->dec, (int)i))
+            continue;
+        for (n = 0; n < NSTATES; n++)
+            if (state_names[n] != NULL)
+                evbuffer_add_printf(
+                    b,
+                    "folio_worker_state{worker=\"%d\",slot=\"%u\","
+                    "state=\"%s\"} %d\n",
+                    m->dec.procs[i].index, i, state_names[n],
+                    state_of(m, i) == n);
+    }
+}
+
+/* The families of FOLIO_WORKER_STATS: totals, then per live worker. */
+static void
+render_stats(struct folio_master *m, struct evbuffer *b,
+             const struct folio_worker_slot *t)
+{
+    const char *last = "";
+    unsigned k, i;
+
+    for (k = 0; k < folio_worker_nstats; k++) {
+        const struct folio_stat_desc *d = &folio_worker_stat_descs[k];
+
+        if (d->total == NULL)
+            continue;
+        if (strcmp(d->total, last) != 0)
+            head(b, d->total, type_of(d), d->help);
+        last = d->total;
+        evbuffer_add_printf(b, "folio_%s%s%s%s", d->total,
+                            d->label[0] != '\0' ? "{" : "", d->label,
+                            d->label[0] != '\0' ? "}" : "");
+        value(b, d, folio_stat_raw(t, d));
+    }
+    for (k = 0; k < folio_worker_nstats; k++) {
+        const struct folio_stat_desc *d = &folio_worker_stat_descs[k];
+
+        if (d->worker == NULL)
+            continue;
+        if (strcmp(d->worker, last) != 0)
+            head(b, d->worker, type_of(d), d->help);
+        last = d->worker;
+        for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+            if (!folio_dec_live(&m->dec, (int)i))
+                continue;
+            evbuffer_add_printf(b, "folio_%s{worker=\"%d\",slot=\"%u\"%s%s}",
+                                d->worker, m->dec.procs[i].index, i,
+                                d->label[0] != '\0' ? "," : "", d->label);
+            value(b, d, folio_stat_raw(folio_stats_slot(m->stats, i), d));
+        }
+    }
+}
+
+/*
+ * The accept queue of each TCP listener: Linux's TCP_INFO on a listening
+ * socket gives its length (tcpi_unacked) and its bound (tcpi_sacked).
+ */
+static void
+render_listen_queues(struct folio_master *m, struct evbuffer *b)
+{
+    const struct folio_gen *g = m->cur;
+    struct tcp_info ti[FOLIO_MAX_LISTEN + 1];
+    int ok[FOLIO_MAX_LISTEN + 1], i, n = g != NULL ? g->nlisteners : 0;
+
+    for (i = 0; i < n; i++) {
+        socklen_t len = sizeof(ti[i]);
+
+        memset(&ti[i], 0, sizeof(ti[i]));
+        ok[i] = getsockopt(g->listeners[i].fd, IPPROTO_TCP, TCP_INFO, &ti[i],
+                           &len) == 0 &&
+                ti[i].tcpi_state == TCP_LISTEN;
+    }
+    head(b, "listen_queue_length", "gauge",
+         "Connections waiting to be accepted, by TCP listener.");
+    for (i = 0; i < n; i++)
+        if (ok[i])
+            evbuffer_add_printf(b,
+                                "folio_listen_queue_length{listener=\"%s\"} "
+                                "%u\n",
+                                g->listeners[i].name, ti[i].tcpi_unacked);
+    head(b, "listen_queue_max", "gauge",
+         "The bound of the accept queue (the listen backlog), by TCP "
+         "listener.");
+    for (i = 0; i < n; i++)
+        if (ok[i])
+            evbuffer_add_printf(b,
+                                "folio_listen_queue_max{listener=\"%s\"} %u\n",
+                                g->listeners[i].name, ti[i].tcpi_sacked);
+}
+
+int
+folio_metrics_render(struct folio_master *m, struct evbuffer *b)
+{
+    static struct folio_worker_slot t;
+    struct folio_stats_header *h = folio_stats_header_of(m->stats);
+    unsigned k;
+
+    folio_stats_total(m->stats, &t);
+    head(b, "build_info", "gauge", "foliod's version.");
+    evbuffer_add_printf(b, "folio_build_info{version=\"%s\"} 1\n",
+                        PACKAGE_VERSION);
+    head(b, "start_time_seconds", "gauge",
+         "When the master started, seconds since the Unix epoch.");
+    evbuffer_add_printf(b, "folio_start_time_seconds %.3f\n",
+                        (double)folio_stat_get(&h->sh_start_ms) / 1e3);
+    for (k = 0; k < folio_server_nstats; k++) {
+        const struct folio_stat_desc *d = &folio_server_stat_descs[k];
+
+        head(b, d->total, type_of(d), d->help);
+        evbuffer_add_printf(b, "folio_%s", d->total);
+        value(b, d, folio_stat_raw(h, d));
+    }
+    render_workers(m, b);
+    render_methods(b, &t);
+    render_stats(m, b, &t);
+    head(b, "comments_store_max_bytes", "gauge",
+         "The comments store's ceiling (comments_max_size).");
+    evbuffer_add_printf(b, "folio_comments_store_max_bytes %llu\n",
+                        (unsigned long long)(m->cur == NULL ? 0
+                                             : m->cur->cfg.comments_max_size != 0
+                                                 ? m->cur->cfg.comments_max_size
+                                                 : FOLIO_COMMENTS_MAX_SIZE_DEFAULT));
+    render_listen_queues(m, b);
+    folio_metrics_process(b);
     return 0;
 }
 

@@ -904,6 +904,18 @@ folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
 
 /* ---- info ---------------------------------------------------------- */
 
+uint64_t
+folio_comments_used_bytes(struct folio_comments *cs)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+
+    if (cs->env == NULL || mdb_env_info(cs->env, &info) != 0 ||
+        mdb_env_stat(cs->env, &st) != 0)
+        return 0;
+    return ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+}
+
 int
 folio_comments_info(struct folio_comments *cs, struct folio_comments_info *info)
 {

@@ -175,6 +175,14 @@ struct folio_comments_info {
     uint64_t next_id;  /* the id the next post will get */
 };
 
+/*
+ * folio_comments_used_bytes - the bytes of the store in use: its pages up
+ * to the last one written (LMDB's high-water mark, free pages inside it
+ * included), which comments_max_size bounds.  Reads no transaction,
+ * allocates nothing; 0 if the store is not open.
+ */
+uint64_t folio_comments_used_bytes(struct folio_comments *cs);
+
 /* folio_comments_info - fill *info.  Returns 0 or FOLIO_ESTORE. */
 int folio_comments_info(struct folio_comments *cs,
                         struct folio_comments_info *info);

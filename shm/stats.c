@@ -164,6 +164,51 @@ folio_stats_retired(struct folio_stats_region *r)
     return &r->sr_map->sm_retired;
 }
 
+const struct folio_stat_desc folio_worker_stat_descs[] = {
+#define DESC(field, key, kind, unit, total, worker, label, help)               \
+    {key,  total, worker, label, help,                                         \
+     kind, unit,  offsetof(struct folio_worker_slot, ws_##field)},
+    FOLIO_WORKER_STATS(DESC)
+#undef DESC
+};
+const unsigned folio_worker_nstats =
+    sizeof(folio_worker_stat_descs) / sizeof(folio_worker_stat_descs[0]);
+
+const struct folio_stat_desc folio_server_stat_descs[] = {
+#define DESC(field, key, kind, family, help)                                   \
+    {key,  family,       NULL, "", help,                                       \
+     kind, FOLIO_SU_ONE, offsetof(struct folio_stats_header, sh_##field)},
+    FOLIO_SERVER_STATS(DESC)
+#undef DESC
+};
+const unsigned folio_server_nstats =
+    sizeof(folio_server_stat_descs) / sizeof(folio_server_stat_descs[0]);
+
+static _Atomic uint64_t *
+stat_at(void *base, const struct folio_stat_desc *d)
+{
+    return (_Atomic uint64_t *)((char *)base + d->off);
+}
+
+uint64_t
+folio_stat_raw(const void *base, const struct folio_stat_desc *d)
+{
+    return folio_stat_get(
+        (const _Atomic uint64_t *)((const char *)base + d->off));
+}
+
+double
+folio_stat_base_units(const struct folio_stat_desc *d, uint64_t raw)
+{
+    switch (d->unit) {
+    case FOLIO_SU_US:
+        return (double)raw / 1e6;
+    case FOLIO_SU_KIB:
+        return (double)raw * 1024;
+    }
+    return (double)raw;
+}
+
 static inline void
 add(_Atomic uint64_t *acc, const _Atomic uint64_t *v)
 {
@@ -175,21 +220,24 @@ folio_stats_sum(struct folio_worker_slot *acc,
                 const struct folio_worker_slot *s, int gauges)
 {
     unsigned r, k;
+    uint64_t v;
 
-#define SUM(name, help) add(&acc->ws_##name, &s->ws_##name);
-    FOLIO_WORKER_COUNTERS(SUM)
-    if (gauges) {
-        FOLIO_WORKER_GAUGES(SUM)
-    } else {
-        /* CPU time accumulates: it belongs with the counters. */
-        add(&acc->ws_cpu_user_us, &s->ws_cpu_user_us);
-        add(&acc->ws_cpu_sys_us, &s->ws_cpu_sys_us);
+    for (k = 0; k < folio_worker_nstats; k++) {
+        const struct folio_stat_desc *d = &folio_worker_stat_descs[k];
+
+        v = folio_stat_raw(s, d);
+        if (d->kind == FOLIO_SK_COUNTER || (gauges && d->kind != FOLIO_SK_SHARED))
+            folio_stat_add(stat_at(acc, d), v);
+        else if (gauges && v > folio_stat_raw(acc, d))
+            folio_stat_set(stat_at(acc, d), v);
     }
-#undef SUM
-    add(&acc->ws_alloc.ac_calls, &s->ws_alloc.ac_calls);
-    add(&acc->ws_alloc.ac_bytes, &s->ws_alloc.ac_bytes);
-    add(&acc->ws_alloc.ac_frees, &s->ws_alloc.ac_frees);
-    add(&acc->ws_alloc.ac_freed_bytes, &s->ws_alloc.ac_freed_bytes);
+    /* Every request is timed (dispatch.c): none, no histogram to add. */
+    if (folio_stat_get(&s->ws_requests) + folio_stat_get(&s->ws_notifications) !=
+        0) {
+        add(&acc->ws_queue_ns, &s->ws_queue_ns);
+        for (k = 0; k < FOLIO_LAT_BUCKETS; k++)
+            add(&acc->ws_queue_hist[k], &s->ws_queue_hist[k]);
+    }
     for (r = 0; r < FOLIO_METHOD_ROWS; r++) {
         const struct folio_method_stats *sm = &s->ws_methods[r];
         struct folio_method_stats *am = &acc->ws_methods[r];

@@ -5,8 +5,8 @@
  * before forking; a slot carries the worker's pid and a spawn sequence
  * number so readers can tell a live worker's slot from a stale one.
  *
- * The counters are listed once, in FOLIO_WORKER_COUNTERS; the struct, the
- * aggregation and the replies are generated from that list.
+ * The statistics are listed once, in the lists below; the struct, the
+ * aggregation and the replies are generated from them.
  */
 #ifndef FOLIO_SHM_STATS_H
 #define FOLIO_SHM_STATS_H
@@ -24,37 +24,186 @@
 #define FOLIO_METHOD_ROWS (FOLIO_MAX_METHODS + 1)
 
 
-/* X(name, help): counters that only grow. */
-#define FOLIO_WORKER_COUNTERS(X)                                               \
-    X(requests, "requests answered")                                           \
-    X(notifications, "notifications executed")                                \
-    X(errors, "error responses sent")                                          \
-    X(bytes_in, "bytes read from clients")                                     \
-    X(bytes_out, "bytes written to clients")                                   \
-    X(conns_accepted, "connections accepted or adopted")                       \
-    X(conns_rejected, "connections refused: over max_connections, or out "    \
-                      "of file descriptors")                                   \
-    X(conns_handed_off, "connections handed to a newer worker")                \
-    X(protocol_errors, "connections closed for malformed input")               \
-    X(timeouts, "connections closed idle or too slow")                        \
-    X(comments_cache_hits, "comments.list answered from the page cache")       \
-    X(comments_cache_misses, "comments.list asked of the database")            \
-    X(comments_cache_invalidations, "pages dropped on a NOTIFY or commit")      \
-    X(comments_db_connects, "connections to the comments database made")       \
-    X(comments_db_unavailable, "comments calls answered 14: database down")    \
-    X(output_waits, "requests that waited for room for their replies")
+/*
+ * The statistics of a worker process, each listed once: the slot's
+ * fields, the totals (folio_stats_sum), server.stats (worker/h_stats.c)
+ * and the Prometheus page (master/metrics.c) are generated from these
+ * lists, and each has one help text (memcached's THREAD_STATS_FIELDS).
+ *
+ * X(field, key, kind, unit, total, worker, label, help)
+ *   field   the slot's ws_<field>
+ *   key     its name in server.stats (folio-rpc(7))
+ *   kind    FOLIO_SK_COUNTER   only grows; the totals keep what exited
+ *                              workers counted
+ *           FOLIO_SK_GAUGE     the current value; totals sum the live
+ *                              workers
+ *           FOLIO_SK_SHARED    one fact that every worker sees (the
+ *                              comments store's size); totals take the
+ *                              largest
+ *           FOLIO_SK_PROCESS   a fact of each process only (its peak
+ *                              resident set): no total
+ *   unit    FOLIO_SU_ONE as counted; FOLIO_SU_US microseconds (seconds in
+ *           server.stats, as a float, and in Prometheus); FOLIO_SU_KIB
+ *           KiB (bytes in Prometheus)
+ *   total   the Prometheus family of the total ("folio_" + it), or NULL
+ *   worker  the family of the per-worker series, labelled worker and
+ *           slot ("folio_" + it), or NULL
+ *   label   the label that tells this field from the others of its
+ *           families ("mode=\"user\""), or ""; fields of one family are
+ *           listed next to each other, the first one's help is the
+ *           family's
+ *   help    what it counts
+ */
+#define FOLIO_SK_COUNTER 0
+#define FOLIO_SK_GAUGE 1
+#define FOLIO_SK_SHARED 2
+#define FOLIO_SK_PROCESS 3
+#define FOLIO_SU_ONE 0
+#define FOLIO_SU_US 1
+#define FOLIO_SU_KIB 2
 
-/* X(name, help): gauges, the current value. */
+/* Counters that only grow. */
+#define FOLIO_WORKER_COUNTERS(X)                                               \
+    X(requests, "requests", FOLIO_SK_COUNTER, FOLIO_SU_ONE, NULL,              \
+      "worker_requests_total", "",                                             \
+      "Requests answered (by method and code: folio_requests_total).")        \
+    X(notifications, "notifications", FOLIO_SK_COUNTER, FOLIO_SU_ONE,          \
+      "notifications_total", "worker_notifications_total", "",                 \
+      "Notifications executed (never answered).")                              \
+    X(errors, "errors", FOLIO_SK_COUNTER, FOLIO_SU_ONE, "errors_total",        \
+      "worker_errors_total", "",                                               \
+      "Error replies sent, malformed requests' included.")                     \
+    X(bytes_in, "bytes_in", FOLIO_SK_COUNTER, FOLIO_SU_ONE,                    \
+      "received_bytes_total", "worker_received_bytes_total", "",               \
+      "Bytes read from clients.")                                              \
+    X(bytes_out, "bytes_out", FOLIO_SK_COUNTER, FOLIO_SU_ONE,                  \
+      "sent_bytes_total", "worker_sent_bytes_total", "",                       \
+      "Bytes written to clients.")                                             \
+    X(conns_accepted, "conns_accepted", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
+      "connections_accepted_total", "worker_connections_accepted_total", "",   \
+      "Connections accepted, or taken over from a retiring worker.")          \
+    X(conns_rejected, "conns_rejected", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
+      "connections_rejected_total", "worker_connections_rejected_total", "",   \
+      "Connections refused over max_connections or for want of file "         \
+      "descriptors.")                                                          \
+    X(conns_handed_off, "conns_handed_off", FOLIO_SK_COUNTER, FOLIO_SU_ONE,    \
+      "connections_handed_off_total", "worker_connections_handed_off_total",   \
+      "", "Connections handed to a newer worker at a reload or recycling.")    \
+    X(protocol_errors, "protocol_errors", FOLIO_SK_COUNTER, FOLIO_SU_ONE,      \
+      "protocol_errors_total", "worker_protocol_errors_total", "",             \
+      "Connections closed for malformed input.")                               \
+    X(timeouts, "timeouts", FOLIO_SK_COUNTER, FOLIO_SU_ONE,                    \
+      "connection_timeouts_total", "worker_connection_timeouts_total", "",     \
+      "Connections closed idle or too slow.")                                  \
+    X(cpu_user_us, "cpu_user_s", FOLIO_SK_COUNTER, FOLIO_SU_US,                \
+      "cpu_seconds_total", "worker_cpu_seconds_total", "mode=\"user\"",        \
+      "CPU time of the workers, by mode (user, system); totals include "       \
+      "the workers that exited.")                                              \
+    X(cpu_sys_us, "cpu_sys_s", FOLIO_SK_COUNTER, FOLIO_SU_US,                  \
+      "cpu_seconds_total", "worker_cpu_seconds_total", "mode=\"system\"",      \
+      "CPU time in the kernel.")                                               \
+    X(comments_cache_hits, "comments_cache_hits", FOLIO_SK_COUNTER,            \
+      FOLIO_SU_ONE, "comments_cache_hits_total", NULL, "",                     \
+      "comments.list answered from the page cache (postgres backend).")       \
+    X(comments_cache_misses, "comments_cache_misses", FOLIO_SK_COUNTER,        \
+      FOLIO_SU_ONE, "comments_cache_misses_total", NULL, "",                   \
+      "comments.list asked of the database (postgres backend).")               \
+    X(comments_cache_invalidations, "comments_cache_invalidations",            \
+      FOLIO_SK_COUNTER, FOLIO_SU_ONE, "comments_cache_invalidations_total",    \
+      NULL, "", "Cached pages dropped on a notification from PostgreSQL.")     \
+    X(comments_db_connects, "comments_db_connects", FOLIO_SK_COUNTER,          \
+      FOLIO_SU_ONE, "comments_db_connects_total", NULL, "",                    \
+      "Connections to the comments database made.")                            \
+    X(comments_db_unavailable, "comments_db_unavailable", FOLIO_SK_COUNTER,    \
+      FOLIO_SU_ONE, "comments_db_unavailable_total", NULL, "",                 \
+      "Comments calls answered 14 because the database was down.")            \
+    X(output_waits, "output_waits", FOLIO_SK_COUNTER, FOLIO_SU_ONE,            \
+      "output_waits_total", NULL, "",                                          \
+      "Requests that waited for room for their replies (max_output_bytes, "   \
+      "max_output_total).")
+
+/* Gauges: the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \
-    X(conns_open, "connections open")                                          \
-    X(cpu_user_us, "CPU time in user mode, microseconds")                      \
-    X(cpu_sys_us, "CPU time in the kernel, microseconds")                      \
-    X(heap_inuse, "heap bytes in use, mmapped blocks too (mallinfo2)")          \
-    X(maxrss_kb, "peak resident set, KiB")                                     \
-    X(comments_cache_bytes, "bytes held by the comments page cache")           \
-    X(comments_db_up, "1 while connected to the comments database")           \
-    X(output_bytes, "output buffered beyond the connections' base size "      \
-                    "(bounded by max_output_total)")
+    X(conns_open, "conns_open", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,            \
+      "worker_connections", "", "Connections open.")                           \
+    X(in_flight, "in_flight", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,              \
+      "worker_requests_in_flight", "",                                         \
+      "Requests being served: a handler running, or a reply held for the "     \
+      "comments store's group commit.")                                        \
+    X(heap_inuse, "heap_inuse", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,            \
+      "worker_heap_inuse_bytes", "",                                           \
+      "Heap bytes in use, large mmapped blocks included (mallinfo2).")         \
+    X(maxrss_kb, "maxrss_kb", FOLIO_SK_PROCESS, FOLIO_SU_KIB, NULL,            \
+      "worker_max_resident_bytes", "", "Peak resident set.")                   \
+    X(comments_bytes, "comments_bytes", FOLIO_SK_SHARED, FOLIO_SU_ONE,         \
+      "comments_store_bytes", NULL, "",                                        \
+      "Bytes of the comments store in use (its pages up to the last one "      \
+      "written), against comments_max_size.")                                  \
+    X(comments_cache_bytes, "comments_cache_bytes", FOLIO_SK_GAUGE,            \
+      FOLIO_SU_ONE, NULL, "comments_cache_bytes", "",                          \
+      "Bytes held by the page cache of the comments' postgres backend.")       \
+    X(comments_db_up, "comments_db_up", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,    \
+      "comments_db_up", "", "1 while connected to the comments database.")     \
+    X(output_bytes, "output_bytes", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,        \
+      "worker_output_bytes", "",                                               \
+      "Output buffered beyond the connections' base size (bounded by "        \
+      "max_output_total).")
+
+/*
+ * The heap allocation counters: fields of the slot's ws_alloc (struct
+ * folio_alloc_counters, src/alloc.h, which src/alloc.c writes).
+ */
+#define FOLIO_WORKER_ALLOCS(X)                                                 \
+    X(alloc.ac_calls, "alloc_calls", FOLIO_SK_COUNTER, FOLIO_SU_ONE,           \
+      "allocations_total", "worker_allocations_total", "",                     \
+      "Heap allocation calls (malloc, calloc, realloc, memalign).")            \
+    X(alloc.ac_bytes, "alloc_bytes", FOLIO_SK_COUNTER, FOLIO_SU_ONE,           \
+      "allocated_bytes_total", "worker_allocated_bytes_total", "",             \
+      "Bytes handed out by the heap.")                                         \
+    X(alloc.ac_frees, "frees", FOLIO_SK_COUNTER, FOLIO_SU_ONE, "frees_total",  \
+      "worker_frees_total", "", "free() calls of a non-NULL pointer.")         \
+    X(alloc.ac_freed_bytes, "freed_bytes", FOLIO_SK_COUNTER, FOLIO_SU_ONE,     \
+      "freed_bytes_total", "worker_freed_bytes_total", "",                     \
+      "Bytes given back to the heap.")
+
+/* Every statistic of a worker, in the order of its reports. */
+#define FOLIO_WORKER_STATS(X)                                                  \
+    FOLIO_WORKER_COUNTERS(X) FOLIO_WORKER_GAUGES(X) FOLIO_WORKER_ALLOCS(X)
+
+/*
+ * X(field, key, kind, family, help): the server-wide facts of the
+ * region's header (sh_<field>), written by the master: kind as above
+ * (FOLIO_SK_COUNTER or FOLIO_SK_GAUGE), family as `total`.
+ */
+#define FOLIO_SERVER_STATS(X)                                                  \
+    X(generation, "generation", FOLIO_SK_GAUGE, "generation",                  \
+      "Configuration generation being served (1 + reloads).")                 \
+    X(workers, "workers", FOLIO_SK_GAUGE, "workers_configured",                \
+      "Workers of the serving generation's configuration.")                    \
+    X(restarts, "restarts", FOLIO_SK_COUNTER, "worker_restarts_total",         \
+      "Workers replaced after they died.")                                     \
+    X(reloads, "reloads", FOLIO_SK_COUNTER, "reloads_total",                   \
+      "Reloads completed.")                                                    \
+    X(reload_failures, "reload_failures", FOLIO_SK_COUNTER,                    \
+      "reload_failures_total",                                                 \
+      "Reloads that failed and kept the old generation.")                      \
+    X(recycles, "recycles", FOLIO_SK_COUNTER, "worker_recycles_total",         \
+      "Workers replaced after max_requests_per_worker requests.")              \
+    X(worker_timeouts, "worker_timeouts", FOLIO_SK_COUNTER,                    \
+      "worker_timeouts_total",                                                 \
+      "Workers killed by the watchdog (worker_timeout).")
+
+/* One statistic, as the lists above describe it (folio_stats_descs). */
+struct folio_stat_desc {
+    const char *key;    /* server.stats */
+    const char *total;  /* Prometheus family after "folio_", or NULL */
+    const char *worker; /* ... of the per-worker series, or NULL */
+    const char *label;  /* "" or one label, name="value" */
+    const char *help;
+    unsigned kind; /* FOLIO_SK_* */
+    unsigned unit; /* FOLIO_SU_* */
+    size_t off;    /* of its _Atomic uint64_t in the slot or header */
+};
 
 enum folio_worker_state {
     FOLIO_WS_FREE = 0, /* no process */
@@ -94,7 +243,12 @@ enum folio_server_state {
 
 struct folio_method_stats {
     _Atomic uint64_t ms_codes[FOLIO_ST_MAX]; /* answers by status; [0] = ok */
-    _Atomic uint64_t ms_ns; /* total service time */
+    /*
+     * Time in the worker, from when the request's bytes were read to its
+     * reply packed (the wait behind the requests read with it included):
+     * total and histogram.
+     */
+    _Atomic uint64_t ms_ns;
     _Atomic uint64_t ms_hist[FOLIO_LAT_BUCKETS];
 };
 
@@ -118,11 +272,19 @@ struct folio_worker_slot {
     _Atomic uint64_t ws_req_peer[3];
     _Atomic uint32_t ws_mstate; /* written by the master: its view of the
                                    worker (enum folio_worker_state) */
-#define FOLIO_X_FIELD(name, help) _Atomic uint64_t ws_##name;
+#define FOLIO_X_FIELD(field, key, kind, unit, total, worker, label, help)     \
+    _Atomic uint64_t ws_##field;
     FOLIO_WORKER_COUNTERS(FOLIO_X_FIELD)
     FOLIO_WORKER_GAUGES(FOLIO_X_FIELD)
 #undef FOLIO_X_FIELD
-    struct folio_alloc_counters ws_alloc;
+    struct folio_alloc_counters ws_alloc; /* FOLIO_WORKER_ALLOCS */
+    /*
+     * How long requests waited in the worker after their bytes were read,
+     * before their handler started (queued behind the requests read with
+     * them): total and histogram.
+     */
+    _Atomic uint64_t ws_queue_ns;
+    _Atomic uint64_t ws_queue_hist[FOLIO_LAT_BUCKETS];
     struct folio_method_stats ws_methods[FOLIO_METHOD_ROWS];
 } __attribute__((aligned(64)));
 
@@ -131,13 +293,9 @@ struct folio_stats_header {
     _Atomic uint64_t sh_seq;        /* odd while the master folds a slot */
     _Atomic uint64_t sh_master_pid;
     _Atomic uint64_t sh_start_ms;   /* Unix ms */
-    _Atomic uint64_t sh_generation; /* serving generation */
-    _Atomic uint64_t sh_workers;    /* its configured workers */
-    _Atomic uint64_t sh_restarts;   /* workers replaced after dying */
-    _Atomic uint64_t sh_reloads;    /* completed reloads */
-    _Atomic uint64_t sh_reload_failures;
-    _Atomic uint64_t sh_recycles;   /* replaced after max_requests_per_worker */
-    _Atomic uint64_t sh_worker_timeouts; /* killed by the watchdog */
+#define FOLIO_X_FIELD(field, key, kind, family, help) _Atomic uint64_t sh_##field;
+    FOLIO_SERVER_STATS(FOLIO_X_FIELD)
+#undef FOLIO_X_FIELD
     _Atomic uint64_t sh_state;      /* enum folio_server_state */
     _Atomic uint64_t sh_serving;    /* of sh_workers, how many accept */
     _Atomic uint64_t sh_healthy;    /* 1: a worker serves, not stopping */
@@ -149,6 +307,26 @@ struct folio_stats_header {
 } __attribute__((aligned(64)));
 
 struct folio_stats_region;
+
+/*
+ * The lists as tables, in their order: folio_worker_stat_descs[] of
+ * FOLIO_WORKER_STATS (offsets into struct folio_worker_slot),
+ * folio_server_stat_descs[] of FOLIO_SERVER_STATS (into struct
+ * folio_stats_header; their worker and label are NULL and "").
+ */
+extern const struct folio_stat_desc folio_worker_stat_descs[];
+extern const unsigned folio_worker_nstats;
+extern const struct folio_stat_desc folio_server_stat_descs[];
+extern const unsigned folio_server_nstats;
+
+/* folio_stat_raw - the value of d in `base` (a slot or the header). */
+uint64_t folio_stat_raw(const void *base, const struct folio_stat_desc *d);
+
+/*
+ * folio_stat_base_units - a raw value of d in its Prometheus family's
+ * base unit (seconds, bytes).
+ */
+double folio_stat_base_units(const struct folio_stat_desc *d, uint64_t raw);
 
 /*
  * folio_stats_create - map a shared region of `nslots` zeroed slots.  It
@@ -200,9 +378,10 @@ struct folio_worker_slot *folio_stats_retired(struct folio_stats_region *r);
 void folio_stats_fold(struct folio_stats_region *r, unsigned i);
 
 /*
- * folio_stats_sum - add slot `s`'s counters (X-macro counters, CPU,
- * allocation counters, method rows) into `acc`; gauges too when
- * `gauges` is set.  acc is private memory, not shared.
+ * folio_stats_sum - add slot `s`'s counters (FOLIO_SK_COUNTER of the
+ * lists, the queue time, the method rows) into `acc`; the gauges too when
+ * `gauges` is set (summed; FOLIO_SK_SHARED: the larger kept).  acc is
+ * private memory, not shared.
  */
 void folio_stats_sum(struct folio_worker_slot *acc,
                      const struct folio_worker_slot *s, int gauges);

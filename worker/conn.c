@@ -451,6 +451,7 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     c->flags = flags;
     c->w = w;
     c->last_ms = w->now_ms;
+    c->read_ns = w->cfg->stats ? folio_mono_ns() : 0;
     c->msg_start_ms = 0;
     c->out_ms = 0;
     c->out_cap = 0;
@@ -849,6 +850,9 @@ read_some(struct folio_conn *c)
         c->in.b_len += (size_t)n;
         folio_stat_add(&c->w->slot->ws_bytes_in, (uint64_t)n);
         c->last_ms = c->w->now_ms;
+        /* Every message complete now was complete with these bytes. */
+        if (c->w->cfg->stats)
+            c->read_ns = folio_mono_ns();
         return 1;
     }
     if (n == 0) {
@@ -913,6 +917,8 @@ folio_call_hold(struct folio_call *call, struct folio_hold *h)
         return -1;
     c->flags |= CONN_HELD;
     event_del(&c->ev_read); /* nothing more until the release */
+    if (call->w->cfg->stats)
+        folio_stat_add(&call->w->slot->ws_in_flight, 1);
     h->conn = c;
     h->head = call->head; /* from the first pending byte, as dispatch keeps it */
     h->msgid = call->msgid;
@@ -928,9 +934,12 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
                    int code, const char *msg)
 {
     struct folio_conn *c = h->conn;
+    _Atomic uint64_t *in_flight = &c->w->slot->ws_in_flight;
     msgpack_packer pk;
 
     c->flags &= ~CONN_HELD;
+    if (c->w->cfg->stats && folio_stat_get(in_flight) > 0)
+        folio_stat_set(in_flight, folio_stat_get(in_flight) - 1);
     if (!h->notify) {
         if (code == 0 && folio_buf_append(&c->out, result, len) != 0) {
             code = FOLIO_ST_RESOURCE_EXHAUSTED;

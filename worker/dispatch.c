@@ -197,6 +197,12 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
     uint64_t dt, t0 = folio_dispatch_times(w) ? folio_mono_ns() : 0;
+    /* Timed from when its bytes were read (conn.c), the wait included. */
+    uint64_t read_ns =
+        c != NULL && c->read_ns != 0 && c->read_ns <= t0 ? c->read_ns : t0;
+
+    if (t0 != 0 && w->cfg->stats)
+        folio_stat_add(&slot->ws_in_flight, 1);
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
     call.pk = &pk;
@@ -211,7 +217,7 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     call.conn = c;
     call.err_code = 0;
     call.err_len = 0;
-    call.t0 = t0;
+    call.t0 = read_ns; /* a held call's latency: the wait, the hold */
     call.held = 0;
     out->b_failed = 0;
 
@@ -266,9 +272,16 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
         folio_slowlog_note(w, method != NULL ? method->name : name, dt,
                            c != NULL ? c->peer : NULL, &m->params,
                            m->nparams);
-    /* A held call is counted when it is released, with its outcome. */
-    if (t0 != 0 && w->cfg->stats && !call.held)
-        record(w, row, notify, call.err_code, dt);
+    if (t0 != 0 && w->cfg->stats) {
+        /* A held reply stays in flight until its release (conn.c). */
+        folio_stat_set(&slot->ws_in_flight,
+                       folio_stat_get(&slot->ws_in_flight) - 1);
+        folio_stat_add(&slot->ws_queue_ns, t0 - read_ns);
+        folio_stat_add(&slot->ws_queue_hist[folio_lat_bucket(t0 - read_ns)], 1);
+        /* A held call is counted when it is released, with its outcome. */
+        if (!call.held)
+            record(w, row, notify, call.err_code, dt + (t0 - read_ns));
+    }
     /* Reported to the loop, which asks the master for a replacement. */
     if (++w->served == w->recycle_at && w->ev_recycle != NULL)
         event_active(w->ev_recycle, EV_TIMEOUT, 1);

@@ -42,7 +42,8 @@ struct folio_call {
     struct folio_conn *conn;     /* whose request this is; NULL outside a
                                     connection (tests, fuzzers) */
     unsigned row;                /* its stats row */
-    uint64_t t0;                 /* when dispatch began (ns); 0: not timed */
+    uint64_t t0;                 /* when its bytes were read (ns): its
+                                    latency's start; 0: not timed */
     int held;                    /* set by folio_call_hold */
     int err_code;                /* set by folio_call_error */
     size_t err_len;

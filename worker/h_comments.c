@@ -68,6 +68,17 @@ static void on_commit(evutil_socket_t fd, short what, void *arg);
 static const struct folio_comments_backend lmdb_backend;
 static const struct folio_comments_backend *be = &lmdb_backend;
 
+/* Where the store's size goes: this worker's stats slot. */
+static _Atomic uint64_t *size_stat;
+
+/* The store's size in the stats slot, after a change (comments_bytes). */
+static void
+publish_size(void)
+{
+    if (size_stat != NULL && store != NULL)
+        folio_stat_set(size_stat, folio_comments_used_bytes(store));
+}
+
 static int
 lmdb_init(struct folio_worker *w)
 {
@@ -83,6 +94,8 @@ lmdb_init(struct folio_worker *w)
         return rc;
     }
     memset(&gc, 0, sizeof(gc));
+    size_stat = w->slot != NULL ? &w->slot->ws_comments_bytes : NULL;
+    publish_size();
     if (!w->cfg->comments_group_commit)
         return 0;
     if ((gc.ev = event_new(w->base, -1, 0, on_commit, NULL)) == NULL ||
@@ -236,6 +249,7 @@ commit_batch(void)
     b->n = 0;
     folio_buf_reset(&b->arena);
     gc.committing = 0;
+    publish_size();
 }
 
 static void
@@ -387,6 +401,7 @@ lmdb_post(struct folio_call *call, const struct folio_comment_in *in)
     if (gc.on && enqueue(call, in) == 0)
         return 0; /* answered by commit_batch */
     rc = folio_comments_post(store, in, call->out, NULL, err, sizeof(err));
+    publish_size();
     return rc == 0 ? 0 : store_error(call, rc, err);
 }
 
@@ -412,7 +427,9 @@ lmdb_delete(struct folio_call *call, uint64_t id)
     if (store == NULL)
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments store is not open");
-    if ((rc = folio_comments_delete(store, id, err, sizeof(err))) != 0)
+    rc = folio_comments_delete(store, id, err, sizeof(err));
+    publish_size();
+    if (rc != 0)
         return store_error(call, rc, err);
     return msgpack_pack_true(call->pk);
 }

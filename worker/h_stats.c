@@ -18,12 +18,6 @@
 #include "worker/h_stats.h"
 #include "worker/worker_int.h"
 
-#define ONE(name, help) +1
-enum {
-    NCOUNTERS = 0 FOLIO_WORKER_COUNTERS(ONE)
-};
-#undef ONE
-
 static void
 kv_u(msgpack_packer *pk, const char *k, uint64_t v)
 {
@@ -38,24 +32,49 @@ kv_f(msgpack_packer *pk, const char *k, double v)
     msgpack_pack_double(pk, v);
 }
 
-/* The counters every row and the totals share. */
-static void
-pack_counters(msgpack_packer *pk, const struct folio_worker_slot *s)
+/*
+ * The statistics of FOLIO_WORKER_STATS: a worker's (`totals` 0) or the
+ * totals (FOLIO_SK_PROCESS ones have none).  Returns how many entries
+ * it packed, or with pk NULL would pack.
+ */
+static unsigned
+pack_stats(msgpack_packer *pk, const struct folio_worker_slot *s, int totals)
 {
-#define KV(name, help) kv_u(pk, #name, folio_stat_get(&s->ws_##name));
-    FOLIO_WORKER_COUNTERS(KV)
-#undef KV
-    kv_u(pk, "conns_open", folio_stat_get(&s->ws_conns_open));
-    kv_f(pk, "cpu_user_s", (double)folio_stat_get(&s->ws_cpu_user_us) / 1e6);
-    kv_f(pk, "cpu_sys_s", (double)folio_stat_get(&s->ws_cpu_sys_us) / 1e6);
-    kv_u(pk, "alloc_calls", folio_stat_get(&s->ws_alloc.ac_calls));
-    kv_u(pk, "alloc_bytes", folio_stat_get(&s->ws_alloc.ac_bytes));
-    kv_u(pk, "frees", folio_stat_get(&s->ws_alloc.ac_frees));
-    kv_u(pk, "freed_bytes", folio_stat_get(&s->ws_alloc.ac_freed_bytes));
-    kv_u(pk, "heap_inuse", folio_stat_get(&s->ws_heap_inuse));
-    kv_u(pk, "output_bytes", folio_stat_get(&s->ws_output_bytes));
+    unsigned k, n = 0;
+
+    for (k = 0; k < folio_worker_nstats; k++) {
+        const struct folio_stat_desc *d = &folio_worker_stat_descs[k];
+
+        if (totals && d->kind == FOLIO_SK_PROCESS)
+            continue;
+        n++;
+        if (pk == NULL)
+            continue;
+        if (d->unit == FOLIO_SU_US)
+            kv_f(pk, d->key, folio_stat_base_units(d, folio_stat_raw(s, d)));
+        else
+            kv_u(pk, d->key, folio_stat_raw(s, d));
+    }
+    return n;
 }
-#define NCOMMON (NCOUNTERS + 9)
+
+/* mean_us, p50_us, p90_us, p99_us, p999_us of a latency histogram. */
+#define NLATENCY 5
+static void
+pack_latency(msgpack_packer *pk, const _Atomic uint64_t *h, uint64_t ns,
+             uint64_t calls)
+{
+    uint64_t hist[FOLIO_LAT_BUCKETS];
+    unsigned k;
+
+    for (k = 0; k < FOLIO_LAT_BUCKETS; k++)
+        hist[k] = folio_stat_get(&h[k]);
+    kv_f(pk, "mean_us", calls > 0 ? (double)ns / 1e3 / (double)calls : 0.0);
+    kv_f(pk, "p50_us", (double)folio_lat_percentile(hist, 0.5) / 1e3);
+    kv_f(pk, "p90_us", (double)folio_lat_percentile(hist, 0.9) / 1e3);
+    kv_f(pk, "p99_us", (double)folio_lat_percentile(hist, 0.99) / 1e3);
+    kv_f(pk, "p999_us", (double)folio_lat_percentile(hist, 0.999) / 1e3);
+}
 
 static uint64_t
 row_calls(const struct folio_method_stats *ms, uint64_t *errors)
@@ -80,7 +99,7 @@ row_name(unsigned r)
 static void
 pack_methods(msgpack_packer *pk, const struct folio_worker_slot *s)
 {
-    uint64_t hist[FOLIO_LAT_BUCKETS], calls, errors;
+    uint64_t calls, errors;
     unsigned r, k, n = 0, codes;
 
     for (r = 0; r < FOLIO_METHOD_ROWS; r++)
@@ -91,18 +110,11 @@ pack_methods(msgpack_packer *pk, const struct folio_worker_slot *s)
 
         if ((calls = row_calls(ms, &errors)) == 0)
             continue;
-        for (k = 0; k < FOLIO_LAT_BUCKETS; k++)
-            hist[k] = folio_stat_get(&ms->ms_hist[k]);
         folio_pack_cstr(pk, row_name(r));
-        msgpack_pack_map(pk, 8);
+        msgpack_pack_map(pk, 3 + NLATENCY);
         kv_u(pk, "calls", calls);
         kv_u(pk, "errors", errors);
-        kv_f(pk, "mean_us",
-             (double)folio_stat_get(&ms->ms_ns) / 1e3 / (double)calls);
-        kv_f(pk, "p50_us", (double)folio_lat_percentile(hist, 0.5) / 1e3);
-        kv_f(pk, "p90_us", (double)folio_lat_percentile(hist, 0.9) / 1e3);
-        kv_f(pk, "p99_us", (double)folio_lat_percentile(hist, 0.99) / 1e3);
-        kv_f(pk, "p999_us", (double)folio_lat_percentile(hist, 0.999) / 1e3);
+        pack_latency(pk, ms->ms_hist, folio_stat_get(&ms->ms_ns), calls);
         folio_pack_cstr(pk, "codes");
         for (codes = 0, k = 0; k < FOLIO_ST_MAX; k++)
             codes += folio_stat_get(&ms->ms_codes[k]) > 0;
@@ -194,23 +206,19 @@ folio_h_server_stats(struct folio_call *call)
 
     folio_pack_cstr(pk, "server");
     start = folio_stat_get(&h->sh_start_ms);
-    msgpack_pack_map(pk, 15);
+    msgpack_pack_map(pk, 8 + folio_server_nstats);
     folio_pack_cstr(pk, "version");
     folio_pack_cstr(pk, PACKAGE_VERSION);
     kv_u(pk, "pid", folio_stat_get(&h->sh_master_pid));
     kv_f(pk, "start_time", (double)start / 1e3);
     kv_f(pk, "uptime_s", start != 0 ? (double)(now - start) / 1e3 : 0.0);
-    kv_u(pk, "generation", folio_stat_get(&h->sh_generation));
-    kv_u(pk, "workers", folio_stat_get(&h->sh_workers));
-    kv_u(pk, "restarts", folio_stat_get(&h->sh_restarts));
-    kv_u(pk, "reloads", folio_stat_get(&h->sh_reloads));
-    kv_u(pk, "reload_failures", folio_stat_get(&h->sh_reload_failures));
-    kv_u(pk, "recycles", folio_stat_get(&h->sh_recycles));
+    for (i = 0; i < folio_server_nstats; i++)
+        kv_u(pk, folio_server_stat_descs[i].key,
+             folio_stat_raw(h, &folio_server_stat_descs[i]));
     /* The master's view: what it serves with, and the shortfall. */
     folio_pack_cstr(pk, "state");
     folio_pack_cstr(pk, server_state_name(folio_stat_get(&h->sh_state)));
     kv_u(pk, "serving", folio_stat_get(&h->sh_serving));
-    kv_u(pk, "worker_timeouts", folio_stat_get(&h->sh_worker_timeouts));
     folio_pack_cstr(pk, "worker_states");
     msgpack_pack_map(pk, NSTATES);
 #define KV(name, help) kv_u(pk, #name, folio_stat_get(&h->sh_w_##name));
@@ -223,8 +231,13 @@ folio_h_server_stats(struct folio_call *call)
         msgpack_pack_false(pk);
 
     folio_pack_cstr(pk, "totals");
-    msgpack_pack_map(pk, NCOMMON + 2);
-    pack_counters(pk, &total);
+    msgpack_pack_map(pk, pack_stats(NULL, &total, 1) + 3);
+    pack_stats(pk, &total, 1);
+    folio_pack_cstr(pk, "queue");
+    msgpack_pack_map(pk, NLATENCY);
+    pack_latency(pk, total.ws_queue_hist, folio_stat_get(&total.ws_queue_ns),
+                 folio_stat_get(&total.ws_requests) +
+                     folio_stat_get(&total.ws_notifications));
     folio_pack_cstr(pk, "errors_by_code");
     pack_errors_by_code(pk, &total);
     folio_pack_cstr(pk, "methods");
@@ -243,7 +256,7 @@ folio_h_server_stats(struct folio_call *call)
         n--;
         st = folio_stat_get(&s->ws_start_ms);
         mstate = atomic_load(&s->ws_mstate);
-        msgpack_pack_map(pk, 10 + NCOMMON);
+        msgpack_pack_map(pk, 9 + pack_stats(NULL, s, 0));
         kv_u(pk, "slot", i);
         kv_u(pk, "index", atomic_load(&s->ws_index));
         kv_u(pk, "pid", pid);
@@ -258,8 +271,7 @@ folio_h_server_stats(struct folio_call *call)
         pack_request(pk, s, mono);
         kv_f(pk, "start_time", (double)st / 1e3);
         kv_f(pk, "uptime_s", st != 0 ? (double)(now - st) / 1e3 : 0.0);
-        kv_u(pk, "maxrss_kb", folio_stat_get(&s->ws_maxrss_kb));
-        pack_counters(pk, s);
+        pack_stats(pk, s, 0);
     }
     return 0;
 }

@@ -60,6 +60,7 @@ struct folio_conn {
     struct folio_buf out;
     struct folio_mp_scan scan;
     uint64_t last_ms;      /* last read */
+    uint64_t read_ns;      /* monotonic ns of the last read (stats on) */
     uint64_t msg_start_ms; /* a message began arriving then; 0: none */
     uint64_t peer[3];      /* its peer, folio_addr_pack: for the logs */
     uint64_t out_ms;       /* replies pending, unmoved since; 0: none */
