@@ -193,6 +193,14 @@ START_TEST(test_install_run_uninstall)
     ck_assert_msg(is_file(dflt, 0), "no %s", dflt);
     ck_assert(same_file(conf, dflt));
     ck_assert(file_has(conf, "\n#listen = 127.0.0.1:7788\n"));
+    /* The dashboard and the Prometheus rules (foliod(8), METRICS). */
+    snprintf(text, sizeof(text), "%s/grafana", FOLIO_PKGDATADIR);
+    ck_assert_msg(is_file(at(text, "folio.json"), 0), "no %s/folio.json", text);
+    ck_assert(file_has(at(text, "folio.json"), "\"uid\": \"folio\""));
+    snprintf(text, sizeof(text), "%s/prometheus", FOLIO_PKGDATADIR);
+    ck_assert_msg(is_file(at(text, "folio-rules.yml"), 0),
+                  "no %s/folio-rules.yml", text);
+    ck_assert(is_file(at(text, "folio-rules.test.yml"), 0));
     if (FOLIO_UNITDIR[0] != '\0') {
         const char *unit = at(FOLIO_UNITDIR, "foliod.service");
 
