@@ -234,6 +234,7 @@ commit_batch(void)
             }
             rc = 0;
         }
+        publish_size(); /* before the replies: a client sees it then */
     }
     for (i = 0, start = 0; i < n; i++) {
         int code = rc != 0 ? status_of(rc) : status_of(gc.codes[i]);
@@ -249,7 +250,6 @@ commit_batch(void)
     b->n = 0;
     folio_buf_reset(&b->arena);
     gc.committing = 0;
-    publish_size();
 }
 
 static void
