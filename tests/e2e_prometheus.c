@@ -1,0 +1,500 @@
+/*
+ * e2e_prometheus.c - the dashboard and the rules against a real
+ * Prometheus: promtool checks and tests dist/prometheus/folio-rules.yml;
+ * then a Prometheus started here (a scrape every 500 ms, the rules
+ * loaded) scrapes foliod while folio-bench loads it, and every `expr` of
+ * every panel of dist/grafana/folio.json, with the dashboard's variables
+ * filled in, returns at least one series through the HTTP API; the
+ * instance variable's query lists the instance; every rule is healthy,
+ * every recording rule has series, no alert fires on the healthy server.
+ * Skipped, saying so, where prometheus or promtool is not installed (CI
+ * installs them).
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+
+#include <check.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/check_run.h"
+#include "tests/e2e_bench_util.h"
+#include "tests/e2e_util.h"
+
+#define DASHBOARD FOLIO_SRCDIR "/dist/grafana/folio.json"
+#define RULES FOLIO_SRCDIR "/dist/prometheus/folio-rules.yml"
+#define RULES_TEST FOLIO_SRCDIR "/dist/prometheus/folio-rules.test.yml"
+
+static struct e2e_server srv;
+static pid_t prom = -1;
+static char prom_addr[64];
+static char prom_dir[128];
+
+static int
+have(const char *tool)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+START_TEST(test_promtool_rules)
+{
+    if (!have("promtool")) {
+        fprintf(stderr, "SKIP: promtool is not installed (Debian package "
+                        "prometheus): the rules are not checked\n");
+        return;
+    }
+    ck_assert_msg(system("promtool check rules " RULES) == 0,
+                  "promtool check rules failed");
+    ck_assert_msg(system("promtool test rules " RULES_TEST) == 0,
+                  "promtool test rules failed");
+}
+END_TEST
+
+/* A free TCP port of 127.0.0.1 (for a program that cannot take 0). */
+static int
+free_port(void)
+{
+    struct sockaddr_in sin;
+    socklen_t len = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+    ck_assert_int_ge(fd, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+    port = ntohs(sin.sin_port);
+    close(fd);
+    return port;
+}
+
+static void
+stop_prometheus(void)
+{
+    int st;
+
+    if (prom > 0) {
+        kill(prom, SIGTERM);
+        if (waitpid(prom, &st, WNOHANG) == 0) {
+            usleep(200000);
+            kill(prom, SIGKILL);
+            waitpid(prom, &st, 0);
+        }
+        prom = -1;
+    }
+    if (prom_dir[0] != '\0') {
+        char cmd[200];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", prom_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", prom_dir);
+        prom_dir[0] = '\0';
+    }
+}
+
+/* Start prometheus scraping srv's metrics; wait until it is ready. */
+static void
+start_prometheus(void)
+{
+    char conf[256], data[256], log[256], text[1024], listen[96];
+    uint64_t deadline;
+    char *r;
+    int status = -1;
+
+    snprintf(prom_dir, sizeof(prom_dir), "/tmp/folio-prom.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+    atexit(stop_prometheus);
+    snprintf(conf, sizeof(conf), "%s/prometheus.yml", prom_dir);
+    snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", prom_dir);
+    snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
+    snprintf(text, sizeof(text),
+             "global:\n"
+             "  scrape_interval: 500ms\n"
+             "  scrape_timeout: 400ms\n"
+             "  evaluation_interval: 500ms\n"
+             "rule_files:\n"
+             "  - %s\n"
+             "scrape_configs:\n"
+             "  - job_name: folio\n"
+             "    static_configs:\n"
+             "      - targets: ['%s']\n",
+             RULES, srv.metrics);
+    ck_assert_int_eq(e2e_write_file(conf, text), 0);
+    snprintf(prom_addr, sizeof(prom_addr), "127.0.0.1:%d", free_port());
+    snprintf(listen, sizeof(listen), "--web.listen-address=%s", prom_addr);
+    snprintf(text, sizeof(text), "--config.file=%s", conf);
+    prom = fork();
+    ck_assert_int_ge(prom, 0);
+    if (prom == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execlp("prometheus", "prometheus", text, data, listen,
+               "--log.level=warn", "--storage.tsdb.retention.time=1h",
+               (char *)NULL);
+        _exit(127);
+    }
+    deadline = e2e_now_ms() + 30000;
+    while (e2e_now_ms() < deadline) {
+        if ((r = e2e_http_get(prom_addr, "/-/ready", &status)) != NULL)
+            free(r);
+        if (status == 200)
+            return;
+        ck_assert_msg(waitpid(prom, NULL, WNOHANG) == 0,
+                      "prometheus exited (see %s)", log);
+        usleep(50000);
+    }
+    ck_abort_msg("prometheus not ready in 30 s");
+}
+
+/* %-encode a query for a URL. */
+static void
+urlencode(const char *s, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    for (; *s != '\0' && n + 4 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || strchr("-_.~", c) != NULL) {
+            out[n++] = (char)c;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+    }
+    ck_assert_msg(*s == '\0', "query too long");
+    out[n] = '\0';
+}
+
+/* GET an API path of prometheus: its JSON's "data" (decref the root). */
+static json_t *
+api(const char *path, json_t **root)
+{
+    json_error_t jerr;
+    char *r, *body;
+    int status;
+
+    r = e2e_http_get(prom_addr, path, &status);
+    ck_assert_msg(r != NULL, "GET %s: no answer", path);
+    ck_assert_ptr_nonnull(body = strstr(r, "\r\n\r\n"));
+    *root = json_loads(body + 4, 0, &jerr);
+    ck_assert_msg(*root != NULL, "GET %s: %d, not JSON: %.300s", path, status,
+                  body + 4);
+    free(r);
+    ck_assert_msg(status == 200 &&
+                      strcmp(json_string_value(json_object_get(*root,
+                                                               "status")) ?: "",
+                             "success") == 0,
+                  "GET %s: %d %s", path, status,
+                  json_string_value(json_object_get(*root, "error")) ?: "");
+    return json_object_get(*root, "data");
+}
+
+/* An instant query: how many series it returns. */
+static size_t
+query(const char *expr)
+{
+    char enc[4096], path[4200];
+    json_t *root, *data;
+    size_t n;
+
+    urlencode(expr, enc, sizeof(enc));
+    snprintf(path, sizeof(path), "/api/v1/query?query=%s", enc);
+    data = api(path, &root);
+    n = json_array_size(json_object_get(data, "result"));
+    json_decref(root);
+    return n;
+}
+
+/* Replace every `from` in buf (cap bytes) with `to`. */
+static void
+subst(char *buf, size_t cap, const char *from, const char *to)
+{
+    char tmp[4096], *p;
+    size_t fl = strlen(from);
+
+    while ((p = strstr(buf, from)) != NULL) {
+        ck_assert(strlen(buf) - fl + strlen(to) < cap);
+        snprintf(tmp, sizeof(tmp), "%s%s", to, p + fl);
+        memcpy(p, tmp, strlen(tmp) + 1);
+    }
+}
+
+/* The dashboard's variables as Grafana fills them for one instance. */
+static void
+fill_variables(const char *expr, char *out, size_t cap)
+{
+    ck_assert(strlen(expr) < cap);
+    snprintf(out, cap, "%s", expr);
+    subst(out, cap, "$__rate_interval", "5s");
+    subst(out, cap, "$__interval", "1s");
+    subst(out, cap, "$__range", "1m");
+    subst(out, cap, "$instance", srv.metrics);
+    ck_assert_msg(strchr(out, '$') == NULL, "a variable left in %s", out);
+}
+
+/* Every expr of the panels of `panels` (rows' panels too); failures. */
+static int
+check_panels(json_t *panels, int *nexpr)
+{
+    char expr[4096];
+    size_t i, j;
+    int bad = 0;
+
+    for (i = 0; i < json_array_size(panels); i++) {
+        json_t *p = json_array_get(panels, i),
+               *targets = json_object_get(p, "targets");
+        const char *title = json_string_value(json_object_get(p, "title"));
+
+        bad += check_panels(json_object_get(p, "panels"), nexpr);
+        for (j = 0; j < json_array_size(targets); j++) {
+            const char *e = json_string_value(
+                json_object_get(json_array_get(targets, j), "expr"));
+
+            if (e == NULL)
+                continue;
+            fill_variables(e, expr, sizeof(expr));
+            (*nexpr)++;
+            if (query(expr) == 0) {
+                fprintf(stderr, "panel \"%s\": no series for %s\n", title,
+                        expr);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+/* Wait until prometheus has `n` scrapes of foliod. */
+static void
+wait_scrapes(int n)
+{
+    uint64_t deadline = e2e_now_ms() + 30000;
+    char expr[256];
+    json_t *root, *data, *v;
+    double got = 0;
+
+    snprintf(expr, sizeof(expr),
+             "count_over_time(folio_build_info{instance=\"%s\"}[1m])",
+             srv.metrics);
+    while (e2e_now_ms() < deadline) {
+        char enc[512], path[600];
+
+        urlencode(expr, enc, sizeof(enc));
+        snprintf(path, sizeof(path), "/api/v1/query?query=%s", enc);
+        data = api(path, &root);
+        v = json_array_get(json_object_get(data, "result"), 0);
+        got = v != NULL ? atof(json_string_value(json_array_get(
+                              json_object_get(v, "value"), 1)) ?: "0")
+                        : 0;
+        json_decref(root);
+        if (got >= n)
+            return;
+        usleep(100000);
+    }
+    ck_abort_msg("prometheus scraped foliod %g times in 30 s", got);
+}
+
+static void
+check_rules(void)
+{
+    json_t *root, *groups, *rules, *r;
+    size_t i, j;
+    int nrec = 0, nalert = 0, bad = 0;
+    const char *health, *type, *name;
+
+    groups = json_object_get(api("/api/v1/rules", &root), "groups");
+    ck_assert_int_eq(json_array_size(groups), 2);
+    for (i = 0; i < json_array_size(groups); i++) {
+        rules = json_object_get(json_array_get(groups, i), "rules");
+        for (j = 0; j < json_array_size(rules); j++) {
+            r = json_array_get(rules, j);
+            health = json_string_value(json_object_get(r, "health"));
+            type = json_string_value(json_object_get(r, "type"));
+            name = json_string_value(json_object_get(r, "name"));
+            ck_assert_ptr_nonnull(name);
+            if (health == NULL || strcmp(health, "ok") != 0) {
+                fprintf(stderr, "rule %s: health %s, %s\n", name,
+                        health ?: "?",
+                        json_string_value(json_object_get(r, "lastError"))
+                            ?: "");
+                bad++;
+            }
+            if (type != NULL && strcmp(type, "recording") == 0) {
+                nrec++;
+                if (query(name) == 0) {
+                    fprintf(stderr, "recording rule %s: no series\n", name);
+                    bad++;
+                }
+            } else {
+                nalert++;
+                if (strcmp(json_string_value(json_object_get(r, "state")) ?: "",
+                           "firing") == 0) {
+                    fprintf(stderr, "alert %s fires on a healthy server\n",
+                            name);
+                    bad++;
+                }
+            }
+        }
+    }
+    json_decref(root);
+    ck_assert_int_ge(nrec, 8);
+    ck_assert_int_ge(nalert, 8);
+    ck_assert_msg(bad == 0, "%d rules unhealthy, empty or firing", bad);
+}
+
+/* Each rule was evaluated once at least (rules are evaluated in groups). */
+static void
+wait_rules_evaluated(void)
+{
+    uint64_t deadline = e2e_now_ms() + 20000;
+    json_t *root, *groups;
+    size_t i;
+    int fresh = 0;
+
+    while (!fresh && e2e_now_ms() < deadline) {
+        groups = json_object_get(api("/api/v1/rules", &root), "groups");
+        fresh = json_array_size(groups) > 0;
+        for (i = 0; i < json_array_size(groups); i++) {
+            const char *t = json_string_value(
+                json_object_get(json_array_get(groups, i), "lastEvaluation"));
+
+            fresh = fresh && t != NULL && strncmp(t, "0001", 4) != 0;
+        }
+        json_decref(root);
+        if (!fresh)
+            usleep(100000);
+    }
+    ck_assert_msg(fresh, "the rules were not evaluated in 20 s");
+}
+
+START_TEST(test_dashboard_under_load)
+{
+    struct bproc ping, comments;
+    const char *ping_argv[16], *comments_argv[16];
+    char hostarg[160], path[512], enc[256];
+    json_error_t jerr;
+    json_t *dash, *root, *values, *annotations;
+    size_t i;
+    int nexpr = 0, bad, found = 0;
+
+    if (!have("prometheus")) {
+        fprintf(stderr, "SKIP: prometheus is not installed (Debian package "
+                        "prometheus): the dashboard is not checked\n");
+        return;
+    }
+    dash = json_load_file(DASHBOARD, 0, &jerr);
+    ck_assert_msg(dash != NULL, "%s:%d: %s", DASHBOARD, jerr.line, jerr.text);
+    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
+                                     "workers = 2\n",
+                               NULL),
+                     0);
+    start_prometheus();
+    /* Load at a modest rate: pings, and comments posted and listed. */
+    snprintf(hostarg, sizeof(hostarg), "%s", srv.addr);
+    ping_argv[0] = "open";
+    ping_argv[1] = "-q";
+    ping_argv[2] = "-H";
+    ping_argv[3] = hostarg;
+    ping_argv[4] = "-R";
+    ping_argv[5] = "2000";
+    ping_argv[6] = "-c";
+    ping_argv[7] = "4";
+    ping_argv[8] = "-P";
+    ping_argv[9] = "4";
+    ping_argv[10] = "-d";
+    ping_argv[11] = "60";
+    ping_argv[12] = NULL;
+    bspawn(&ping, ping_argv);
+    memcpy(comments_argv, ping_argv, sizeof(ping_argv));
+    comments_argv[5] = "300";
+    comments_argv[7] = "2";
+    comments_argv[9] = "1";
+    comments_argv[12] = "-w";
+    comments_argv[13] = "comments";
+    comments_argv[14] = "--write-ratio=0.3";
+    comments_argv[15] = NULL;
+    bspawn(&comments, comments_argv);
+    wait_scrapes(12);
+    wait_rules_evaluated();
+
+    /* The instance variable lists this foliod. */
+    urlencode("folio_build_info", enc, sizeof(enc));
+    snprintf(path, sizeof(path), "/api/v1/label/instance/values?match[]=%s",
+             enc);
+    values = api(path, &root);
+    for (i = 0; i < json_array_size(values); i++)
+        found |= strcmp(json_string_value(json_array_get(values, i)) ?: "",
+                        srv.metrics) == 0;
+    json_decref(root);
+    ck_assert_msg(found, "label_values(folio_build_info, instance) lacks %s",
+                  srv.metrics);
+
+    bad = check_panels(json_object_get(dash, "panels"), &nexpr);
+    fprintf(stderr, "%d panel queries evaluated, %d without a series\n",
+            nexpr, bad);
+    ck_assert_int_ge(nexpr, 40);
+    ck_assert_msg(bad == 0, "%d of the dashboard's %d queries return nothing",
+                  bad, nexpr);
+    /* The annotations' queries are valid PromQL (they may match nothing). */
+    annotations = json_object_get(json_object_get(dash, "annotations"), "list");
+    for (i = 0; i < json_array_size(annotations); i++) {
+        const char *e = json_string_value(
+            json_object_get(json_array_get(annotations, i), "expr"));
+        char expr[4096];
+
+        if (e != NULL) {
+            fill_variables(e, expr, sizeof(expr));
+            query(expr);
+        }
+    }
+    check_rules();
+    json_decref(dash);
+
+    kill(ping.pid, SIGINT);
+    kill(comments.pid, SIGINT);
+    ck_assert_int_eq(bfinish(&ping, 20000), 0);
+    ck_assert_int_eq(bfinish(&comments, 20000), 0);
+    stop_prometheus();
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+static Suite *
+prometheus_suite(void)
+{
+    Suite *s = suite_create("e2e_prometheus");
+    TCase *tc = tcase_create("prometheus");
+
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, test_promtool_rules);
+    tcase_add_test(tc, test_dashboard_under_load);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return folio_check_run(prometheus_suite());
+}
