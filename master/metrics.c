@@ -27,6 +27,7 @@
 #include "master/master_int.h"
 #include "shm/comments.h"
 #include "src/addr.h"
+#include "src/clock.h"
 #include "src/hist.h"
 #include "src/log.h"
 #include "worker/dispatch.h"
@@ -175,6 +176,7 @@ render_workers(struct folio_master *m, struct evbuffer *b)
 {
     struct folio_stats_header *h = folio_stats_header_of(m->stats);
     const struct folio_dec_gen *g = &m->dec.cur;
+    uint64_t now = folio_mono_ms();
     unsigned i, n;
     int k;
 
@@ -198,6 +200,21 @@ render_workers(struct folio_master *m, struct evbuffer *b)
                  m->dec.procs[i].index == k && m->dec.procs[i].gen == g->id &&
                  state_of(m, i) == FOLIO_WS_READY;
         evbuffer_add_printf(b, "folio_worker_up{worker=\"%d\"} %d\n", k, up);
+    }
+    head(b, "worker_heartbeat_age_seconds", "gauge",
+         "Since each worker process's loop last turned (it turns ten times "
+         "a second when idle): a stalled worker's grows.");
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        uint64_t beat;
+
+        if (!folio_dec_live(&m->dec, (int)i))
+            continue;
+        beat = folio_stat_get(&folio_stats_slot(m->stats, i)->ws_beat_ms);
+        evbuffer_add_printf(
+            b, "folio_worker_heartbeat_age_seconds{worker=\"%d\",slot=\"%u\"} "
+               "%.3f\n",
+            m->dec.procs[i].index, i,
+            beat != 0 && now > beat ? (double)(now - beat) / 1e3 : 0.0);
     }
     head(b, "worker_state", "gauge",
          "Each worker process's state: 1 for the one it is in.");

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,19 @@
 #include "tests/e2e_util.h"
 
 static struct e2e_server srv;
+
+/* More time under sanitizers and valgrind. */
+static int
+slack_ms(void)
+{
+    if (getenv("E2E_VALGRIND") != NULL)
+        return 20000;
+#ifdef FOLIO_SANITIZED
+    return 3000;
+#else
+    return 0;
+#endif
+}
 
 /* The body of s's /metrics (malloc'd). */
 static char *
@@ -360,6 +374,84 @@ START_TEST(test_process_series)
 END_TEST
 
 /*
+ * A SIGSTOPped worker no longer looks fine: its heartbeat age grows past
+ * a second while the others' stay small; once the watchdog (worker_timeout
+ * 2s) judges it stalled, its state goes to "hung" and its worker number's
+ * up to 0 (each for a few milliseconds: the sampling here may miss them),
+ * its replacement serves as the same worker number, and the kill is
+ * counted.
+ */
+START_TEST(test_stopped_worker_series)
+{
+    char up[96], other[96], age[160], other_age[160], hung[160], *text;
+    uint64_t t0, deadline, stale_at = 0;
+    double pid, idx, slot, oslot, v;
+    int gone = 0, other_down = 0, saw_hung = 0, saw_down = 0, i;
+
+    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
+                                     "workers = 2\nworker_timeout = 2s\n",
+                               NULL),
+                     0);
+    pid = e2e_server_stat(&srv, "workers", "#0", "pid", NULL);
+    idx = e2e_server_stat(&srv, "workers", "#0", "index", NULL);
+    slot = e2e_server_stat(&srv, "workers", "#0", "slot", NULL);
+    oslot = e2e_server_stat(&srv, "workers", "#1", "slot", NULL);
+    ck_assert(pid > 0 && (idx == 0 || idx == 1) && slot >= 0 && oslot >= 0);
+    snprintf(up, sizeof(up), "folio_worker_up{worker=\"%.0f\"}", idx);
+    snprintf(other, sizeof(other), "folio_worker_up{worker=\"%.0f\"}",
+             1 - idx);
+    snprintf(age, sizeof(age),
+             "folio_worker_heartbeat_age_seconds{worker=\"%.0f\",slot=\"%.0f\"}",
+             idx, slot);
+    snprintf(other_age, sizeof(other_age),
+             "folio_worker_heartbeat_age_seconds{worker=\"%.0f\",slot=\"%.0f\"}",
+             1 - idx, oslot);
+    snprintf(hung, sizeof(hung),
+             "folio_worker_state{worker=\"%.0f\",slot=\"%.0f\","
+             "state=\"hung\"}",
+             idx, slot);
+    text = page();
+    ck_assert_double_eq(series(text, up), 1);
+    ck_assert_double_eq(series(text, hung), 0);
+    ck_assert_msg(series(text, age) < 1, "%s is %g before the stop", age,
+                  series(text, age));
+    free(text);
+    ck_assert_int_eq(kill((pid_t)pid, SIGSTOP), 0);
+    t0 = e2e_now_ms();
+    deadline = t0 + 10000 + (uint64_t)slack_ms();
+    for (i = 0; !gone && e2e_now_ms() < deadline; i++) {
+        text = page();
+        v = series(text, age);
+        if (v >= 1 && stale_at == 0) {
+            stale_at = e2e_now_ms() - t0;
+            ck_assert_msg(series(text, other_age) < 1,
+                          "the running worker's heartbeat is %g s old",
+                          series(text, other_age));
+        }
+        saw_hung |= series(text, hung) == 1;
+        saw_down |= series(text, up) == 0;
+        /* The stopped process's series go with it; its number serves. */
+        gone = stale_at != 0 && isnan(v) && series(text, up) == 1;
+        other_down |= series(text, other) != 1;
+        free(text);
+        if (!gone)
+            poll(NULL, 0, 5);
+    }
+    fprintf(stderr,
+            "stopped worker %.0f: heartbeat a second old %llu ms after "
+            "SIGSTOP; replaced %d after %llu ms (hung seen %d, up 0 seen "
+            "%d, %d pages)\n",
+            idx, (unsigned long long)stale_at, gone,
+            (unsigned long long)(e2e_now_ms() - t0), saw_hung, saw_down, i);
+    ck_assert_msg(stale_at != 0, "%s never passed 1 s after a SIGSTOP", age);
+    ck_assert_msg(gone, "the stopped worker was not replaced");
+    ck_assert_msg(!other_down, "%s left 1 meanwhile", other);
+    ck_assert_double_eq(e2e_metric(&srv, "folio_worker_timeouts_total"), 1);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
  * server.stats and the page come from one list: the same facts, and
  * what has no total (a process's peak RSS) is only per worker.
  */
@@ -389,7 +481,7 @@ START_TEST(test_stats_and_page_agree)
                            "slot=\"0\"}"));
     ck_assert(isnan(e2e_stat_num(&r, "totals", "maxrss_kb", NULL)));
     ck_assert_double_eq(e2e_stat_num(&r, "server", "workers", NULL),
-                        series(text, "folio_workers"));
+                        series(text, "folio_workers_configured"));
     free(text);
     folio_client_close(a);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -460,6 +552,7 @@ metrics_suite(void)
     tcase_add_test(tc, test_in_flight_settles);
     tcase_add_test(tc, test_listen_queue);
     tcase_add_test(tc, test_process_series);
+    tcase_add_test(tc, test_stopped_worker_series);
     tcase_add_test(tc, test_stats_and_page_agree);
     tcase_add_test(tc, test_families_documented);
     suite_add_tcase(s, tc);
