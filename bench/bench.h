@@ -104,6 +104,11 @@ struct bench_opts {
     int quiet;
     const char *hgrm;      /* --hgrm FILE */
     FILE *hgrm_f;          /* ... opened before the run (main.c) */
+    const char *html;      /* --html FILE */
+    FILE *html_f;
+    const char *csv;       /* --csv FILE */
+    FILE *csv_f;
+    char cmdline[1024];    /* the command, for the report */
     uint64_t max_p99_ns;   /* 0: no threshold */
     uint64_t max_errors;   /* unexpected errors allowed */
     double max_errors_pct; /* >= 0: a percentage of the sent requests */
@@ -258,9 +263,10 @@ struct bench_counts {
     _Atomic uint64_t codes_expected[BENCH_CODES];
     _Atomic uint64_t kind_sent[BENCH_NKINDS];
     _Atomic uint64_t kind_err[BENCH_NKINDS];
-    _Atomic uint64_t hist[FOLIO_LAT_BUCKETS];
-    _Atomic uint64_t max_ns;
-    _Atomic uint64_t sum_ns;
+    /* Latencies by kind (the totals' are their sum). */
+    _Atomic uint64_t kind_hist[BENCH_NKINDS][FOLIO_LAT_BUCKETS];
+    _Atomic uint64_t kind_max_ns[BENCH_NKINDS];
+    _Atomic uint64_t kind_sum_ns[BENCH_NKINDS];
     _Atomic uint64_t last_ns;  /* time of the last measured answer */
     _Atomic uint64_t conn_failures;
     _Atomic uint64_t vus;   /* ramp: virtual users running */
@@ -293,7 +299,9 @@ struct bench_totals {
     uint64_t codes_expected[BENCH_CODES];
     uint64_t kind_sent[BENCH_NKINDS];
     uint64_t kind_err[BENCH_NKINDS];
-    uint64_t hist[FOLIO_LAT_BUCKETS];
+    uint64_t kind_hist[BENCH_NKINDS][FOLIO_LAT_BUCKETS];
+    uint64_t kind_max_ns[BENCH_NKINDS], kind_sum_ns[BENCH_NKINDS];
+    uint64_t hist[FOLIO_LAT_BUCKETS]; /* every kind's */
     uint64_t max_ns, sum_ns, last_ns;
     uint64_t conn_failures, vus, paced;
 };
@@ -413,8 +421,57 @@ struct bench_check {
 
 #define BENCH_MAX_CHECKS 16
 
+/*
+ * The run second by second (series.c): one point per second of the
+ * measured window (per round in the rounds mode), for --html and --csv.
+ */
+struct bench_point {
+    double t;    /* seconds into the measured window, the interval's end */
+    double secs; /* the interval's length */
+    uint64_t answered, errors, lost;
+    uint64_t codes[BENCH_CODES];
+    uint64_t p50, p90, p99, p999, max, mean; /* ns; 0 without answers */
+    uint64_t users;                          /* ramp: virtual users */
+    double srv_cpu_s, srv_allocs, srv_requests; /* the server's; -1 unknown */
+};
+
+struct bench_series {
+    struct bench_point *p;
+    size_t n, cap;
+};
+
+/*
+ * folio_bench_series_add - a point from two samples of the counters (and
+ * of the server's, both may be NULL).  0, or -1 out of memory.
+ */
+int folio_bench_series_add(struct bench_series *s,
+                           const struct bench_totals *now,
+                           const struct bench_totals *prev, double t,
+                           double secs, const struct bench_server_snap *srv_now,
+                           const struct bench_server_snap *srv_prev);
+
+/* folio_bench_series_free - release s; accepts a zeroed series. */
+void folio_bench_series_free(struct bench_series *s);
+
+/* folio_bench_series_codes - the codes of the series' answers (BENCH_CODE). */
+unsigned folio_bench_series_codes(const struct bench_series *s);
+
+/*
+ * folio_bench_point_per_req - a server spend of point p per request (the
+ * server's count, else the answers), or -1 when unknown.
+ */
+double folio_bench_point_per_req(double spend, const struct bench_point *p);
+
+/*
+ * folio_bench_csv - the series as CSV (a header line, one line a point)
+ * into f (opened before the run, to append: it is emptied first), closed.
+ * 0 or -1 (errno).
+ */
+int folio_bench_csv(FILE *f, const struct bench_series *s);
+
 /* The outcome of a run, for the summary and the exit status. */
 struct bench_result {
+    struct bench_series series;
     struct bench_totals t;
     double secs; /* measured window */
     struct bench_server_snap before, after;
@@ -458,6 +515,18 @@ const char *folio_bench_codes_text(const uint64_t counts[BENCH_CODES],
  */
 uint64_t folio_bench_pct(const struct bench_totals *t, double q);
 
+/*
+ * folio_bench_pct_of - the same of histogram `hist` whose largest latency
+ * is max_ns.
+ */
+uint64_t folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q);
+
+/* folio_bench_kind_answered - the measured answers of kind k. */
+uint64_t folio_bench_kind_answered(const struct bench_totals *t, int k);
+
+/* folio_bench_json_str - s as a JSON string, '<' escaped (HTML holds it). */
+void folio_bench_json_str(FILE *f, const char *s);
+
 /* folio_bench_unexpected - errors counted against --max-errors. */
 uint64_t folio_bench_unexpected(const struct bench_totals *t);
 
@@ -476,6 +545,15 @@ void folio_bench_json(FILE *f, const struct bench_run *r,
  * (errno).
  */
 int folio_bench_hgrm(FILE *f, const struct bench_totals *t);
+
+/*
+ * folio_bench_html - the report as one self-contained HTML page (inline
+ * styles and script drawing SVG, the data inline: nothing fetched) into
+ * f (opened before the run, to append: emptied first), closed
+ * (report_html.c).  0 or -1 (errno).
+ */
+int folio_bench_html(FILE *f, const struct bench_run *r,
+                     const struct bench_result *res);
 
 /* folio_bench_fmt_ns - "812us", "1.2ms", "3.40s" into buf. */
 const char *folio_bench_fmt_ns(double ns, char *buf, size_t len);

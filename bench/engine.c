@@ -350,10 +350,10 @@ account_outcome(struct bench_thread *t, const struct bench_req *q, int ok,
             bench_add(&t->c.codes_expected[code], 1);
         }
     }
-    bench_add(&t->c.hist[folio_lat_bucket(dt)], 1);
-    bench_add(&t->c.sum_ns, dt);
-    if (dt > bench_get(&t->c.max_ns))
-        bench_set(&t->c.max_ns, dt);
+    bench_add(&t->c.kind_hist[q->kind][folio_lat_bucket(dt)], 1);
+    bench_add(&t->c.kind_sum_ns[q->kind], dt);
+    if (dt > bench_get(&t->c.kind_max_ns[q->kind]))
+        bench_set(&t->c.kind_max_ns[q->kind], dt);
     bench_set(&t->c.last_ns, now);
 }
 
@@ -803,7 +803,7 @@ void
 folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
 {
     uint64_t v;
-    int i;
+    int i, b;
 
     t->sent += bench_get(&c->sent);
     t->ok += bench_get(&c->ok);
@@ -819,12 +819,22 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
     for (i = 0; i < BENCH_NKINDS; i++) {
         t->kind_sent[i] += bench_get(&c->kind_sent[i]);
         t->kind_err[i] += bench_get(&c->kind_err[i]);
+        if ((v = bench_get(&c->kind_max_ns[i])) == 0 &&
+            bench_get(&c->kind_sum_ns[i]) == 0)
+            continue; /* no answer of this kind: nothing to add */
+        for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
+            uint64_t n = bench_get(&c->kind_hist[i][b]);
+
+            t->kind_hist[i][b] += n;
+            t->hist[b] += n;
+        }
+        if (v > t->kind_max_ns[i])
+            t->kind_max_ns[i] = v;
+        if (v > t->max_ns)
+            t->max_ns = v;
+        t->kind_sum_ns[i] += bench_get(&c->kind_sum_ns[i]);
+        t->sum_ns += bench_get(&c->kind_sum_ns[i]);
     }
-    for (i = 0; i < FOLIO_LAT_BUCKETS; i++)
-        t->hist[i] += bench_get(&c->hist[i]);
-    if ((v = bench_get(&c->max_ns)) > t->max_ns)
-        t->max_ns = v;
-    t->sum_ns += bench_get(&c->sum_ns);
     if ((v = bench_get(&c->last_ns)) > t->last_ns)
         t->last_ns = v;
     t->conn_failures += bench_get(&c->conn_failures);

@@ -53,7 +53,8 @@ usage(FILE *f)
         "[--pages n]\n"
         "                   [--zipf s] [--mix spec] [--admin socket] "
         "[--server-pid pid]\n"
-        "                   [--json] [--hgrm file] [--max-p99 duration]\n"
+        "                   [--json] [--hgrm file] [--html file] [--csv file]\n"
+        "                   [--max-p99 duration]\n"
         "                   [--max-errors n | percent%%] [--timeout duration]\n"
         "                   [--seed n] [--send-each] [--profile file] "
         "[--metrics host:port] [-q]\n"
@@ -196,6 +197,8 @@ enum {
     O_SERVER_PID,
     O_JSON,
     O_HGRM,
+    O_HTML,
+    O_CSV,
     O_MAX_P99,
     O_MAX_ERRORS,
     O_TIMEOUT,
@@ -244,6 +247,8 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         {"server-pid", required_argument, NULL, O_SERVER_PID},
         {"json", no_argument, NULL, O_JSON},
         {"hgrm", required_argument, NULL, O_HGRM},
+        {"html", required_argument, NULL, O_HTML},
+        {"csv", required_argument, NULL, O_CSV},
         {"max-p99", required_argument, NULL, O_MAX_P99},
         {"max-errors", required_argument, NULL, O_MAX_ERRORS},
         {"timeout", required_argument, NULL, O_TIMEOUT},
@@ -384,6 +389,12 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
             break;
         case O_HGRM:
             o->hgrm = optarg;
+            break;
+        case O_HTML:
+            o->html = optarg;
+            break;
+        case O_CSV:
+            o->csv = optarg;
             break;
         case O_MAX_P99:
             if (parse_duration(optarg, 1e6, &o->max_p99_ns) != 0 ||
@@ -588,17 +599,70 @@ snap(const struct bench_opts *o, struct bench_server_snap *s, int settle)
     folio_bench_server_snap(o, s);
 }
 
+/* The series wanted: --html, --csv. */
+static int
+want_series(const struct bench_opts *o)
+{
+    return o->html != NULL || o->csv != NULL;
+}
+
+/*
+ * A point of the series from the last one's sample to now (t, monotonic
+ * ns), with the server's spend when its counters are read; a point each
+ * second, not during the warm-up.  Out of memory: the series stops.
+ */
+struct sampler {
+    struct bench_totals last;
+    uint64_t last_ns; /* 0: nothing sampled yet */
+    struct bench_server_snap srv_last;
+    int failed;
+};
+
+static void
+sample(struct bench_run *r, struct bench_result *res, struct sampler *sp,
+       const struct bench_totals *now, uint64_t t)
+{
+    const struct bench_opts *o = r->o;
+    struct bench_server_snap srv;
+    int server = want_server(o);
+
+    if (!want_series(o) || sp->failed || t < r->measure_ns)
+        return;
+    memset(&srv, 0, sizeof(srv));
+    if (server)
+        folio_bench_server_snap(o, &srv);
+    if (sp->last_ns != 0 &&
+        folio_bench_series_add(&res->series, now, &sp->last,
+                               (double)(t - r->measure_ns) / 1e9,
+                               (double)(t - sp->last_ns) / 1e9,
+                               server ? &srv : NULL,
+                               server ? &sp->srv_last : NULL) != 0) {
+        fprintf(stderr, "folio-bench: out of memory for the series: it "
+                        "stops here\n");
+        sp->failed = 1;
+    }
+    sp->last = *now;
+    sp->last_ns = t;
+    sp->srv_last = srv;
+}
+
 /* Closed, open, ramp: progress each second until every thread is done. */
 static void
 watch(struct bench_run *r, struct bench_result *res)
 {
     const struct bench_opts *o = r->o;
-    struct bench_totals now, prev;
+    static struct bench_totals now, prev;
+    static struct sampler sp;
     struct timespec ts;
     uint64_t next = r->t0 + 1000000000u, last = r->t0, t, wait;
     int before_taken = o->warmup_ns == 0, all_done;
 
     memset(&prev, 0, sizeof(prev));
+    memset(&sp, 0, sizeof(sp));
+    if (r->measure_ns == r->t0) {
+        memset(&now, 0, sizeof(now));
+        sample(r, res, &sp, &now, r->t0); /* the series' start */
+    }
     for (;;) {
         pthread_mutex_lock(&r->lock);
         if (r->done < r->nthreads) {
@@ -622,18 +686,28 @@ watch(struct bench_run *r, struct bench_result *res)
                 snap(o, &res->before, 0);
             folio_bench_profile_start(o);
             before_taken = 1;
+            totals(r, &now);
+            sample(r, res, &sp, &now, t); /* the series' start */
         }
         if (t >= next) {
             totals(r, &now);
             if (!o->quiet)
                 folio_bench_progress(r, &now, &prev, (double)(t - r->t0) / 1e9,
                                      (double)(t - last) / 1e9);
+            if (sp.last_ns != 0 && t - sp.last_ns >= 500000000u)
+                sample(r, res, &sp, &now, t);
             prev = now;
             last = t;
             while (next <= t)
                 next += 1000000000u;
         }
     }
+    /* The last part second, if it had answers. */
+    totals(r, &now);
+    t = folio_bench_now_ns();
+    if (sp.last_ns != 0 && folio_bench_answered(&now) >
+                               folio_bench_answered(&sp.last))
+        sample(r, res, &sp, &now, t);
 }
 
 /* Go's time.Duration, one decimal: "850.2us", "1.2ms", "2.5s". */
@@ -655,12 +729,16 @@ rounds(struct bench_run *r, struct bench_result *res)
 {
     const struct bench_opts *o = r->o;
     FILE *out = o->json ? stderr : stdout;
-    struct bench_totals t;
+    static struct bench_totals t;
+    static struct sampler sp;
     uint64_t start, end, was = 0, n;
     char took[32];
     int stop;
 
     r->round_n = o->total;
+    memset(&sp, 0, sizeof(sp));
+    memset(&t, 0, sizeof(t));
+    sample(r, res, &sp, &t, r->t0);
     for (;;) {
         pthread_mutex_lock(&r->lock);
         /* a wrong answer stops the run itself (r->stop) */
@@ -679,6 +757,7 @@ rounds(struct bench_run *r, struct bench_result *res)
         pthread_barrier_wait(&r->round); /* all answered */
         end = folio_bench_now_ns();
         totals(r, &t);
+        sample(r, res, &sp, &t, end); /* a point a round */
         n = folio_bench_answered(&t) - was;
         was = folio_bench_answered(&t);
         res->rounds_done++;
@@ -693,6 +772,66 @@ rounds(struct bench_run *r, struct bench_result *res)
     }
 }
 
+/*
+ * The report files, opened before the run ("a": a run that does not
+ * finish leaves an old file as it was).  0, or -1 with the reason said.
+ */
+static int
+open_one(const char *opt, const char *path, FILE **f)
+{
+    if (path != NULL && (*f = fopen(path, "a")) == NULL) {
+        fprintf(stderr, "folio-bench: --%s %s: %s\n", opt, path,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int
+open_reports(struct bench_opts *o)
+{
+    return open_one("hgrm", o->hgrm, &o->hgrm_f) != 0 ||
+                   open_one("html", o->html, &o->html_f) != 0 ||
+                   open_one("csv", o->csv, &o->csv_f) != 0
+               ? -1
+               : 0;
+}
+
+static void
+close_reports(struct bench_opts *o)
+{
+    FILE **f[3] = {&o->hgrm_f, &o->html_f, &o->csv_f};
+    int i;
+
+    for (i = 0; i < 3; i++)
+        if (*f[i] != NULL) {
+            fclose(*f[i]);
+            *f[i] = NULL;
+        }
+}
+
+/* A report's writer returned rc: 1 (and the reason said) if it failed. */
+static int
+report_failed(const char *path, int rc)
+{
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "folio-bench: %s: %s\n", path, strerror(errno));
+    return 1;
+}
+
+/* The command line, for the report's settings. */
+static void
+keep_cmdline(struct bench_opts *o, int argc, char *argv[])
+{
+    size_t n = 0;
+    int i;
+
+    for (i = 0; i < argc && n + 2 < sizeof(o->cmdline); i++)
+        n += (size_t)snprintf(o->cmdline + n, sizeof(o->cmdline) - n, "%s%s",
+                              i > 0 ? " " : "", argv[i]);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -701,7 +840,7 @@ main(int argc, char *argv[])
     static struct bench_run r;
     static struct bench_result res;
     struct sigaction sa;
-    char err[512];
+    char err[512] = "";
     int rc, i;
 
     snprintf(o.addr, sizeof(o.addr), "%s", FOLIO_DEFAULT_LISTEN);
@@ -713,6 +852,7 @@ main(int argc, char *argv[])
     o.pages = 1000;
     o.zipf = 1.0;
     o.max_errors_pct = -1;
+    keep_cmdline(&o, argc, argv);
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc > 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     if (folio_addr_parse(o.addr, &r.target, err, sizeof(err)) != 0) {
@@ -730,16 +870,11 @@ main(int argc, char *argv[])
         return BENCH_EXIT_CONNECT;
     }
     /* "a": a run that does not finish leaves an old file as it was. */
-    if (o.hgrm != NULL && (o.hgrm_f = fopen(o.hgrm, "a")) == NULL) {
-        fprintf(stderr, "folio-bench: --hgrm %s: %s\n", o.hgrm,
-                strerror(errno));
-        folio_bench_pool_free(&pool);
-        return BENCH_EXIT_USAGE;
-    }
-    if (folio_bench_server_check(&o, err, sizeof(err)) != 0) {
-        fprintf(stderr, "folio-bench: %s\n", err);
-        if (o.hgrm_f != NULL)
-            fclose(o.hgrm_f);
+    if (open_reports(&o) != 0 ||
+        folio_bench_server_check(&o, err, sizeof(err)) != 0) {
+        if (err[0] != '\0')
+            fprintf(stderr, "folio-bench: %s\n", err);
+        close_reports(&o);
         folio_bench_pool_free(&pool);
         return BENCH_EXIT_USAGE;
     }
@@ -801,14 +936,19 @@ main(int argc, char *argv[])
     }
     if (folio_bench_profile_finish(&o) != 0 && res.status == BENCH_EXIT_OK)
         res.status = BENCH_EXIT_CONNECT;
-    if (o.hgrm_f != NULL && folio_bench_hgrm(o.hgrm_f, &res.t) != 0) {
-        fprintf(stderr, "folio-bench: %s: %s\n", o.hgrm, strerror(errno));
+    if ((o.hgrm_f != NULL && report_failed(o.hgrm, folio_bench_hgrm(
+                                                           o.hgrm_f, &res.t))) |
+        (o.csv_f != NULL &&
+         report_failed(o.csv, folio_bench_csv(o.csv_f, &res.series))) |
+        (o.html_f != NULL &&
+         report_failed(o.html, folio_bench_html(o.html_f, &r, &res)))) {
         if (res.status < BENCH_EXIT_USAGE)
             res.status = BENCH_EXIT_USAGE;
     }
     for (i = 0; i < res.nreasons; i++)
         fprintf(stderr, "folio-bench: %s\n", res.reasons[i]);
     free(r.th);
+    folio_bench_series_free(&res.series);
     folio_bench_pool_free(&pool);
     return res.status;
 }

@@ -54,12 +54,29 @@ folio_bench_unexpected(const struct bench_totals *t)
 }
 
 uint64_t
-folio_bench_pct(const struct bench_totals *t, double q)
+folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q)
 {
-    uint64_t v = folio_lat_percentile(t->hist, q);
+    uint64_t v = folio_lat_percentile(hist, q);
 
     /* A bucket's bound may pass the largest latency seen: clamp it. */
-    return v < t->max_ns ? v : t->max_ns;
+    return v < max_ns ? v : max_ns;
+}
+
+uint64_t
+folio_bench_pct(const struct bench_totals *t, double q)
+{
+    return folio_bench_pct_of(t->hist, t->max_ns, q);
+}
+
+uint64_t
+folio_bench_kind_answered(const struct bench_totals *t, int k)
+{
+    uint64_t n = 0;
+    unsigned b;
+
+    for (b = 0; b < FOLIO_LAT_BUCKETS; b++)
+        n += t->kind_hist[k][b];
+    return n;
 }
 
 static double
@@ -214,17 +231,35 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
         fprintf(f, "  WRONG answers %llu, the run stopped at the first: %s\n",
                 (unsigned long long)t->wrong, r->first_wrong);
     if (used_kinds(t) > 1) {
-        fprintf(f, "  by method:");
-        for (k = 0, first = 1; k < BENCH_NKINDS; k++) {
+        /* memtier's table: each method's latencies beside its counts. */
+        fprintf(f, "  by method:\n");
+        for (k = 0; k < BENCH_NKINDS; k++) {
+            uint64_t n = folio_bench_kind_answered(t, k);
+            const uint64_t *h = t->kind_hist[k], mx = t->kind_max_ns[k];
+
             if (t->kind_sent[k] == 0)
                 continue;
-            fprintf(f, "%s %s %llu (%llu errors)", first ? "" : ",",
+            fprintf(f, "    %-20s %llu sent, %llu errors",
                     folio_bench_kind_method[k],
                     (unsigned long long)t->kind_sent[k],
                     (unsigned long long)t->kind_err[k]);
-            first = 0;
+            if (n > 0)
+                fprintf(
+                    f, "; p50 %s, p90 %s, p99 %s, p99.9 %s, max %s, mean %s",
+                    folio_bench_fmt_ns((double)folio_bench_pct_of(h, mx, 0.5),
+                                       p[0], sizeof(p[0])),
+                    folio_bench_fmt_ns((double)folio_bench_pct_of(h, mx, 0.9),
+                                       p[1], sizeof(p[1])),
+                    folio_bench_fmt_ns((double)folio_bench_pct_of(h, mx, 0.99),
+                                       p[2], sizeof(p[2])),
+                    folio_bench_fmt_ns(
+                        (double)folio_bench_pct_of(h, mx, 0.999), p[3],
+                        sizeof(p[3])),
+                    folio_bench_fmt_ns((double)mx, p[4], sizeof(p[4])),
+                    folio_bench_fmt_ns((double)t->kind_sum_ns[k] / (double)n,
+                                       p[5], sizeof(p[5])));
+            fprintf(f, "\n");
         }
-        fprintf(f, "\n");
     }
     fprintf(f, "  throughput %.0f req/s",
             res->secs > 0 ? (double)answered / res->secs : 0);
@@ -273,9 +308,9 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
     }
 }
 
-/* A JSON string. */
-static void
-json_str(FILE *f, const char *s)
+/* A JSON string ('<' escaped too, so that HTML can hold it). */
+void
+folio_bench_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s != '\0'; s++) {
@@ -283,7 +318,7 @@ json_str(FILE *f, const char *s)
 
         if (ch == '"' || ch == '\\')
             fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
+        else if (ch < 0x20 || ch == '<')
             fprintf(f, "\\u%04x", ch);
         else
             fputc(ch, f);
@@ -343,9 +378,9 @@ folio_bench_json(FILE *f, const struct bench_run *r,
     fprintf(f,
             "{\"mode\":\"%s\",\"proto\":\"%s\",\"workload\":",
             folio_bench_mode_name(o->mode), folio_bench_proto_name(o->proto));
-    json_str(f, o->workload);
+    folio_bench_json_str(f, o->workload);
     fprintf(f, ",\"description\":");
-    json_str(f, r->pool->desc);
+    folio_bench_json_str(f, r->pool->desc);
     fprintf(f,
             ",\"connections\":%d,\"threads\":%d,\"pipeline\":%d,"
             "\"seconds\":%.3f,\"sent\":%llu,\"ok\":%llu,\"errors\":%llu,"
@@ -381,11 +416,28 @@ folio_bench_json(FILE *f, const struct bench_run *r,
     }
     fprintf(f, "],\"methods\":{");
     for (k = 0, first = 1; k < BENCH_NKINDS; k++) {
+        uint64_t n = folio_bench_kind_answered(t, k);
+        const uint64_t *h = t->kind_hist[k], mx = t->kind_max_ns[k];
+        double no = n > 0 ? 0 : NAN;
+
         if (t->kind_sent[k] == 0)
             continue;
-        fprintf(f, "%s\"%s\":{\"sent\":%llu,\"errors\":%llu}", first ? "" : ",",
-                folio_bench_kind_method[k], (unsigned long long)t->kind_sent[k],
-                (unsigned long long)t->kind_err[k]);
+        fprintf(f, "%s\"%s\":{\"sent\":%llu,\"errors\":%llu,\"requests\":%llu",
+                first ? "" : ",", folio_bench_kind_method[k],
+                (unsigned long long)t->kind_sent[k],
+                (unsigned long long)t->kind_err[k], (unsigned long long)n);
+        json_num(f, "p50_us", 0,
+                 no + (double)folio_bench_pct_of(h, mx, 0.5) / 1e3);
+        json_num(f, "p90_us", 0,
+                 no + (double)folio_bench_pct_of(h, mx, 0.9) / 1e3);
+        json_num(f, "p99_us", 0,
+                 no + (double)folio_bench_pct_of(h, mx, 0.99) / 1e3);
+        json_num(f, "p999_us", 0,
+                 no + (double)folio_bench_pct_of(h, mx, 0.999) / 1e3);
+        json_num(f, "max_us", 0, no + (double)mx / 1e3);
+        json_num(f, "mean_us", 0,
+                 n > 0 ? (double)t->kind_sum_ns[k] / (double)n / 1e3 : NAN);
+        fprintf(f, "}");
         first = 0;
     }
     fprintf(f, "}");
@@ -417,17 +469,17 @@ folio_bench_json(FILE *f, const struct bench_run *r,
         json_num(f, "limit", 1, c->limit);
         json_num(f, "measured", 1, c->measured);
         fprintf(f, ",\"passed\":%s,\"text\":", c->failed ? "false" : "true");
-        json_str(f, c->measured_text);
+        folio_bench_json_str(f, c->measured_text);
         if (c->detail[0] != '\0') {
             fprintf(f, ",\"detail\":");
-            json_str(f, c->detail);
+            folio_bench_json_str(f, c->detail);
         }
         fprintf(f, "}");
     }
     fprintf(f, "],\"status\":%d", res->status);
     if (res->why[0] != '\0') {
         fprintf(f, ",\"why\":");
-        json_str(f, res->why);
+        folio_bench_json_str(f, res->why);
     }
     fprintf(f, "}\n");
 }
