@@ -12,7 +12,7 @@ PACKAGES="
     curl jq
     mandoc cscope universal-ctags
     systemd strace
-    prometheus
+    prometheus chromium
     python3 python3-pynvim
     clang libclang-rt-14-dev valgrind
     redis-server redis-tools memcached

@@ -1,0 +1,231 @@
+/*
+ * e2e_report.c - folio-bench's reports of a real run: --csv holds a line a
+ * second (a round in the rounds mode) whose answers add up to the
+ * summary's; --html is self-contained (nothing it would fetch) and, opened
+ * in a real headless Chromium, draws with no script error: its charts
+ * hold the run's points, its tables the methods and the codes.  The
+ * browser part is skipped, saying so, where chromium is not installed (CI
+ * installs it).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/check_run.h"
+#include "tests/e2e_bench_util.h"
+#include "tests/e2e_util.h"
+
+static struct e2e_server srv;
+
+/* A whole file (malloc'd), or NULL. */
+static char *
+slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf != NULL)
+        buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/*
+ * The CSV's data lines; *answers is the sum of its requests column (the
+ * third), and the header must start as documented.
+ */
+static int
+csv_points(const char *path, double *answers)
+{
+    char *text = slurp(path), *p, *nl;
+    int n = 0;
+
+    ck_assert_msg(text != NULL, "no %s", path);
+    ck_assert_msg(strncmp(text, "t_s,interval_s,requests,rps,errors,", 35) == 0,
+                  "CSV header: %.80s", text);
+    *answers = 0;
+    for (p = strchr(text, '\n'); p != NULL && p[1] != '\0'; p = nl) {
+        char *f = p + 1;
+
+        nl = strchr(f, '\n');
+        f = strchr(f, ',');
+        ck_assert_ptr_nonnull(f);
+        f = strchr(f + 1, ',');
+        ck_assert_ptr_nonnull(f);
+        *answers += strtod(f + 1, NULL);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* The value of attribute `attr` of the element with id (in a dumped DOM). */
+static double
+attr_of(const char *dom, const char *id, const char *attr)
+{
+    char pat[128], want[64];
+    const char *p, *end;
+
+    snprintf(pat, sizeof(pat), "id=\"%s\"", id);
+    snprintf(want, sizeof(want), " %s=\"", attr);
+    if ((p = strstr(dom, pat)) == NULL)
+        return NAN;
+    while (p > dom && *p != '<')
+        p--;
+    end = strchr(p, '>');
+    p = strstr(p, want);
+    if (p == NULL || end == NULL || p > end)
+        return NAN;
+    return strtod(p + strlen(want), NULL);
+}
+
+static int
+have_chromium(void)
+{
+    return system("command -v chromium >/dev/null 2>&1") == 0;
+}
+
+START_TEST(test_html_in_chromium)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char html[300], csv[300], dom[300], err[300], cmd[2400], udd[300];
+    char *page, *text, *e;
+    double answers, summary_requests;
+    int points, status;
+
+    ck_assert_int_eq(e2e_start(&srv,
+                               "workers = 2\n"
+                               "freight_dir = " FOLIO_SRCDIR "/data/freight\n"
+                               "catalog = " FOLIO_SRCDIR "/data/catalog.csv\n",
+                               NULL),
+                     0);
+    snprintf(html, sizeof(html), "%s/report.html", srv.dir);
+    snprintf(csv, sizeof(csv), "%s/series.csv", srv.dir);
+    snprintf(dom, sizeof(dom), "%s/dom.html", srv.dir);
+    snprintf(err, sizeof(err), "%s/chromium.log", srv.dir);
+    snprintf(udd, sizeof(udd), "%s/chromium-profile", srv.dir);
+    expect_status(b, 0, "-H", srv.addr, "-w", "mixed", "--mix",
+                  "ping:30,freight:40,comments:30", "--catalog",
+                  FOLIO_SRCDIR "/data/catalog.csv", "-c", "4", "-d", "3",
+                  "--admin", srv.admin, "--html", html, "--csv", csv, "--json",
+                  "-q");
+    summary_requests = jnum(json_of(b), "requests");
+    points = csv_points(csv, &answers);
+    fprintf(stderr, "%d points, %.0f answers in the CSV, %.0f in the "
+                    "summary\n",
+            points, answers, summary_requests);
+    ck_assert_msg(points >= 3 && points <= 5, "%d points for a 3 s run",
+                  points);
+    ck_assert_double_eq(answers, summary_requests);
+
+    /* Self-contained: nothing the page would fetch. */
+    ck_assert_ptr_nonnull(page = slurp(html));
+    ck_assert_msg(strstr(page, "<link") == NULL && strstr(page, " src=") == NULL &&
+                      strstr(page, "url(") == NULL &&
+                      strstr(page, "@import") == NULL &&
+                      strstr(page, "fetch(") == NULL &&
+                      strstr(page, "XMLHttpRequest") == NULL,
+                  "the report would fetch something");
+    ck_assert_ptr_nonnull(strstr(page, "<script type=\"application/json\" "
+                                       "id=\"data-series\">"));
+    free(page);
+
+    if (!have_chromium()) {
+        fprintf(stderr, "SKIP: chromium is not installed (Debian package "
+                        "chromium): the report is not rendered\n");
+        ck_assert_int_eq(e2e_stop(&srv), 0);
+        free(b);
+        return;
+    }
+    snprintf(cmd, sizeof(cmd),
+             "timeout 90 chromium --headless --no-sandbox --disable-gpu "
+             "--disable-background-networking --disable-component-update "
+             "--disable-sync --no-first-run --enable-logging=stderr "
+             "--user-data-dir='%s' --dump-dom 'file://%s' >'%s' 2>'%s'",
+             udd, html, dom, err);
+    status = system(cmd);
+    ck_assert_msg(status == 0, "chromium failed (%d), see %s", status, err);
+    ck_assert_ptr_nonnull(text = slurp(dom));
+    e = slurp(err);
+    ck_assert_msg(e == NULL || strstr(e, "Uncaught") == NULL,
+                  "a script error: %s", e != NULL ? strstr(e, "Uncaught") : "");
+    free(e);
+    ck_assert_msg(strstr(text, "<body data-state=\"drawn\"") != NULL,
+                  "the page did not draw: %.400s", strstr(text, "<body"));
+    ck_assert_msg(isnan(attr_of(text, "errors", "data-errors")) &&
+                      strstr(text, "data-errors=") == NULL,
+                  "script errors: %.300s", strstr(text, "<pre id=\"errors\">"));
+    /* The charts hold the run's points: one a second. */
+    ck_assert_double_eq(attr_of(text, "throughput", "data-points"), points);
+    ck_assert_double_eq(attr_of(text, "latency", "data-points"), points);
+    ck_assert_double_eq(attr_of(text, "server-cpu", "data-points"), points);
+    ck_assert_double_eq(attr_of(text, "server-allocs", "data-points"), points);
+    ck_assert_msg(attr_of(text, "spectrum", "data-points") > 10,
+                  "a spectrum of %g points",
+                  attr_of(text, "spectrum", "data-points"));
+    /* freight's uncovered CEPs: NOT_FOUND, expected. */
+    ck_assert(attr_of(text, "codes", "data-points") >= 1);
+    ck_assert_ptr_nonnull(strstr(text, "NOT_FOUND"));
+    ck_assert_double_eq(attr_of(text, "methods", "data-rows"), 4);
+    ck_assert_ptr_nonnull(strstr(text, "<td>freight.quote</td>"));
+    free(text);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    free(b);
+}
+END_TEST
+
+/* Rounds: a point a round; an unwritable report is exit status 2. */
+START_TEST(test_csv_rounds)
+{
+    struct bproc *b = malloc(sizeof(*b));
+    char csv[300];
+    double answers;
+
+    ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
+    snprintf(csv, sizeof(csv), "%s/rounds.csv", srv.dir);
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", srv.addr, "-n", "50",
+                  "--rounds", "4", "--csv", csv, "-q");
+    ck_assert_int_eq(csv_points(csv, &answers), 4);
+    ck_assert_double_eq(answers, 200);
+    expect_status(b, 2, "-w", "ping", "-H", srv.addr, "-d", "0.2", "--html",
+                  "/nonexistent/report.html", "-q");
+    ck_assert_ptr_nonnull(strstr(b->err, "--html /nonexistent/report.html"));
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    free(b);
+}
+END_TEST
+
+static Suite *
+report_suite(void)
+{
+    Suite *s = suite_create("e2e_report");
+    TCase *tc = tcase_create("report");
+
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, test_html_in_chromium);
+    tcase_add_test(tc, test_csv_rounds);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return folio_check_run(report_suite());
+}
