@@ -130,8 +130,12 @@ check_config(const struct folio_config *cfg)
     printf("foliod: configuration %s is OK\n",
            cfg->conf_file != NULL ? cfg->conf_file : "(built-in defaults)");
     /* Asked by a running master before it upgrades to this binary. */
-    if (getenv("FOLIO_UPGRADE_CHECK") != NULL)
-        printf("foliod: upgrade handover 1\n");
+    if (getenv("FOLIO_UPGRADE_CHECK") != NULL) {
+        char token[96];
+
+        printf("foliod: upgrade %s\n",
+               folio_upgrade_token(token, sizeof(token)));
+    }
     return FOLIO_EXIT_OK;
 }
 

@@ -265,6 +265,9 @@ void folio_reload_drop(struct folio_master *m);
  * folio_upgrade_exec - check the new binary (--check-config, in a child),
  * write the state for it, and execve it.  Returns only if it could not:
  * -1 with the reason in err, and everything as it was.
+ * folio_upgrade_token - what --check-config says (FOLIO_UPGRADE_CHECK set)
+ * for a running master to take this binary up: the handover's version
+ * and the stats region's layout, which the exec'd image maps as it is.
  * folio_upgrade_pending - whether this image was started by an upgrade.
  * folio_upgrade_resume - in that image: take over the state (generation,
  * sockets, region, workers, decisions).  0, or -1 with the reason in err.
@@ -272,6 +275,7 @@ void folio_reload_drop(struct folio_master *m);
 int folio_upgrade_init(struct folio_master *m);
 int folio_upgrade_changed(const struct folio_master *m);
 int folio_upgrade_exec(struct folio_master *m, char *err, size_t errlen);
+const char *folio_upgrade_token(char *buf, size_t len);
 int folio_upgrade_pending(void);
 int folio_upgrade_resume(struct folio_master *m, char *err, size_t errlen);
 

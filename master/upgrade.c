@@ -89,10 +89,23 @@ folio_upgrade_pending(void)
 
 /* ---- the check: the new binary, --check-config, in a child ---- */
 
+const char *
+folio_upgrade_token(char *buf, size_t len)
+{
+    /*
+     * An image maps the region as its own structs describe it: one whose
+     * slot or header differs (a statistic added) cannot take it over.
+     */
+    snprintf(buf, len, "handover 1 stats %zu/%zu/%u",
+             sizeof(struct folio_worker_slot),
+             sizeof(struct folio_stats_header), (unsigned)FOLIO_MAX_SLOTS);
+    return buf;
+}
+
 static int
 check_binary(struct folio_master *m, char *err, size_t errlen)
 {
-    char out[2048], *argv[FOLIO_MAX_LISTEN * 4 + 64], *nl;
+    char out[2048], *argv[FOLIO_MAX_LISTEN * 4 + 64], *nl, want[100];
     struct pollfd pfd;
     uint64_t deadline;
     size_t len = 0;
@@ -161,8 +174,9 @@ check_binary(struct folio_master *m, char *err, size_t errlen)
     }
     while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
         ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-        strstr(out, "handover 1\n") == NULL) {
+    folio_upgrade_token(want, sizeof(want) - 1);
+    strcat(want, "\n");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || strstr(out, want) == NULL) {
         char how[96];
 
         /* Its first line says why. */

@@ -598,6 +598,33 @@ START_TEST(test_upgrade_bad_binary)
         e2e_wait_log(&srv, "Exec format error", 10000), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
     ck_assert(stat_num("server", "reload_failures", NULL) == 2);
+    /*
+     * One that checks the configuration and offers to take over, but
+     * with another stats region (an older foliod's slots): refused before
+     * any exec, or its image would misread the workers' slots.
+     */
+    {
+        char tmp[200];
+
+        snprintf(tmp, sizeof(tmp), "%s.new", bin);
+        ck_assert_int_eq(
+            e2e_write_file(tmp, "#!/bin/sh\n"
+                                "echo 'foliod: configuration x is OK'\n"
+                                "echo 'foliod: upgrade handover 1'\n"
+                                "echo 'foliod: upgrade handover 1 stats "
+                                "1/2/3'\n"
+                                "exit 0\n"),
+            0);
+        ck_assert_int_eq(chmod(tmp, 0755), 0);
+        ck_assert_int_eq(rename(tmp, bin), 0);
+    }
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_log(&srv, "cannot take over a running foliod",
+                                  15000),
+                     0);
+    ck_assert(!runs_file(srv.pid, bin));
+    ck_assert_int_eq(e2e_ping(c), 0);
+    ck_assert(stat_num("server", "reload_failures", NULL) == 3);
     /* A good one: the upgrade goes through. */
     install_binary(e2e_foliod(), bin);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
