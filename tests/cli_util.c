@@ -321,29 +321,6 @@ cli_subst(const char *text, const char *from, const char *to)
     return out;
 }
 
-static char *
-read_all(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf;
-    long len;
-
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if ((buf = malloc((size_t)len + 1)) == NULL ||
-        fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        fclose(f);
-        return NULL;
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 int
 cli_golden(const char *name, const char *text)
 {
@@ -359,7 +336,7 @@ cli_golden(const char *name, const char *text)
         }
         return 0;
     }
-    if ((want = read_all(path)) == NULL) {
+    if ((want = e2e_read_file(path)) == NULL) {
         fprintf(stderr, "%s: cannot read (FOLIO_CLI_REGEN=1 writes it)\n",
                 path);
         return -1;

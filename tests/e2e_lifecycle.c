@@ -43,19 +43,6 @@
 
 static struct e2e_server srv;
 
-/* Under sanitizers or valgrind everything takes longer. */
-static int
-slack_ms(void)
-{
-    if (getenv("E2E_VALGRIND") != NULL)
-        return 20000;
-#ifdef FOLIO_SANITIZED
-    return 3000;
-#else
-    return 0;
-#endif
-}
-
 static void
 start(const char *conf)
 {
@@ -156,7 +143,7 @@ START_TEST(test_watchdog_sigstop)
     ck_assert_int_eq(kill(before[0], SIGSTOP), 0);
     t0 = e2e_now_ms();
     /* A new worker within 3 s of the stop; the stopped one gone. */
-    deadline = t0 + 3000 + (uint64_t)slack_ms();
+    deadline = t0 + 3000 + (uint64_t)e2e_bound_ms(0, 3000);
     while (!ok && e2e_now_ms() < deadline) {
         n = e2e_workers(&srv, after, 4);
         if (n >= 1 && !e2e_pid_in(before[0], after, n) && replaced == 0)
@@ -203,7 +190,7 @@ START_TEST(test_stopped_retiring_killed)
     ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);
     /* Killed at shutdown_timeout (1 s) and its grace (1 s), not never. */
-    deadline = t0 + 4000 + (uint64_t)slack_ms();
+    deadline = t0 + 4000 + (uint64_t)e2e_bound_ms(0, 3000);
     while (e2e_now_ms() < deadline) {
         n = e2e_workers(&srv, after, 4);
         if (!e2e_pid_in(before[0], after, n)) {
@@ -314,7 +301,7 @@ START_TEST(test_two_hups_last_wins)
         set_workers(3);
         poll(NULL, 0, 2);
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        deadline = e2e_now_ms() + 20000 + (uint64_t)slack_ms();
+        deadline = e2e_now_ms() + 20000 + (uint64_t)e2e_bound_ms(0, 3000);
         while (ready_workers() != 3) {
             ck_assert_msg(e2e_now_ms() < deadline,
                           "round %d: the last configuration (3 workers) is "

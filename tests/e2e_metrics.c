@@ -32,19 +32,6 @@
 
 static struct e2e_server srv;
 
-/* More time under sanitizers and valgrind. */
-static int
-slack_ms(void)
-{
-    if (getenv("E2E_VALGRIND") != NULL)
-        return 20000;
-#ifdef FOLIO_SANITIZED
-    return 3000;
-#else
-    return 0;
-#endif
-}
-
 /* The body of s's /metrics (malloc'd). */
 static char *
 page(void)
@@ -418,7 +405,7 @@ START_TEST(test_stopped_worker_series)
     free(text);
     ck_assert_int_eq(kill((pid_t)pid, SIGSTOP), 0);
     t0 = e2e_now_ms();
-    deadline = t0 + 10000 + (uint64_t)slack_ms();
+    deadline = t0 + 10000 + (uint64_t)e2e_bound_ms(0, 3000);
     for (i = 0; !gone && e2e_now_ms() < deadline; i++) {
         text = page();
         v = series(text, age);
@@ -508,18 +495,9 @@ names(const char *text, const char *word)
 START_TEST(test_families_documented)
 {
     char *text, *man, *p, fam[128];
-    FILE *f;
-    long len;
     int missing = 0, n = 0;
 
-    ck_assert_ptr_nonnull(f = fopen(FOLIO_SRCDIR "/man/foliod.8", "r"));
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    rewind(f);
-    man = malloc((size_t)len + 1);
-    ck_assert_int_eq(fread(man, 1, (size_t)len, f), (size_t)len);
-    man[len] = '\0';
-    fclose(f);
+    ck_assert_ptr_nonnull(man = e2e_read_file(FOLIO_SRCDIR "/man/foliod.8"));
     ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n", NULL),
                      0);
     text = page();

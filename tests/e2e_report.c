@@ -22,30 +22,6 @@
 
 static struct e2e_server srv;
 
-/* A whole file (malloc'd), or NULL. */
-static char *
-slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf;
-    long n;
-
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf != NULL)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /*
  * The CSV's data lines; *answers is the sum of its requests column (the
  * third), and the header must start as documented.
@@ -53,7 +29,7 @@ slurp(const char *path)
 static int
 csv_points(const char *path, double *answers)
 {
-    char *text = slurp(path), *p, *nl;
+    char *text = e2e_read_file(path), *p, *nl;
     int n = 0;
 
     ck_assert_msg(text != NULL, "no %s", path);
@@ -135,7 +111,7 @@ START_TEST(test_html_in_chromium)
     ck_assert_double_eq(answers, summary_requests);
 
     /* Self-contained: nothing the page would fetch. */
-    ck_assert_ptr_nonnull(page = slurp(html));
+    ck_assert_ptr_nonnull(page = e2e_read_file(html));
     ck_assert_msg(strstr(page, "<link") == NULL && strstr(page, " src=") == NULL &&
                       strstr(page, "url(") == NULL &&
                       strstr(page, "@import") == NULL &&
@@ -161,8 +137,8 @@ START_TEST(test_html_in_chromium)
              udd, html, dom, err);
     status = system(cmd);
     ck_assert_msg(status == 0, "chromium failed (%d), see %s", status, err);
-    ck_assert_ptr_nonnull(text = slurp(dom));
-    e = slurp(err);
+    ck_assert_ptr_nonnull(text = e2e_read_file(dom));
+    e = e2e_read_file(err);
     ck_assert_msg(e == NULL || strstr(e, "Uncaught") == NULL,
                   "a script error: %s", e != NULL ? strstr(e, "Uncaught") : "");
     free(e);

@@ -82,6 +82,30 @@ e2e_corpus(void)
     return p;
 }
 
+char *
+e2e_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+    long len;
+
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (len < 0 || (buf = malloc((size_t)len + 1)) == NULL ||
+        fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        if (len >= 0)
+            free(buf);
+        fclose(f);
+        return NULL;
+    }
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
 int
 e2e_write_file(const char *path, const char *text)
 {

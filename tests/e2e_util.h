@@ -147,6 +147,9 @@ int e2e_holds_inode(pid_t pid, unsigned long ino);
  */
 int e2e_bound_ms(int plain_ms, int sanitized_ms);
 
+/* e2e_read_file - a whole file, NUL-terminated (malloc'd), or NULL. */
+char *e2e_read_file(const char *path);
+
 /* e2e_now_ms - monotonic milliseconds. */
 uint64_t e2e_now_ms(void);
 
