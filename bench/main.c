@@ -632,11 +632,10 @@ sample(struct bench_run *r, struct bench_result *res, struct sampler *sp,
     if (server)
         folio_bench_server_snap(o, &srv);
     if (sp->last_ns != 0 &&
-        folio_bench_series_add(&res->series, now, &sp->last,
-                               (double)(t - r->measure_ns) / 1e9,
-                               (double)(t - sp->last_ns) / 1e9,
-                               server ? &srv : NULL,
-                               server ? &sp->srv_last : NULL) != 0) {
+        folio_bench_series_add(
+            &res->series, now, &sp->last, (double)(t - r->measure_ns) / 1e9,
+            (double)(t - sp->last_ns) / 1e9, server ? &srv : NULL,
+            server ? &sp->srv_last : NULL) != 0) {
         fprintf(stderr, "folio-bench: out of memory for the series: it "
                         "stops here\n");
         sp->failed = 1;
@@ -705,8 +704,8 @@ watch(struct bench_run *r, struct bench_result *res)
     /* The last part second, if it had answers. */
     totals(r, &now);
     t = folio_bench_now_ns();
-    if (sp.last_ns != 0 && folio_bench_answered(&now) >
-                               folio_bench_answered(&sp.last))
+    if (sp.last_ns != 0 &&
+        folio_bench_answered(&now) > folio_bench_answered(&sp.last))
         sample(r, res, &sp, &now, t);
 }
 
@@ -936,8 +935,8 @@ main(int argc, char *argv[])
     }
     if (folio_bench_profile_finish(&o) != 0 && res.status == BENCH_EXIT_OK)
         res.status = BENCH_EXIT_CONNECT;
-    if ((o.hgrm_f != NULL && report_failed(o.hgrm, folio_bench_hgrm(
-                                                           o.hgrm_f, &res.t))) |
+    if ((o.hgrm_f != NULL &&
+         report_failed(o.hgrm, folio_bench_hgrm(o.hgrm_f, &res.t))) |
         (o.csv_f != NULL &&
          report_failed(o.csv, folio_bench_csv(o.csv_f, &res.series))) |
         (o.html_f != NULL &&

@@ -252,9 +252,8 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                                        p[1], sizeof(p[1])),
                     folio_bench_fmt_ns((double)folio_bench_pct_of(h, mx, 0.99),
                                        p[2], sizeof(p[2])),
-                    folio_bench_fmt_ns(
-                        (double)folio_bench_pct_of(h, mx, 0.999), p[3],
-                        sizeof(p[3])),
+                    folio_bench_fmt_ns((double)folio_bench_pct_of(h, mx, 0.999),
+                                       p[3], sizeof(p[3])),
                     folio_bench_fmt_ns((double)mx, p[4], sizeof(p[4])),
                     folio_bench_fmt_ns((double)t->kind_sum_ns[k] / (double)n,
                                        p[5], sizeof(p[5])));

@@ -164,7 +164,8 @@ series_json(FILE *f, const struct bench_series *s)
     for (k = 0; k < BENCH_CODES; k++) {
         if (!(codes & BENCH_CODE(k)))
             continue;
-        fprintf(f, "%s\"%s\":[", first ? "" : ",", code_key(k, key, sizeof(key)));
+        fprintf(f, "%s\"%s\":[", first ? "" : ",",
+                code_key(k, key, sizeof(key)));
         for (i = 0; i < s->n; i++)
             fprintf(f, "%s%llu", i > 0 ? "," : "",
                     (unsigned long long)s->p[i].codes[k]);
@@ -220,7 +221,8 @@ kv_dur(FILE *f, const char *k, uint64_t ns, int *first)
 }
 
 static void
-settings_json(FILE *f, const struct bench_run *r, const struct bench_result *res)
+settings_json(FILE *f, const struct bench_run *r,
+              const struct bench_result *res)
 {
     const struct bench_opts *o = r->o;
     char buf[256], key[16];
@@ -230,8 +232,8 @@ settings_json(FILE *f, const struct bench_run *r, const struct bench_result *res
     size_t n;
 
     /* The wall clock when the threads were told to go. */
-    started = time(NULL) -
-              (time_t)((folio_bench_now_ns() - r->t0) / 1000000000u);
+    started =
+        time(NULL) - (time_t)((folio_bench_now_ns() - r->t0) / 1000000000u);
     gmtime_r(&started, &tm);
     strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
     fputc('{', f);
@@ -310,13 +312,15 @@ folio_bench_html(FILE *f, const struct bench_run *r,
     fputs(page_head, f);
     fputs("<script type=\"application/json\" id=\"data-summary\">", f);
     folio_bench_json(f, r, res);
-    fputs("</script>\n<script type=\"application/json\" id=\"data-series\">", f);
+    fputs("</script>\n<script type=\"application/json\" id=\"data-series\">",
+          f);
     series_json(f, &res->series);
     /* As many nines as the answers can show, 2 to 6. */
     cap = total > 0 ? (int)ceil(log10((double)total)) : 2;
     cap = cap < 2 ? 2 : cap > 6 ? 6 : cap;
-    fprintf(f, "</script>\n<script type=\"application/json\" "
-               "id=\"data-spectrum\">{\"cap\":%d,\"all\":",
+    fprintf(f,
+            "</script>\n<script type=\"application/json\" "
+            "id=\"data-spectrum\">{\"cap\":%d,\"all\":",
             cap);
     spectrum_json(f, t->hist, t->max_ns);
     fputs(",\"methods\":{", f);
@@ -327,8 +331,9 @@ folio_bench_html(FILE *f, const struct bench_run *r,
         spectrum_json(f, t->kind_hist[k], t->kind_max_ns[k]);
         first = 0;
     }
-    fputs("}}</script>\n<script type=\"application/json\" id=\"data-settings\">",
-          f);
+    fputs(
+        "}}</script>\n<script type=\"application/json\" id=\"data-settings\">",
+        f);
     settings_json(f, r, res);
     fputs("</script>\n<script>\n", f);
     fputs(page_script, f);

@@ -184,7 +184,7 @@ render_workers(struct folio_master *m, struct evbuffer *b)
          "Worker processes by the master's view of them; down: configured "
          "workers without a process.");
 #define STATE(name, help)                                                      \
-    evbuffer_add_printf(b, "folio_workers{state=\"" #name "\"} %llu\n",       \
+    evbuffer_add_printf(b, "folio_workers{state=\"" #name "\"} %llu\n",        \
                         (unsigned long long)folio_stat_get(&h->sh_w_##name));
     FOLIO_WORKER_STATES(STATE)
 #undef STATE
@@ -211,8 +211,9 @@ render_workers(struct folio_master *m, struct evbuffer *b)
             continue;
         beat = folio_stat_get(&folio_stats_slot(m->stats, i)->ws_beat_ms);
         evbuffer_add_printf(
-            b, "folio_worker_heartbeat_age_seconds{worker=\"%d\",slot=\"%u\"} "
-               "%.3f\n",
+            b,
+            "folio_worker_heartbeat_age_seconds{worker=\"%d\",slot=\"%u\"} "
+            "%.3f\n",
             m->dec.procs[i].index, i,
             beat != 0 && now > beat ? (double)(now - beat) / 1e3 : 0.0);
     }
@@ -336,11 +337,12 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
     render_stats(m, b, &t);
     head(b, "comments_store_max_bytes", "gauge",
          "The comments store's ceiling (comments_max_size).");
-    evbuffer_add_printf(b, "folio_comments_store_max_bytes %llu\n",
-                        (unsigned long long)(m->cur == NULL ? 0
-                                             : m->cur->cfg.comments_max_size != 0
-                                                 ? m->cur->cfg.comments_max_size
-                                                 : FOLIO_COMMENTS_MAX_SIZE_DEFAULT));
+    evbuffer_add_printf(
+        b, "folio_comments_store_max_bytes %llu\n",
+        (unsigned long long)(m->cur == NULL ? 0
+                             : m->cur->cfg.comments_max_size != 0
+                                 ? m->cur->cfg.comments_max_size
+                                 : FOLIO_COMMENTS_MAX_SIZE_DEFAULT));
     render_listen_queues(m, b);
     folio_metrics_process(b);
     return 0;

@@ -164,10 +164,20 @@ folio_stats_retired(struct folio_stats_region *r)
     return &r->sr_map->sm_retired;
 }
 
+/*
+ * The lists as tables (f: field, k: key, kd: kind, u: unit, t: total,
+ * w: worker, l: label, h: help).
+ */
 const struct folio_stat_desc folio_worker_stat_descs[] = {
-#define DESC(field, key, kind, unit, total, worker, label, help)               \
-    {key,  total, worker, label, help,                                         \
-     kind, unit,  offsetof(struct folio_worker_slot, ws_##field)},
+#define DESC(f, k, kd, u, t, w, l, h)                                          \
+    {.key = k,                                                                 \
+     .total = t,                                                               \
+     .worker = w,                                                              \
+     .label = l,                                                               \
+     .help = h,                                                                \
+     .kind = kd,                                                               \
+     .unit = u,                                                                \
+     .off = offsetof(struct folio_worker_slot, ws_##f)},
     FOLIO_WORKER_STATS(DESC)
 #undef DESC
 };
@@ -175,9 +185,15 @@ const unsigned folio_worker_nstats =
     sizeof(folio_worker_stat_descs) / sizeof(folio_worker_stat_descs[0]);
 
 const struct folio_stat_desc folio_server_stat_descs[] = {
-#define DESC(field, key, kind, family, help)                                   \
-    {key,  family,       NULL, "", help,                                       \
-     kind, FOLIO_SU_ONE, offsetof(struct folio_stats_header, sh_##field)},
+#define DESC(f, k, kd, fam, h)                                                 \
+    {.key = k,                                                                 \
+     .total = fam,                                                             \
+     .worker = NULL,                                                           \
+     .label = "",                                                              \
+     .help = h,                                                                \
+     .kind = kd,                                                               \
+     .unit = FOLIO_SU_ONE,                                                     \
+     .off = offsetof(struct folio_stats_header, sh_##f)},
     FOLIO_SERVER_STATS(DESC)
 #undef DESC
 };
@@ -226,13 +242,15 @@ folio_stats_sum(struct folio_worker_slot *acc,
         const struct folio_stat_desc *d = &folio_worker_stat_descs[k];
 
         v = folio_stat_raw(s, d);
-        if (d->kind == FOLIO_SK_COUNTER || (gauges && d->kind != FOLIO_SK_SHARED))
+        if (d->kind == FOLIO_SK_COUNTER ||
+            (gauges && d->kind != FOLIO_SK_SHARED))
             folio_stat_add(stat_at(acc, d), v);
         else if (gauges && v > folio_stat_raw(acc, d))
             folio_stat_set(stat_at(acc, d), v);
     }
     /* Every request is timed (dispatch.c): none, no histogram to add. */
-    if (folio_stat_get(&s->ws_requests) + folio_stat_get(&s->ws_notifications) !=
+    if (folio_stat_get(&s->ws_requests) +
+            folio_stat_get(&s->ws_notifications) !=
         0) {
         add(&acc->ws_queue_ns, &s->ws_queue_ns);
         for (k = 0; k < FOLIO_LAT_BUCKETS; k++)

@@ -619,9 +619,8 @@ START_TEST(test_upgrade_bad_binary)
         ck_assert_int_eq(rename(tmp, bin), 0);
     }
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_log(&srv, "cannot take over a running foliod",
-                                  15000),
-                     0);
+    ck_assert_int_eq(
+        e2e_wait_log(&srv, "cannot take over a running foliod", 15000), 0);
     ck_assert(!runs_file(srv.pid, bin));
     ck_assert_int_eq(e2e_ping(c), 0);
     ck_assert(stat_num("server", "reload_failures", NULL) == 3);

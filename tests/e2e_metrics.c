@@ -137,8 +137,9 @@ START_TEST(test_queue_time_at_16_in_flight)
     double q_one, q_sixteen, d_one;
     char *text;
 
-    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
-                                     "workers = 1\n",
+    ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "workers = 1\n",
                                NULL),
                      0);
     a = e2e_connect_admin(&srv);
@@ -224,15 +225,15 @@ START_TEST(test_comments_fill_ratio)
     double before, after_four, last = 0;
     int i, code = 0;
 
-    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
-                                     "comments_max_size = 1M\n",
+    ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "comments_max_size = 1M\n",
                                NULL),
                      0);
     c = e2e_connect(&srv);
     ck_assert_ptr_nonnull(c);
     before = fill_ratio();
-    ck_assert_msg(before > 0 && before < 0.2, "an empty store %g full",
-                  before);
+    ck_assert_msg(before > 0 && before < 0.2, "an empty store %g full", before);
     for (i = 0; i < 4; i++)
         ck_assert_int_eq(post(c, i, 60000, &r), 0);
     after_four = fill_ratio();
@@ -280,10 +281,11 @@ START_TEST(test_in_flight_settles)
     do {
         text = page();
         busy = 0;
-        for (p = text; (p = strstr(p, "\nfolio_worker_requests_in_flight{")) != NULL;
-             p++)
+        for (p = text;
+             (p = strstr(p, "\nfolio_worker_requests_in_flight{")) != NULL; p++)
             busy += strtod(strchr(p, ' ') + 1, NULL) != 0;
-        ck_assert_ptr_nonnull(strstr(text, "\nfolio_worker_requests_in_flight{"));
+        ck_assert_ptr_nonnull(
+            strstr(text, "\nfolio_worker_requests_in_flight{"));
         free(text);
     } while (busy > 0 && e2e_now_ms() < deadline && usleep(10000) == 0);
     ck_assert_msg(busy == 0, "%d workers still have requests in flight", busy);
@@ -302,8 +304,9 @@ START_TEST(test_listen_queue)
     int fds[5], n, i;
     double len, max;
 
-    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
-                                     "workers = 2\n",
+    ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "workers = 2\n",
                                NULL),
                      0);
     snprintf(name, sizeof(name), "folio_listen_queue_max{listener=\"%s\"}",
@@ -349,8 +352,8 @@ START_TEST(test_process_series)
     ck_assert(series(text, "process_virtual_memory_bytes") >=
               series(text, "process_resident_memory_bytes"));
     v = series(text, "process_open_fds");
-    ck_assert_msg(v >= 5 && v < series(text, "process_max_fds"),
-                  "%g fds open", v);
+    ck_assert_msg(v >= 5 && v < series(text, "process_max_fds"), "%g fds open",
+                  v);
     ck_assert_msg(strstr(text, "# TYPE process_cpu_seconds_total counter\n"),
                   "no TYPE for process_cpu_seconds_total");
     ck_assert_double_eq(series(text, "folio_worker_up{worker=\"0\"}"), 1);
@@ -375,8 +378,9 @@ START_TEST(test_stopped_worker_series)
     double pid, idx, slot, oslot, v;
     int gone = 0, other_down = 0, saw_hung = 0, saw_down = 0, i;
 
-    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
-                                     "workers = 2\nworker_timeout = 2s\n",
+    ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "workers = 2\nworker_timeout = 2s\n",
                                NULL),
                      0);
     pid = e2e_server_stat(&srv, "workers", "#0", "pid", NULL);
@@ -385,14 +389,15 @@ START_TEST(test_stopped_worker_series)
     oslot = e2e_server_stat(&srv, "workers", "#1", "slot", NULL);
     ck_assert(pid > 0 && (idx == 0 || idx == 1) && slot >= 0 && oslot >= 0);
     snprintf(up, sizeof(up), "folio_worker_up{worker=\"%.0f\"}", idx);
-    snprintf(other, sizeof(other), "folio_worker_up{worker=\"%.0f\"}",
-             1 - idx);
-    snprintf(age, sizeof(age),
-             "folio_worker_heartbeat_age_seconds{worker=\"%.0f\",slot=\"%.0f\"}",
-             idx, slot);
-    snprintf(other_age, sizeof(other_age),
-             "folio_worker_heartbeat_age_seconds{worker=\"%.0f\",slot=\"%.0f\"}",
-             1 - idx, oslot);
+    snprintf(other, sizeof(other), "folio_worker_up{worker=\"%.0f\"}", 1 - idx);
+    snprintf(
+        age, sizeof(age),
+        "folio_worker_heartbeat_age_seconds{worker=\"%.0f\",slot=\"%.0f\"}",
+        idx, slot);
+    snprintf(
+        other_age, sizeof(other_age),
+        "folio_worker_heartbeat_age_seconds{worker=\"%.0f\",slot=\"%.0f\"}",
+        1 - idx, oslot);
     snprintf(hung, sizeof(hung),
              "folio_worker_state{worker=\"%.0f\",slot=\"%.0f\","
              "state=\"hung\"}",
@@ -449,8 +454,9 @@ START_TEST(test_stats_and_page_agree)
     char *text;
     double v;
 
-    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
-                                     "workers = 1\n",
+    ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "workers = 1\n",
                                NULL),
                      0);
     ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));

@@ -201,12 +201,12 @@ api(const char *path, json_t **root)
     ck_assert_msg(*root != NULL, "GET %s: %d, not JSON: %.300s", path, status,
                   body + 4);
     free(r);
-    ck_assert_msg(status == 200 &&
-                      strcmp(json_string_value(json_object_get(*root,
-                                                               "status")) ?: "",
-                             "success") == 0,
-                  "GET %s: %d %s", path, status,
-                  json_string_value(json_object_get(*root, "error")) ?: "");
+    ck_assert_msg(
+        status == 200 &&
+            strcmp(json_string_value(json_object_get(*root, "status")) ?: "",
+                   "success") == 0,
+        "GET %s: %d %s", path, status,
+        json_string_value(json_object_get(*root, "error")) ?: "");
     return json_object_get(*root, "data");
 }
 
@@ -305,7 +305,8 @@ wait_scrapes(int n)
         data = api(path, &root);
         v = json_array_get(json_object_get(data, "result"), 0);
         got = v != NULL ? atof(json_string_value(json_array_get(
-                              json_object_get(v, "value"), 1)) ?: "0")
+                                   json_object_get(v, "value"), 1))
+                                   ?: "0")
                         : 0;
         json_decref(root);
         if (got >= n)
@@ -334,8 +335,7 @@ check_rules(void)
             name = json_string_value(json_object_get(r, "name"));
             ck_assert_ptr_nonnull(name);
             if (health == NULL || strcmp(health, "ok") != 0) {
-                fprintf(stderr, "rule %s: health %s, %s\n", name,
-                        health ?: "?",
+                fprintf(stderr, "rule %s: health %s, %s\n", name, health ?: "?",
                         json_string_value(json_object_get(r, "lastError"))
                             ?: "");
                 bad++;
@@ -405,8 +405,9 @@ START_TEST(test_dashboard_under_load)
     }
     dash = json_load_file(DASHBOARD, 0, &jerr);
     ck_assert_msg(dash != NULL, "%s:%d: %s", DASHBOARD, jerr.line, jerr.text);
-    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n"
-                                     "workers = 2\n",
+    ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "workers = 2\n",
                                NULL),
                      0);
     start_prometheus();
@@ -451,8 +452,8 @@ START_TEST(test_dashboard_under_load)
                   srv.metrics);
 
     bad = check_panels(json_object_get(dash, "panels"), &nexpr);
-    fprintf(stderr, "%d panel queries evaluated, %d without a series\n",
-            nexpr, bad);
+    fprintf(stderr, "%d panel queries evaluated, %d without a series\n", nexpr,
+            bad);
     ck_assert_int_ge(nexpr, 40);
     ck_assert_msg(bad == 0, "%d of the dashboard's %d queries return nothing",
                   bad, nexpr);

@@ -103,8 +103,9 @@ START_TEST(test_html_in_chromium)
                   "-q");
     summary_requests = jnum(json_of(b), "requests");
     points = csv_points(csv, &answers);
-    fprintf(stderr, "%d points, %.0f answers in the CSV, %.0f in the "
-                    "summary\n",
+    fprintf(stderr,
+            "%d points, %.0f answers in the CSV, %.0f in the "
+            "summary\n",
             points, answers, summary_requests);
     ck_assert_msg(points >= 3 && points <= 5, "%d points for a 3 s run",
                   points);
@@ -112,12 +113,12 @@ START_TEST(test_html_in_chromium)
 
     /* Self-contained: nothing the page would fetch. */
     ck_assert_ptr_nonnull(page = e2e_read_file(html));
-    ck_assert_msg(strstr(page, "<link") == NULL && strstr(page, " src=") == NULL &&
-                      strstr(page, "url(") == NULL &&
-                      strstr(page, "@import") == NULL &&
-                      strstr(page, "fetch(") == NULL &&
-                      strstr(page, "XMLHttpRequest") == NULL,
-                  "the report would fetch something");
+    ck_assert_msg(
+        strstr(page, "<link") == NULL && strstr(page, " src=") == NULL &&
+            strstr(page, "url(") == NULL && strstr(page, "@import") == NULL &&
+            strstr(page, "fetch(") == NULL &&
+            strstr(page, "XMLHttpRequest") == NULL,
+        "the report would fetch something");
     ck_assert_ptr_nonnull(strstr(page, "<script type=\"application/json\" "
                                        "id=\"data-series\">"));
     free(page);
