@@ -28,6 +28,7 @@
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/check_run.h"
+#include "tests/comments_util.h"
 #include "tests/e2e_util.h"
 
 static struct e2e_server srv;
@@ -182,24 +183,16 @@ START_TEST(test_queue_time_at_16_in_flight)
 }
 END_TEST
 
+/* Comment i on a page of its own, its body body_len bytes: the code. */
 static int
 post(struct folio_client *c, int i, size_t body_len, struct folio_reply *r)
 {
     static char body[65536];
     char path[64];
-    msgpack_packer *pk;
 
     memset(body, 'a' + i % 26, sizeof(body));
     snprintf(path, sizeof(path), "/fill/%d", i);
-    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
-    msgpack_pack_map(pk, 3);
-    folio_pack_cstr(pk, "path");
-    folio_pack_cstr(pk, path);
-    folio_pack_cstr(pk, "author");
-    folio_pack_cstr(pk, "filler");
-    folio_pack_cstr(pk, "body");
-    folio_pack_str(pk, body, body_len);
-    if (folio_client_flush(c) != 0 || folio_client_reply(c, r) != 1)
+    if (e2e_comment_post(c, path, "filler", body, body_len, r) != 0)
         return -1;
     return r->code;
 }
