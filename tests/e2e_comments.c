@@ -158,6 +158,22 @@ START_TEST(test_post_list_delete)
     expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "non-negative int");
 
     n = e2e_comment_list(c, "fresh/", &v);
+#ifdef E2E_POSTGRES
+    {
+        /*
+         * The delete went through the admin socket, perhaps to another
+         * worker: c's worker drops its cached page when PostgreSQL's
+         * notification comes (folio-rpc(7): stale for that delay at most).
+         */
+        uint64_t end = e2e_now_ms() + 3000;
+
+        while (n == 2 && e2e_now_ms() < end) {
+            free(v);
+            usleep(1000); /* polling for the notification's effect */
+            n = e2e_comment_list(c, "fresh/", &v);
+        }
+    }
+#endif
     ck_assert_int_eq(n, 1);
     ck_assert_uint_eq(v[0].id, id2);
     free(v);
@@ -893,16 +909,25 @@ START_TEST(test_list_allocates_nothing)
             0);
         expect_code(&r, 0, NULL);
     }
-    /* warm up every connection, on whichever worker it landed */
-    for (j = 0; j < 2; j++) {
+    /*
+     * Warm up every connection, on whichever worker it landed, until a
+     * whole round allocates nothing: a steady state.  (On PostgreSQL the
+     * posts' notifications may reach a worker after its first lists,
+     * dropping the page it had cached: that refill allocates, once.)
+     */
+    before = -1;
+    for (j = 0; j < 50; j++) {
         for (k = 0; k < 4; k++)
             for (i = 0; i < 100; i++)
                 ck_assert_int_eq(
                     folio_client_call_str(c[k], "comments.list", "/zero", &r),
                     1);
         ck_assert_int_eq(e2e_stats(a, &r), 0);
+        after = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
+        if (j > 0 && after == before)
+            break;
+        before = after;
     }
-    before = e2e_stat_num(&r, "totals", "alloc_calls", NULL);
     for (j = 0; j < 2500; j++) {
         for (k = 0; k < 4; k++) {
             if (folio_client_call_str(c[k], "comments.list", "/zero", &r) !=

@@ -401,12 +401,16 @@ recycle_under_load(const char *pipeline)
     ck_assert(b.errors == 0);
     /*
      * A worker asks after 2000-2200 requests and serves on until its
-     * replacement is ready: never sooner, not much later.
+     * replacement is ready: never sooner, not much later.  How much later
+     * depends on how long a replacement takes to start: pipelined, under
+     * a sanitizer on a loaded machine, a worker serves thousands of
+     * requests meanwhile (82 recycles where 4x would have wanted 83 was
+     * seen): hence 10x.
      */
     recycles = stat_num("server", "recycles", NULL);
     fprintf(stderr, "pipeline %s: %.0f requests, %.0f workers recycled\n",
             pipeline, b.requests, recycles);
-    ck_assert_msg(recycles >= 2 && recycles >= b.requests / (4 * 2200) &&
+    ck_assert_msg(recycles >= 2 && recycles >= b.requests / (10 * 2200) &&
                       recycles <= b.requests / 2000 + 2,
                   "%.0f recycles for %.0f requests", recycles, b.requests);
     ck_assert(e2e_log_has(&srv, "requests: asking to be replaced"));
