@@ -10,14 +10,9 @@
  */
 #include "config.h"
 
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,34 +34,6 @@ struct peer {
 };
 
 static struct peer redis, memc;
-
-/* A TCP port the kernel says is free now. */
-static int
-free_port(void)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    if (fd != -1)
-        close(fd);
-    return port;
-}
-
-static int
-on_path(const char *prog)
-{
-    char cmd[256];
-
-    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
-    return system(cmd) == 0;
-}
 
 /* Ask `req`, wait for a reply starting with `want`: the server serves. */
 static int
@@ -99,18 +66,7 @@ answers(const char *addr, const char *req, const char *want, int timeout_ms)
 static int
 spawn(struct peer *p, const char *const argv[])
 {
-    p->pid = fork();
-    if (p->pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (devnull != -1) {
-            dup2(devnull, STDOUT_FILENO);
-            dup2(devnull, STDERR_FILENO);
-        }
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
+    p->pid = e2e_spawn(argv, NULL);
     snprintf(p->pid_text, sizeof(p->pid_text), "%ld", (long)p->pid);
     return p->pid > 0 ? 0 : -1;
 }
@@ -149,9 +105,9 @@ start_redis(void)
                     "127.0.0.1",    "--save", "",         "--appendonly",
                     "no",           "--daemonize", "no", NULL};
 
-    if (!on_path("redis-server"))
+    if (!e2e_have("redis-server"))
         return;
-    redis.port = free_port();
+    redis.port = e2e_free_port();
     snprintf(port, sizeof(port), "%d", redis.port);
     snprintf(redis.addr, sizeof(redis.addr), "127.0.0.1:%d", redis.port);
     if (spawn(&redis, argv) != 0 ||
@@ -166,9 +122,9 @@ start_memcached(void)
     const char *argv[] = {"memcached", "-l", "127.0.0.1", "-p", port, "-U", "0",
                     "-t", "2", "-u", "nobody", NULL};
 
-    if (!on_path("memcached"))
+    if (!e2e_have("memcached"))
         return;
-    memc.port = free_port();
+    memc.port = e2e_free_port();
     snprintf(port, sizeof(port), "%d", memc.port);
     snprintf(memc.addr, sizeof(memc.addr), "127.0.0.1:%d", memc.port);
     if (spawn(&memc, argv) != 0 ||

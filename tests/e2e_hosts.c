@@ -100,25 +100,6 @@ haproxy_bin(void)
     return NULL;
 }
 
-/* A loopback port nobody listens on now. */
-static int
-free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /*
  * dist/haproxy.cfg for this machine: its addresses, a log file, a stats
  * socket in our directory, no chroot or user; everything else as shipped.
@@ -280,7 +261,7 @@ hap_start(void)
     static int registered;
     char status[64];
     uint64_t deadline;
-    int port = free_port(), fd, i, up;
+    int port = e2e_free_port(), i, up;
 
     memset(&hap, 0, sizeof(hap));
     if (!registered) {
@@ -295,18 +276,12 @@ hap_start(void)
     snprintf(hap.addr, sizeof(hap.addr), "127.0.0.1:%d", port);
     ck_assert_int_gt(port, 0);
     ck_assert_int_eq(write_haproxy_cfg(port), 0);
-    hap.pid = fork();
-    ck_assert_int_ge(hap.pid, 0);
-    if (hap.pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if ((fd = open(hap.log, O_WRONLY | O_CREAT | O_APPEND, 0644)) >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        execl(haproxy_bin(), "haproxy", "-db", "-f", hap.cfg, (char *)NULL);
-        _exit(127);
+    {
+        const char *const argv[] = {haproxy_bin(), "-db", "-f", hap.cfg, NULL};
+
+        hap.pid = e2e_spawn(argv, hap.log);
     }
+    ck_assert_int_ge(hap.pid, 0);
     deadline = e2e_now_ms() + 15000;
     do {
         poll(NULL, 0, 50);

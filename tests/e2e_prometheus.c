@@ -40,18 +40,9 @@ static pid_t prom = -1;
 static char prom_addr[64];
 static char prom_dir[128];
 
-static int
-have(const char *tool)
-{
-    char cmd[128];
-
-    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
-    return system(cmd) == 0;
-}
-
 START_TEST(test_promtool_rules)
 {
-    if (!have("promtool")) {
+    if (!e2e_have("promtool")) {
         fprintf(stderr, "SKIP: promtool is not installed (Debian package "
                         "prometheus): the rules are not checked\n");
         return;
@@ -62,25 +53,6 @@ START_TEST(test_promtool_rules)
                   "promtool test rules failed");
 }
 END_TEST
-
-/* A free TCP port of 127.0.0.1 (for a program that cannot take 0). */
-static int
-free_port(void)
-{
-    struct sockaddr_in sin;
-    socklen_t len = sizeof(sin);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-    ck_assert_int_ge(fd, 0);
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
-    port = ntohs(sin.sin_port);
-    close(fd);
-    return port;
-}
 
 static void
 stop_prometheus(void)
@@ -134,22 +106,17 @@ start_prometheus(void)
              "      - targets: ['%s']\n",
              RULES, srv.metrics);
     ck_assert_int_eq(e2e_write_file(conf, text), 0);
-    snprintf(prom_addr, sizeof(prom_addr), "127.0.0.1:%d", free_port());
+    snprintf(prom_addr, sizeof(prom_addr), "127.0.0.1:%d", e2e_free_port());
     snprintf(listen, sizeof(listen), "--web.listen-address=%s", prom_addr);
     snprintf(text, sizeof(text), "--config.file=%s", conf);
-    prom = fork();
-    ck_assert_int_ge(prom, 0);
-    if (prom == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    {
+        const char *const argv[] = {"prometheus", text, data, listen,
+                                    "--log.level=warn",
+                                    "--storage.tsdb.retention.time=1h", NULL};
 
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execlp("prometheus", "prometheus", text, data, listen,
-               "--log.level=warn", "--storage.tsdb.retention.time=1h",
-               (char *)NULL);
-        _exit(127);
+        prom = e2e_spawn(argv, log);
     }
+    ck_assert_int_ge(prom, 0);
     deadline = e2e_now_ms() + 30000;
     while (e2e_now_ms() < deadline) {
         if ((r = e2e_http_get(prom_addr, "/-/ready", &status)) != NULL)
@@ -398,7 +365,7 @@ START_TEST(test_dashboard_under_load)
     size_t i;
     int nexpr = 0, bad, found = 0;
 
-    if (!have("prometheus")) {
+    if (!e2e_have("prometheus")) {
         fprintf(stderr, "SKIP: prometheus is not installed (Debian package "
                         "prometheus): the dashboard is not checked\n");
         return;

@@ -74,7 +74,7 @@ attr_of(const char *dom, const char *id, const char *attr)
 static int
 have_chromium(void)
 {
-    return system("command -v chromium >/dev/null 2>&1") == 0;
+    return e2e_have("chromium");
 }
 
 START_TEST(test_html_in_chromium)

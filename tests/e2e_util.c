@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
@@ -242,7 +244,7 @@ spawn(struct e2e_server *s, const char *const *args)
 {
     static int registered;
     const char *argv[64];
-    int i, n = 0, fd;
+    int i, n = 0;
 
     if (!registered) {
         atexit(kill_all);
@@ -256,23 +258,9 @@ spawn(struct e2e_server *s, const char *const *args)
         argv[n++] = args[i];
     argv[n] = NULL;
 
-    s->pid = fork();
-    if (s->pid == -1) {
+    if ((s->pid = e2e_spawn(argv, s->log)) == -1) {
         perror("fork");
         return -1;
-    }
-    if (s->pid == 0) {
-        /* Die with the test, even if it is killed. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        execv(argv[0], (char *const *)argv);
-        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
     }
     forget(s); /* a restart: listed once */
     for (i = 0; i < MAX_SERVERS; i++) {
@@ -728,4 +716,53 @@ e2e_stat_num(const struct folio_reply *r, ...)
     if (folio_mp_read_float(&c, &d) == 0)
         return d;
     return NAN;
+}
+
+pid_t
+e2e_spawn(const char *const argv[], const char *log)
+{
+    pid_t pid = fork();
+    int fd;
+
+    if (pid != 0)
+        return pid;
+    /* Die with the test, even if it is killed. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    fd = log != NULL ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)
+                     : open("/dev/null", O_WRONLY);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+int
+e2e_have(const char *prog)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof(cmd), "command -v '%s' >/dev/null 2>&1", prog);
+    return system(cmd) == 0;
+}
+
+int
+e2e_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
 }

@@ -156,6 +156,19 @@ uint64_t e2e_now_ms(void);
 /* e2e_rm_rf - remove a directory tree (best effort). */
 void e2e_rm_rf(const char *dir);
 
+/*
+ * e2e_spawn - run argv (argv[0] looked up on PATH) in a child that dies
+ * with the test (PR_SET_PDEATHSIG), its stdout and stderr appended to
+ * `log` (NULL: /dev/null).  Returns the pid, or -1.  The caller reaps it.
+ */
+pid_t e2e_spawn(const char *const argv[], const char *log);
+
+/* e2e_have - 1 if `prog` is a command on PATH. */
+int e2e_have(const char *prog);
+
+/* e2e_free_port - a loopback TCP port nobody listens on now, or -1. */
+int e2e_free_port(void);
+
 /* e2e_write_file - write a file (0 or -1). */
 int e2e_write_file(const char *path, const char *text);
 
