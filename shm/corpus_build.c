@@ -57,6 +57,7 @@ plcp_build(const uint8_t *t, const uint32_t *sa, uint32_t n, uint32_t *plcp)
     }
 }
 
+FOLIO_POPCNT
 int
 corpus_build_sa_h(struct folio_corpus *c, uint32_t *hc, char *err,
                   size_t errlen)
@@ -333,6 +334,7 @@ nomem:
     return -1;
 }
 
+FOLIO_POPCNT
 void
 corpus_fill_qbits(struct folio_corpus *c)
 {

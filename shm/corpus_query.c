@@ -277,6 +277,7 @@ search_bits(const struct folio_corpus *c, const uint64_t *bits, uint64_t offset,
     return out;
 }
 
+FOLIO_POPCNT
 int
 folio_corpus_search(const struct folio_corpus *c,
                     struct folio_corpus_scratch *s, const char *q, size_t len,
