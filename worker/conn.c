@@ -44,6 +44,7 @@
 #define READ_MIN 4096       /* read at least this much room */
 #define FREE_CONNS_KEPT 256 /* closed connections kept for reuse */
 #define ACCEPTS_PER_EVENT 16
+#define ACCEPT_DEFER_MS 1   /* a loaded worker leaves new connections to others */
 #define SHRINK_IDLE_MS 10000 /* quiet this long before buffers shrink */
 #define REFUSED_LOG_MS 10000 /* one line per interval: out of descriptors */
 #define OTHER_FDS 64         /* listeners, channel, stores, log... */
@@ -70,6 +71,7 @@
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
 static void on_run(evutil_socket_t fd, short what, void *arg);
+static void on_accept_back(evutil_socket_t fd, short what, void *arg);
 
 static const struct timeval zero_tv = {0, 0};
 
@@ -374,12 +376,33 @@ spare_refill(struct folio_worker *w)
         w->spare[w->nspare++] = fd;
 }
 
+/* Off the turn's queue, if on it. */
+static void
+turn_remove(struct folio_conn *c)
+{
+    struct folio_worker *w = c->w;
+
+    if (!(c->flags & CONN_TURN))
+        return;
+    if (c->tprev != NULL)
+        c->tprev->tnext = c->tnext;
+    else
+        w->turnq = c->tnext;
+    if (c->tnext != NULL)
+        c->tnext->tprev = c->tprev;
+    else
+        w->turnq_tail = c->tprev;
+    c->tprev = c->tnext = NULL;
+    c->flags &= ~CONN_TURN;
+}
+
 static void
 conn_unlink(struct folio_worker *w, struct folio_conn *c)
 {
     event_del(&c->ev_read);
     event_del(&c->ev_write);
     unqueue(c);
+    turn_remove(c);
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
@@ -459,6 +482,7 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     c->out_want = 0;
     c->heavy = 0;
     c->qprev = c->qnext = NULL;
+    c->tprev = c->tnext = NULL;
     /* Its peer, once, for the watchdog's and the slow log's lines. */
     if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
         folio_addr_pack((struct sockaddr *)&ss, sl, c->peer);
@@ -866,14 +890,47 @@ read_some(struct folio_conn *c)
     return -1;
 }
 
+/*
+ * Bytes came: answer them now, write the replies at the turn's end.  A
+ * turn reads every connection epoll reported before it writes any reply,
+ * so that the clients woken by the replies (on this machine, competing
+ * with the worker for the CPU) find it done with its reads: the replies
+ * of one turn leave together, and the worker is not preempted halfway
+ * through the connections that are ready.  Measured at 50 connections,
+ * one request each: the worker was preempted 0.13 times a request (15,000
+ * times a second) writing each reply as soon as it was packed.
+ */
 static void
 on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_conn *c = arg;
+    struct folio_worker *w = c->w;
 
     if (fd != -1 && read_some(c) < 0)
         return;
-    run(c);
+    process(c);
+    if (c->flags & (CONN_TURN | CONN_HELD))
+        return; /* already queued; or its reply comes with the release */
+    /* Last in the queue: the replies go out in the order of the reads. */
+    c->flags |= CONN_TURN;
+    c->tnext = NULL;
+    c->tprev = w->turnq_tail;
+    if (w->turnq_tail != NULL)
+        w->turnq_tail->tnext = c;
+    else
+        w->turnq = c;
+    w->turnq_tail = c;
+}
+
+void
+folio_conn_turn_end(struct folio_worker *w)
+{
+    struct folio_conn *c;
+
+    while ((c = w->turnq) != NULL) {
+        turn_remove(c);
+        run(c);
+    }
 }
 
 static void
@@ -1007,7 +1064,8 @@ folio_conn_setup(struct folio_worker *w)
      */
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
-    if ((w->ev_run = evtimer_new(w->base, on_run, w)) == NULL)
+    if ((w->ev_run = evtimer_new(w->base, on_run, w)) == NULL ||
+        (w->ev_accept = evtimer_new(w->base, on_accept_back, w)) == NULL)
         folio_fatalx("cannot set up the worker's run queue");
 }
 
@@ -1118,6 +1176,76 @@ accept_spare(struct folio_worker *w, struct folio_lsn *l)
     return 0;
 }
 
+/*
+ * Accepting in balance.  Every worker watches the one listening socket and
+ * every one is woken by a new connection; the first awake takes it, and up
+ * to ACCEPTS_PER_EVENT more, so a burst of connects landed 17/34, 42/9 on
+ * two workers and the busier one's queue made the tail.  A worker holding
+ * more connections than the least loaded other worker that accepts (by
+ * one, and an eighth of that one's count) leaves new connections to it:
+ * like nginx's ngx_accept_disabled, against the peers' counts in the
+ * stats region rather than a fraction of worker_connections.  It stops
+ * watching its public listeners for ACCEPT_DEFER_MS, then takes one
+ * connection whatever the balance, so a stalled peer delays accepts by
+ * that much and never stops them.  SO_REUSEPORT would balance by a hash,
+ * no better for 50 connections, and drops what waits in a closed
+ * socket's queue at every recycle and reload; EPOLLEXCLUSIVE wakes the
+ * same worker again and again.
+ */
+static int
+accept_ahead(const struct folio_worker *w)
+{
+    const struct folio_worker_slot *s;
+    uint32_t least = UINT32_MAX, n;
+    unsigned i, nslots;
+
+    if (w->args->stats == NULL)
+        return 0;
+    nslots = folio_stats_nslots(w->args->stats);
+    for (i = 0; i < nslots; i++) {
+        s = folio_stats_slot(w->args->stats, i);
+        if (s == w->slot || atomic_load_explicit(&s->ws_state,
+                                                 memory_order_relaxed) !=
+                                FOLIO_WS_READY ||
+            atomic_load_explicit(&s->ws_mstate, memory_order_relaxed) ==
+                FOLIO_WS_HUNG)
+            continue;
+        n = (uint32_t)folio_stat_get(&s->ws_conns_open);
+        if (n < least)
+            least = n;
+    }
+    return least != UINT32_MAX && w->nconns > least + 1 + least / 8;
+}
+
+/* Leave the public listeners to the others for ACCEPT_DEFER_MS. */
+static void
+accept_defer(struct folio_worker *w)
+{
+    static const struct timeval tv = {0, ACCEPT_DEFER_MS * 1000};
+    int i;
+
+    for (i = 0; i < w->nlsn; i++)
+        if (!(w->lsn[i].flags & CONN_ADMIN) && w->lsn[i].ev != NULL)
+            event_del(w->lsn[i].ev);
+    w->accept_deferred = 1;
+    evtimer_add(w->ev_accept, &tv);
+}
+
+static void
+on_accept_back(evutil_socket_t fd, short what, void *arg)
+{
+    struct folio_worker *w = arg;
+    int i;
+
+    w->accept_deferred = 0;
+    if (w->stopping || w->retiring || w->accept_paused)
+        return; /* no accepting, or the tick resumes it */
+    w->accept_force = 1;
+    for (i = 0; i < w->nlsn; i++)
+        if (w->lsn[i].ev != NULL)
+            event_add(w->lsn[i].ev, NULL);
+}
+
 void
 folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1126,6 +1254,14 @@ folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg)
     int cfd, i, r, one = 1;
 
     for (i = 0; i < ACCEPTS_PER_EVENT; i++) {
+        if (!(l->flags & CONN_ADMIN) && !w->accept_deferred) {
+            if (w->accept_force)
+                w->accept_force = 0; /* this one, whatever the balance */
+            else if (accept_ahead(w)) {
+                accept_defer(w);
+                return;
+            }
+        }
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd == -1) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -1222,5 +1358,9 @@ folio_conn_free_all(struct folio_worker *w)
     if (w->ev_run != NULL) {
         event_free(w->ev_run);
         w->ev_run = NULL;
+    }
+    if (w->ev_accept != NULL) {
+        event_free(w->ev_accept);
+        w->ev_accept = NULL;
     }
 }

@@ -44,6 +44,8 @@
                                  in its share of a later loop turn */
 #define CONN_OUT_WAIT 0x200   /* its next reply waits for room under
                                  max_output_total (on w->waitq) */
+#define CONN_TURN 0x400       /* read this turn: its replies go out at the
+                                 turn's end (on w->turnq) */
 /* Its requests wait: nothing is read or dispatched until it clears. */
 #define CONN_WAITING                                                           \
     (CONN_READ_PAUSED | CONN_HELD | CONN_YIELDED | CONN_OUT_WAIT)
@@ -71,6 +73,7 @@ struct folio_conn {
     int heavy;             /* its last message took HEAVY_NS or more */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
     struct folio_conn *qprev, *qnext; /* w->waitq or w->runq, if on one */
+    struct folio_conn *tprev, *tnext; /* w->turnq, if CONN_TURN */
 };
 
 /* A queue of connections, first in first out (through qprev, qnext). */
@@ -101,6 +104,15 @@ struct folio_worker {
     struct folio_lsn lsn[FOLIO_MAX_LISTEN + 1];
     int nlsn;
     int accept_paused;           /* EMFILE: listeners off for a moment */
+    /*
+     * Accepting in balance (conn.c): the public listeners are off for
+     * ACCEPT_DEFER_MS while this worker leaves new connections to less
+     * loaded ones (accept_deferred), then it takes one whatever the
+     * balance (accept_force), so that a stalled peer never stops accepts.
+     */
+    int accept_deferred;
+    int accept_force;
+    struct event *ev_accept;
     struct event *ev_chan;
     struct event *ev_tick;       /* housekeeping and heartbeat, every 100 ms */
     struct event *ev_settle;     /* a connection closed while draining */
@@ -129,6 +141,12 @@ struct folio_worker {
     struct folio_conn_q runq;
     struct event *ev_run;
     struct folio_conn *running; /* whose share ev_run is running */
+    /*
+     * The connections read in this turn of the loop: their replies are
+     * written once, at the turn's end (folio_conn_turn_end), as Redis
+     * writes its pending replies before it sleeps.
+     */
+    struct folio_conn *turnq, *turnq_tail;
     uint64_t call_ns;            /* the last call's time (stats on) */
     /*
      * Descriptors held open (on /dev/null) for when the process runs out
@@ -184,6 +202,13 @@ void folio_conn_drain(struct folio_conn *c);
  * open the spare descriptors.
  */
 void folio_conn_setup(struct folio_worker *w);
+
+/*
+ * folio_conn_turn_end - the end of a turn of the loop, before it sleeps
+ * again: write the replies of every connection read in the turn, one
+ * send per connection (the loop, worker.c, calls it).
+ */
+void folio_conn_turn_end(struct folio_worker *w);
 
 /* folio_conn_accept_cb - libevent callback of a listening socket (arg: lsn). */
 void folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg);

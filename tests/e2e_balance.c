@@ -1,0 +1,169 @@
+/*
+ * e2e_balance.c - new connections spread across the workers: a burst of
+ * connects to a two-worker foliod lands about half on each (it landed
+ * 17/34 and 42/9 when the first worker awake took 16 at a time), and a
+ * stalled worker (SIGSTOP) delays the other's accepts by a moment but
+ * never stops them.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/client.h"
+#include "tests/check_run.h"
+#include "tests/e2e_util.h"
+
+#define BURST 64
+
+static struct e2e_server srv;
+
+/* A plain TCP connection to the server, or -1. */
+static int
+dial(void)
+{
+    struct sockaddr_in sin;
+    const char *colon = strrchr(srv.addr, ':');
+    int fd;
+
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)atoi(colon + 1));
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The open connections of worker slot k, by server.stats. */
+static double
+conns_of(struct folio_client *admin, int k)
+{
+    struct folio_reply r;
+    char key[8];
+
+    snprintf(key, sizeof(key), "#%d", k);
+    ck_assert_int_eq(e2e_stats(admin, &r), 0);
+    return e2e_stat_num(&r, "workers", key, "conns_open", NULL);
+}
+
+/* Wait until the workers hold `want` connections in all; the two counts. */
+static void
+wait_open(struct folio_client *admin, double want, double *a, double *b)
+{
+    uint64_t deadline = e2e_now_ms() + (uint64_t)e2e_bound_ms(5000, 20000);
+
+    for (;;) {
+        *a = conns_of(admin, 0);
+        *b = conns_of(admin, 1);
+        if (*a + *b >= want)
+            return;
+        ck_assert_msg(e2e_now_ms() < deadline,
+                      "%.0f + %.0f connections open, expected %.0f", *a, *b,
+                      want);
+        poll(NULL, 0, 5);
+    }
+}
+
+START_TEST(test_burst_balanced)
+{
+    struct folio_client *admin;
+    int fds[BURST], i, round;
+    double a, b;
+
+    ck_assert(e2e_start(&srv, "workers = 2\n", NULL) == 0);
+    ck_assert((admin = e2e_connect_admin(&srv)) != NULL);
+    /* Three bursts: one balanced split could be luck. */
+    for (round = 0; round < 3; round++) {
+        for (i = 0; i < BURST; i++)
+            ck_assert((fds[i] = dial()) != -1);
+        /* The admin connection is one of them, on one worker. */
+        wait_open(admin, BURST + 1, &a, &b);
+        ck_assert_msg(fabs(a - b) <= 10,
+                      "round %d: %.0f and %.0f connections (one is the "
+                      "admin's): not balanced",
+                      round, a, b);
+        for (i = 0; i < BURST; i++)
+            close(fds[i]);
+        wait_open(admin, 0, &a, &b);
+        while (a + b > 1) {
+            poll(NULL, 0, 5);
+            a = conns_of(admin, 0);
+            b = conns_of(admin, 1);
+        }
+    }
+    folio_client_close(admin);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+START_TEST(test_stalled_peer_accepts_go_on)
+{
+    struct folio_client *admin, *c[24];
+    pid_t pids[4];
+    int i, n;
+
+    ck_assert(e2e_start(&srv, "workers = 2\nworker_timeout = 0\n", NULL) == 0);
+    ck_assert((admin = e2e_connect_admin(&srv)) != NULL);
+    ck_assert_int_eq(e2e_workers(&srv, pids, 4), 2);
+    /* Whichever serves the admin connection stays; stop the other. */
+    {
+        struct folio_reply r;
+        double served_by;
+
+        ck_assert_int_eq(e2e_stats(admin, &r), 0);
+        served_by = e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) > 0
+                        ? e2e_stat_num(&r, "workers", "#1", "pid", NULL)
+                        : e2e_stat_num(&r, "workers", "#0", "pid", NULL);
+        ck_assert(!isnan(served_by));
+        ck_assert_int_eq(kill((pid_t)served_by, SIGSTOP), 0);
+        /*
+         * The stopped one has no connection: the other is ahead of it at
+         * once, and must take every new connection all the same.
+         */
+        n = (int)(sizeof(c) / sizeof(c[0]));
+        for (i = 0; i < n; i++) {
+            ck_assert((c[i] = e2e_connect(&srv)) != NULL);
+            ck_assert_msg(e2e_ping(c[i]) == 0, "connection %d unanswered", i);
+        }
+        for (i = 0; i < n; i++)
+            folio_client_close(c[i]);
+        ck_assert_int_eq(kill((pid_t)served_by, SIGCONT), 0);
+    }
+    folio_client_close(admin);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+static Suite *
+balance_suite(void)
+{
+    Suite *s = suite_create("e2e_balance");
+    TCase *tc = tcase_create("accept");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_burst_balanced);
+    tcase_add_test(tc, test_stalled_peer_accepts_go_on);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return folio_check_run(balance_suite());
+}
