@@ -14,11 +14,13 @@
 
 BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/folio-bench.XXXXXX")
 FOLIOD_PID=""
+BEFORE_PID=""
 REDIS_PID=""
 MEMCACHED_PID=""
 
 bench_cleanup() {
     [ -n "$FOLIOD_PID" ] && kill "$FOLIOD_PID" 2>/dev/null && wait "$FOLIOD_PID" 2>/dev/null
+    [ -n "$BEFORE_PID" ] && kill "$BEFORE_PID" 2>/dev/null && wait "$BEFORE_PID" 2>/dev/null
     [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
     [ -n "$MEMCACHED_PID" ] && kill "$MEMCACHED_PID" 2>/dev/null && wait "$MEMCACHED_PID" 2>/dev/null
     rm -rf "$BENCH_TMP"
@@ -40,18 +42,38 @@ wait_for() {
     done
 }
 
+# SERVER_WRAP and CLIENT_WRAP prefix the servers' and folio-bench's
+# command lines (e.g. "taskset -c 0" and "taskset -c 1": bench/ping.sh's
+# PIN).
+#
 # start_foliod [foliod options...]: FOLIO_PORT, FOLIOD_PID, FOLIO_ADMIN set.
 start_foliod() {
     FOLIO_ADMIN="$BENCH_TMP/admin.sock"
     rm -f "$BENCH_TMP/ready"
     # shellcheck disable=SC2086
-    ${FOLIOD_WRAP:-} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
+    ${FOLIOD_WRAP:-${SERVER_WRAP:-}} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
         --data-dir "$BENCH_TMP/data" --metrics-listen off \
         --ready-file "$BENCH_TMP/ready" --log-level warn "$@" \
         2>>"$BENCH_TMP/foliod.log" &
     FOLIOD_PID=$!
     wait_for "$BENCH_TMP/ready" || return 1
     FOLIO_PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$BENCH_TMP/ready" | head -n 1)
+}
+
+# start_before [foliod options...]: when $FOLIOD_BEFORE names another
+# foliod binary (an older build), start it too, beside the first, so that
+# a script runs the two interleaved: BEFORE_PORT, BEFORE_PID set.
+start_before() {
+    [ -n "${FOLIOD_BEFORE:-}" ] || return 0
+    _pid=$FOLIOD_PID _port=$FOLIO_PORT _admin=$FOLIO_ADMIN _bin=$FOLIOD
+    FOLIOD=$FOLIOD_BEFORE
+    mkdir -p "$BENCH_TMP/before"
+    _tmp=$BENCH_TMP
+    BENCH_TMP=$BENCH_TMP/before
+    start_foliod "$@"
+    BEFORE_PID=$FOLIOD_PID BEFORE_PORT=$FOLIO_PORT
+    BENCH_TMP=$_tmp FOLIOD=$_bin
+    FOLIOD_PID=$_pid FOLIO_PORT=$_port FOLIO_ADMIN=$_admin
 }
 
 stop_foliod() {
@@ -62,7 +84,7 @@ stop_foliod() {
 # start_redis: REDIS_PORT, REDIS_PID set.
 start_redis() {
     REDIS_PORT=$(free_port)
-    "$REDIS_SERVER" --port "$REDIS_PORT" --save "" --appendonly no \
+    ${SERVER_WRAP:-} "$REDIS_SERVER" --port "$REDIS_PORT" --save "" --appendonly no \
         --daemonize no --logfile "$BENCH_TMP/redis.log" &
     REDIS_PID=$!
     i=0
@@ -82,7 +104,7 @@ stop_redis() {
 # threads by default (-t 2: one per core here, as foliod's workers).
 start_memcached() {
     MEMCACHED_PORT=$(free_port)
-    "${MEMCACHED:-memcached}" -l 127.0.0.1 -p "$MEMCACHED_PORT" -U 0 -u nobody \
+    ${SERVER_WRAP:-} "${MEMCACHED:-memcached}" -l 127.0.0.1 -p "$MEMCACHED_PORT" -U 0 -u nobody \
         -t "${MEMCACHED_THREADS:-2}" "$@" &
     MEMCACHED_PID=$!
     i=0
@@ -105,7 +127,8 @@ stop_memcached() {
 fb() {
     _o=$1
     shift
-    cpu_of "$_o" "$FOLIO_BENCH" -q --json "$@"
+    # shellcheck disable=SC2086
+    cpu_of "$_o" ${CLIENT_WRAP:-} "$FOLIO_BENCH" -q --json "$@"
 }
 
 # fb_fields OUT.json: "rps p50_us p99_us server_cpu_us_per_req" of a run.

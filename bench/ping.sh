@@ -4,21 +4,44 @@
 # memcached -t 2 (version), interleaved run by run, at 1, 50 and 240
 # connections with one request in flight and at 50 with 16; throughput,
 # p99, and the server's CPU per request (every thread's run time, from
-# /proc/PID/task/*/schedstat).  redis-benchmark's figure for Redis is
+# /proc/PID/task/*/schedstat); one send(2) per request (--send-each),
+# as callers sharing a connection would.  redis-benchmark's figure for Redis is
 # beside, as a second opinion from another client.
 # Usage: BUILDDIR=build sh bench/ping.sh [SECONDS] [RUNS]
 # Prints a markdown table for BENCHMARKS.md; each figure is the median of
 # RUNS; the ratios are of the medians.  FOLIOD_ARGS adds foliod options
-# (default --workers auto); SETTINGS replaces "CONNS:DEPTH ...".
+# (default --workers auto); SETTINGS replaces "CONNS:DEPTH ...";
+# FOLIOD_BEFORE=path/to/older/foliod adds it as a fourth server (its own
+# column), interleaved with the others: a change's before and after
+# (FOLIOD_BEFORE_ARGS: its own options, e.g. another --workers; BEFORE_NAME
+# its name in the tables).  PIN=SERVER_CPUS:CLIENT_CPUS (e.g. 0:1) runs
+# every server on the first CPUs and folio-bench on the others (taskset),
+# with one foliod worker and one memcached thread per server CPU: each
+# server's own figures, without the load generator taking its CPU.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 SECS=${1:-${BENCH_SECS:-5}}
 RUNS=${2:-${BENCH_RUNS:-3}}
 SETTINGS=${SETTINGS:-1:1 50:1 240:1 50:16}
+BEFORE_NAME=${BEFORE_NAME:-before}
+if [ -n "${PIN:-}" ]; then
+    # shellcheck disable=SC2034 # read by lib.sh
+    SERVER_WRAP="taskset -c ${PIN%%:*}"
+    # shellcheck disable=SC2034
+    CLIENT_WRAP="taskset -c ${PIN##*:}"
+    ncpu=$(taskset -c "${PIN%%:*}" nproc)
+    FOLIOD_ARGS=${FOLIOD_ARGS:---workers $ncpu}
+    MEMCACHED_THREADS=$ncpu
+    echo "ping.sh: servers on CPUs ${PIN%%:*} ($ncpu), folio-bench on ${PIN##*:}" >&2
+fi
 
 # shellcheck disable=SC2086
 start_foliod ${FOLIOD_ARGS:---workers auto}
+# shellcheck disable=SC2086
+start_before ${FOLIOD_BEFORE_ARGS:-${FOLIOD_ARGS:---workers auto}}
+SERVERS="foliod redis memcached"
+[ -n "$BEFORE_PID" ] && SERVERS="before $SERVERS"
 start_redis
 start_memcached
 
@@ -26,13 +49,14 @@ start_memcached
 one() {
     case $1 in
     foliod) set -- "$@" -H "127.0.0.1:$FOLIO_PORT" --server-pid "$FOLIOD_PID" ;;
+    before) set -- "$@" -H "127.0.0.1:$BEFORE_PORT" --server-pid "$BEFORE_PID" ;;
     redis) set -- "$@" --proto resp -H "127.0.0.1:$REDIS_PORT" --server-pid "$REDIS_PID" ;;
     memcached) set -- "$@" --proto memcache -H "127.0.0.1:$MEMCACHED_PORT" --server-pid "$MEMCACHED_PID" ;;
     esac
     _f="$BENCH_TMP/$1-$2-$3"
     _who=$1 _c=$2 _p=$3
     shift 3
-    fb "$BENCH_TMP/run.json" -c "$_c" -P "$_p" -d "$SECS" --warmup 0.5 "$@" >/dev/null
+    fb "$BENCH_TMP/run.json" -c "$_c" -P "$_p" --send-each -d "$SECS" --warmup 0.5 "$@" >/dev/null
     fb_fields "$BENCH_TMP/run.json" >>"$_f"
     echo "ping.sh: $_who c=$_c P=$_p: $(tail -n 1 "$_f")" >&2
 }
@@ -46,7 +70,7 @@ for _ in $(seq "$RUNS"); do
     for s in $SETTINGS; do
         c=${s%%:*}
         p=${s##*:}
-        for who in foliod redis memcached; do
+        for who in $SERVERS; do
             one "$who" "$c" "$p"
         done
         # The second opinion: redis-benchmark, its own client.
@@ -73,3 +97,17 @@ for s in $SETTINGS; do
         "$(col "$f" 4)" "$(col "$r" 4)" "$(col "$mc" 4)" \
         "$(median <"$BENCH_TMP/rb-$c-$p")"
 done
+if [ -n "$BEFORE_PID" ]; then
+    echo
+    echo "| conns | in flight | $BEFORE_NAME req/s | foliod req/s | foliod / $BEFORE_NAME | p99 us $BEFORE_NAME / foliod | server CPU us/req $BEFORE_NAME / foliod |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|"
+    for s in $SETTINGS; do
+        c=${s%%:*}
+        p=${s##*:}
+        f="$BENCH_TMP/foliod-$c-$p" b="$BENCH_TMP/before-$c-$p"
+        printf '| %s | %s | %.0f | %.0f | %.2f | %.0f / %.0f | %.2f / %.2f |\n' \
+            "$c" "$p" "$(col "$b" 1)" "$(col "$f" 1)" \
+            "$(echo "$(col "$f" 1) $(col "$b" 1)" | awk '{print ($2 > 0) ? $1 / $2 : 0}')" \
+            "$(col "$b" 3)" "$(col "$f" 3)" "$(col "$b" 4)" "$(col "$f" 4)"
+    done
+fi
