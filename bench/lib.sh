@@ -71,6 +71,7 @@ start_before() {
     _tmp=$BENCH_TMP
     BENCH_TMP=$BENCH_TMP/before
     start_foliod "$@"
+    # shellcheck disable=SC2034 # read by the scripts
     BEFORE_PID=$FOLIOD_PID BEFORE_PORT=$FOLIO_PORT
     BENCH_TMP=$_tmp FOLIOD=$_bin
     FOLIOD_PID=$_pid FOLIO_PORT=$_port FOLIO_ADMIN=$_admin

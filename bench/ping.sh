@@ -32,6 +32,7 @@ if [ -n "${PIN:-}" ]; then
     CLIENT_WRAP="taskset -c ${PIN##*:}"
     ncpu=$(taskset -c "${PIN%%:*}" nproc)
     FOLIOD_ARGS=${FOLIOD_ARGS:---workers $ncpu}
+    # shellcheck disable=SC2034
     MEMCACHED_THREADS=$ncpu
     echo "ping.sh: servers on CPUs ${PIN%%:*} ($ncpu), folio-bench on ${PIN##*:}" >&2
 fi
