@@ -538,7 +538,6 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
             progress = 1;
         }
         event_base_loop(w->base, EVLOOP_NONBLOCK);
-        folio_conn_turn_end(w); /* as the worker's loop does */
         /* A slow reader reads only when it cannot send. */
         if (!slow_reader || off >= len || !progress) {
             int r = drain(sv[1], &rep);

@@ -911,6 +911,15 @@ on_read(evutil_socket_t fd, short what, void *arg)
     process(c);
     if (c->flags & (CONN_TURN | CONN_HELD))
         return; /* already queued; or its reply comes with the release */
+    if (w->turnq == NULL) {
+        /* Nothing else in this turn (one connection, say): write now. */
+        if (w->ev_turn == NULL ||
+            event_base_get_num_events(w->base, EVENT_BASE_COUNT_ACTIVE) == 0) {
+            run(c);
+            return;
+        }
+        event_active(w->ev_turn, EV_TIMEOUT, 1);
+    }
     /* Last in the queue: the replies go out in the order of the reads. */
     c->flags |= CONN_TURN;
     c->tnext = NULL;
@@ -920,6 +929,12 @@ on_read(evutil_socket_t fd, short what, void *arg)
     else
         w->turnq = c;
     w->turnq_tail = c;
+}
+
+static void
+on_turn_end(evutil_socket_t fd, short what, void *arg)
+{
+    folio_conn_turn_end(arg);
 }
 
 void
@@ -1065,7 +1080,8 @@ folio_conn_setup(struct folio_worker *w)
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
     if ((w->ev_run = evtimer_new(w->base, on_run, w)) == NULL ||
-        (w->ev_accept = evtimer_new(w->base, on_accept_back, w)) == NULL)
+        (w->ev_accept = evtimer_new(w->base, on_accept_back, w)) == NULL ||
+        (w->ev_turn = event_new(w->base, -1, 0, on_turn_end, w)) == NULL)
         folio_fatalx("cannot set up the worker's run queue");
 }
 
@@ -1362,5 +1378,9 @@ folio_conn_free_all(struct folio_worker *w)
     if (w->ev_accept != NULL) {
         event_free(w->ev_accept);
         w->ev_accept = NULL;
+    }
+    if (w->ev_turn != NULL) {
+        event_free(w->ev_turn);
+        w->ev_turn = NULL;
     }
 }

@@ -541,16 +541,8 @@ folio_worker_main(const struct folio_worker_args *a)
     if (folio_chan_send(a->chan_fd, FOLIO_CHAN_READY, 0, 0, NULL, 0, -1) != 0)
         folio_log_warn("telling the master we are ready");
 
-    /*
-     * The loop, one turn at a time: after each, the replies of the
-     * connections it read go out (folio_conn_turn_end), before the next
-     * turn sleeps.
-     */
-    do {
-        rc = event_base_loop(w->base, EVLOOP_ONCE);
-        folio_conn_turn_end(w);
-    } while (rc == 0 && !event_base_got_break(w->base) &&
-             !event_base_got_exit(w->base));
+    rc = event_base_dispatch(w->base);
+    folio_conn_turn_end(w); /* a loopbreak may have cut the last turn short */
     if (rc < 0)
         folio_log_errorx("event loop failed");
     if (w->retiring)

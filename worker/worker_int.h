@@ -143,10 +143,13 @@ struct folio_worker {
     struct folio_conn *running; /* whose share ev_run is running */
     /*
      * The connections read in this turn of the loop: their replies are
-     * written once, at the turn's end (folio_conn_turn_end), as Redis
-     * writes its pending replies before it sleeps.
+     * written once, at the turn's end, as Redis writes its pending
+     * replies before it sleeps.  ev_turn, made active when the first is
+     * queued, runs after every callback libevent already has for the
+     * turn (the active queue is first in, first out), before it polls.
      */
     struct folio_conn *turnq, *turnq_tail;
+    struct event *ev_turn;
     uint64_t call_ns;            /* the last call's time (stats on) */
     /*
      * Descriptors held open (on /dev/null) for when the process runs out
@@ -204,9 +207,9 @@ void folio_conn_drain(struct folio_conn *c);
 void folio_conn_setup(struct folio_worker *w);
 
 /*
- * folio_conn_turn_end - the end of a turn of the loop, before it sleeps
- * again: write the replies of every connection read in the turn, one
- * send per connection (the loop, worker.c, calls it).
+ * folio_conn_turn_end - write the replies of every connection read in
+ * the turn, one send per connection: ev_turn's work, and the loop's
+ * (worker.c) once it has ended, for a turn that a loopbreak cut short.
  */
 void folio_conn_turn_end(struct folio_worker *w);
 
