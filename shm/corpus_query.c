@@ -193,6 +193,7 @@ radix_sort(struct folio_corpus_scratch *s, uint32_t *a, uint32_t m,
 }
 
 /* The lines of sa range [l, r), sorted, distinct; skip, take. */
+FOLIO_POPCNT
 static uint32_t
 search_gather(const struct folio_corpus *c, struct folio_corpus_scratch *s,
               uint32_t l, uint32_t r, uint64_t offset, uint32_t want,
@@ -214,6 +215,7 @@ search_gather(const struct folio_corpus *c, struct folio_corpus_scratch *s,
 }
 
 /* The same by scanning the lowercased text from its start. */
+FOLIO_POPCNT
 static uint32_t
 search_scan(const struct folio_corpus *c, const uint8_t *q, uint32_t len,
             uint64_t offset, uint32_t want, uint32_t *ids)
@@ -255,6 +257,7 @@ range_bits(const struct folio_corpus *c, uint32_t l, uint32_t r)
 }
 
 /* The same from the query's line bitmap: skip `offset` set bits, take. */
+FOLIO_POPCNT
 static uint32_t
 search_bits(const struct folio_corpus *c, const uint64_t *bits, uint64_t offset,
             uint32_t want, uint32_t *ids)
