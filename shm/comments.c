@@ -820,6 +820,17 @@ rtxn_renew(struct folio_comments *cs)
     }
 }
 
+uint64_t
+folio_comments_version(struct folio_comments *cs)
+{
+    MDB_envinfo info;
+
+    if (cs == NULL || cs->env == NULL || cs->broken ||
+        mdb_env_info(cs->env, &info) != 0)
+        return 0;
+    return ((uint64_t)cs->reopens << 48) ^ (uint64_t)info.me_last_txnid;
+}
+
 int
 folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
                     struct folio_buf *out, size_t max_bytes, uint32_t *count,

@@ -143,6 +143,17 @@ int folio_comments_post_batch(struct folio_comments *cs,
                               uint64_t *first, char *err, size_t errlen);
 
 /*
+ * folio_comments_version - what names the store's contents now: the id
+ * of its last committed transaction (by any process), mixed with how
+ * often this handle reopened the store; 0 when it cannot tell (closed,
+ * broken).  Equal non-zero versions saw the same comments, so a list
+ * taken while the version was v may be served again while it still is
+ * (a list read after v may be newer than v, never older).  No lock, no
+ * transaction: LMDB's meta page, from the map.
+ */
+uint64_t folio_comments_version(struct folio_comments *cs);
+
+/*
  * folio_comments_list - append to `out` a msgpack array of the comments of
  * page `path` (normalized as by post), oldest first: the stored bytes
  * copied as they are, behind a 5-byte array header (0x90 for an empty

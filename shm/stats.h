@@ -104,13 +104,14 @@
       "CPU time in the kernel.")                                               \
     X(comments_cache_hits, "comments_cache_hits", FOLIO_SK_COUNTER,            \
       FOLIO_SU_ONE, "comments_cache_hits_total", NULL, "",                     \
-      "comments.list answered from the page cache (postgres backend).")       \
+      "comments.list answered from the worker's page cache.")       \
     X(comments_cache_misses, "comments_cache_misses", FOLIO_SK_COUNTER,        \
       FOLIO_SU_ONE, "comments_cache_misses_total", NULL, "",                   \
-      "comments.list asked of the database (postgres backend).")               \
+      "comments.list asked of the store (not in the page cache).")               \
     X(comments_cache_invalidations, "comments_cache_invalidations",            \
       FOLIO_SK_COUNTER, FOLIO_SU_ONE, "comments_cache_invalidations_total",    \
-      NULL, "", "Cached pages dropped on a notification from PostgreSQL.")     \
+      NULL, "", "Page cache invalidations: a page on a notification from "    \
+      "PostgreSQL, or the whole cache after a commit to the LMDB store.")     \
     X(comments_db_connects, "comments_db_connects", FOLIO_SK_COUNTER,          \
       FOLIO_SU_ONE, "comments_db_connects_total", NULL, "",                    \
       "Connections to the comments database made.")                            \

@@ -78,7 +78,7 @@ static const struct opt opts[] = {
     {"comments-dsn", 0, T_STR_OFF, O(comments_dsn), 0, 0, NULL, "CONNINFO",
      "libpq connection string of the postgres backend"},
     {"comments-cache-size", 0, T_SIZE, O(comments_cache_size), 0, 1ull << 40,
-     "64m", "SIZE", "postgres: encoded pages cached per worker (0: off)"},
+     "64m", "SIZE", "encoded pages cached per worker (0: off)"},
     {"comments-timeout", 0, T_MS, O(comments_timeout_ms), 1, 3600000, "5s",
      "DURATION", "postgres: answer UNAVAILABLE past this wait"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",

@@ -951,6 +951,99 @@ START_TEST(test_list_allocates_nothing)
 }
 END_TEST
 
+#ifndef E2E_POSTGRES
+/*
+ * Each worker caches a page's encoded list, valid while the store's last
+ * transaction id stays the one it was filled at: a post or a delete made
+ * through any worker is in the very next list of every connection, on
+ * whichever worker, and the cache is used (hits) all the same.
+ */
+START_TEST(test_cached_lists_never_stale)
+{
+    enum { NC = 6, NPOSTS = 10 };
+    struct folio_client *c[NC], *a;
+    struct folio_reply r;
+    struct folio_mp_cur cur;
+    struct e2e_comment d, *v;
+    uint64_t ids[NPOSTS];
+    int i, k, n;
+
+    start("workers = 2\n");
+    for (k = 0; k < NC; k++)
+        ck_assert_ptr_nonnull(c[k] = e2e_connect(&srv));
+    ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));
+    /*
+     * Both workers serve some of the connections (accepts are balanced;
+     * the last may wait a moment in the listen queue).
+     */
+    {
+        uint64_t deadline = e2e_now_ms() + 5000;
+
+        for (;;) {
+            ck_assert_int_eq(e2e_stats(a, &r), 0);
+            if ((e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) >= 2 &&
+                 e2e_stat_num(&r, "workers", "#1", "conns_open", NULL) >= 2) ||
+                e2e_now_ms() > deadline)
+                break;
+            poll(NULL, 0, 5);
+        }
+    }
+    ck_assert_msg(e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) >= 2 &&
+                      e2e_stat_num(&r, "workers", "#1", "conns_open", NULL) >=
+                          2,
+                  "connections per worker: %.0f and %.0f",
+                  e2e_stat_num(&r, "workers", "#0", "conns_open", NULL),
+                  e2e_stat_num(&r, "workers", "#1", "conns_open", NULL));
+    for (k = 0; k < NC; k++)
+        for (i = 0; i < 3; i++) {
+            ck_assert_int_eq(e2e_comment_list(c[k], "/cached", &v), 0);
+            free(v);
+        }
+    for (i = 0; i < NPOSTS; i++) {
+        ck_assert_int_eq(e2e_comment_post(c[i % NC], "/cached", "ann", "hi",
+                                          2, &r),
+                         0);
+        expect_code(&r, 0, NULL);
+        cur = r.result;
+        ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
+        ids[i] = d.id;
+        for (k = 0; k < NC; k++) {
+            n = e2e_comment_list(c[k], "/cached", &v);
+            free(v);
+            ck_assert_msg(n == i + 1,
+                          "after post %d, connection %d lists %d comments",
+                          i + 1, k, n);
+            /* Twice: the second from the cache. */
+            n = e2e_comment_list(c[k], "/cached", &v);
+            free(v);
+            ck_assert_int_eq(n, i + 1);
+        }
+    }
+    for (i = 0; i < NPOSTS; i++) {
+        ck_assert_int_eq(call_delete(a, (int64_t)ids[i], &r), 0);
+        expect_code(&r, 0, NULL);
+        for (k = 0; k < NC; k++) {
+            n = e2e_comment_list(c[k], "/cached", &v);
+            free(v);
+            ck_assert_msg(n == NPOSTS - i - 1,
+                          "after delete %d, connection %d lists %d comments",
+                          i + 1, k, n);
+        }
+    }
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    ck_assert_msg(e2e_stat_num(&r, "totals", "comments_cache_hits", NULL) >=
+                      NC * NPOSTS,
+                  "%.0f lists from the cache",
+                  e2e_stat_num(&r, "totals", "comments_cache_hits", NULL));
+    ck_assert(e2e_stat_num(&r, "totals", "comments_cache_misses", NULL) > 0);
+    for (k = 0; k < NC; k++)
+        folio_client_close(c[k]);
+    folio_client_close(a);
+    stop_clean();
+}
+END_TEST
+#endif
+
 #ifdef E2E_POSTGRES
 /* foliod --check-config with conf (extra lines); its status, output in out. */
 static int
@@ -1061,6 +1154,9 @@ comments_suite(void)
     tcase_add_loop_test(tc, test_full_store, 0, 2);
 #endif
     tcase_add_test(tc, test_list_allocates_nothing);
+#ifndef E2E_POSTGRES
+    tcase_add_test(tc, test_cached_lists_never_stale);
+#endif
 #ifdef E2E_POSTGRES
     tcase_add_test(tc, test_dsn_checked_never_logged);
 #endif

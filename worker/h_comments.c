@@ -22,11 +22,13 @@
 #include <event2/event.h>
 
 #include "shm/comments.h"
+#include "src/page.h"
 #include "src/alloc.h"
 #include "src/buf.h"
 #include "src/conf.h"
 #include "src/log.h"
 #include "worker/comments_backend.h"
+#include "worker/comments_cache.h"
 #include "worker/dispatch.h"
 #include "worker/h_comments.h"
 #include "worker/worker_int.h"
@@ -79,6 +81,19 @@ publish_size(void)
         folio_stat_set(size_stat, folio_comments_used_bytes(store));
 }
 
+/*
+ * The LMDB backend's page cache: each page's whole comments.list reply,
+ * as the postgres backend keeps it (comments_cache.h), valid while the
+ * store's version (folio_comments_version: its last committed transaction
+ * id, whoever committed) is the one it was filled at.  Any post or delete,
+ * in any worker, moves the version and empties the cache at the next
+ * list: never stale, and a hit is one lookup and one copy where a miss
+ * walks the page's records with a cursor (15,600 instructions for 50).
+ */
+static struct folio_ccache *lcache;
+static uint64_t lcache_version;
+static _Atomic uint64_t *lcache_hits, *lcache_misses, *lcache_clears;
+
 static int
 lmdb_init(struct folio_worker *w)
 {
@@ -96,6 +111,15 @@ lmdb_init(struct folio_worker *w)
     memset(&gc, 0, sizeof(gc));
     size_stat = w->slot != NULL ? &w->slot->ws_comments_bytes : NULL;
     publish_size();
+    lcache_version = 0;
+    if (w->slot != NULL) {
+        lcache_hits = &w->slot->ws_comments_cache_hits;
+        lcache_misses = &w->slot->ws_comments_cache_misses;
+        lcache_clears = &w->slot->ws_comments_cache_invalidations;
+    }
+    if (w->cfg->comments_cache_size > 0 &&
+        folio_ccache_new(w->cfg->comments_cache_size, &lcache) != 0)
+        lcache = NULL; /* no memory: lists walk the store, as without */
     if (!w->cfg->comments_group_commit)
         return 0;
     if ((gc.ev = event_new(w->base, -1, 0, on_commit, NULL)) == NULL ||
@@ -134,6 +158,9 @@ lmdb_fini(struct folio_worker *w)
     folio_free(gc.codes);
     folio_buf_free(&gc.results);
     memset(&gc, 0, sizeof(gc));
+    folio_ccache_free(lcache);
+    lcache = NULL;
+    lcache_hits = lcache_misses = lcache_clears = NULL;
     folio_comments_close(store);
     store = NULL;
 }
@@ -314,19 +341,55 @@ folio_h_comments_list(struct folio_call *call)
     return be->list(call, path, len);
 }
 
+static void
+lcache_count(_Atomic uint64_t *c)
+{
+    if (c != NULL)
+        folio_stat_add(c, 1);
+}
+
 static int
 lmdb_list(struct folio_call *call, const char *path, uint32_t len)
 {
-    char err[256];
+    char err[256], np[FOLIO_COMMENTS_NPATH_MAX];
+    const void *hit;
+    size_t nlen = 0, hlen, mark;
+    uint64_t v = 0;
     int rc;
 
     if (store == NULL)
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments store is not open");
+    if (lcache != NULL && (v = folio_comments_version(store)) != 0 &&
+        folio_comments_path_check(path, len, err, sizeof(err)) == 0) {
+        if (v != lcache_version) {
+            folio_ccache_clear(lcache);
+            lcache_version = v;
+            lcache_count(lcache_clears);
+        }
+        nlen = folio_comments_normalize(path, len, np);
+        if ((hit = folio_ccache_get(lcache, np, nlen, &hlen)) != NULL) {
+            lcache_count(lcache_hits);
+            if (folio_buf_append(call->out, hit, hlen) != 0)
+                return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
+                                        "reply too large for memory");
+            return 0;
+        }
+        lcache_count(lcache_misses);
+    } else {
+        v = 0; /* a bad path: the list says why; no cache: nothing kept */
+    }
+    mark = folio_buf_mark(call->out);
     rc = folio_comments_list(store, path, len, call->out,
                              (size_t)call->w->cfg->max_message_bytes, NULL, err,
                              sizeof(err));
-    return rc == 0 ? 0 : store_error(call, rc, err);
+    if (rc != 0)
+        return store_error(call, rc, err);
+    /* Read at v or later: good while the version stays v (see above). */
+    if (v != 0)
+        (void)folio_ccache_put(lcache, np, nlen, folio_buf_at(call->out, mark),
+                               folio_buf_mark(call->out) - mark);
+    return 0;
 }
 
 int
