@@ -97,14 +97,7 @@ done
 echo "(shakesapp's published figure: 15 req/s after its two fixes)"
 echo
 
-# 10,000 distinct random queries: substrings of random lines of the corpus.
-awk 'length($0) > 8 { print }' "$CORPUS"/* | tr -d '\t' |
-    awk 'BEGIN { srand(42) } { l[NR] = $0 } END {
-        for (i = 0; i < 10000; i++) {
-            s = l[int(rand() * NR) + 1]; n = 3 + int(rand() * 10)
-            st = 1 + int(rand() * (length(s) - n)); q = substr(s, st, n)
-            if (!(q in seen)) { seen[q] = 1; print q } else i--
-        } }' >"$BENCH_TMP/queries.txt"
+random_queries "$CORPUS" >"$BENCH_TMP/queries.txt"
 echo "## corpus: 10,000 distinct random queries, 50 connections"
 echo
 echo "| req/s | p50 (us) | p99 (us) | p99.9 (us) | server CPU us/req |"

@@ -192,6 +192,18 @@ cpu_of() {
         { printf "%.3f\n", secs($1) + secs($2) }'
 }
 
+# random_queries DIR: 10,000 distinct random corpus.match_count queries on
+# stdout, the same every time: substrings of random lines of the corpus.
+random_queries() {
+    awk 'length($0) > 8 { print }' "$1"/* | tr -d '\t' |
+        awk 'BEGIN { srand(42) } { l[NR] = $0 } END {
+            for (i = 0; i < 10000; i++) {
+                s = l[int(rand() * NR) + 1]; n = 3 + int(rand() * 10)
+                st = 1 + int(rand() * (length(s) - n)); q = substr(s, st, n)
+                if (!(q in seen)) { seen[q] = 1; print q } else i--
+            } }'
+}
+
 # per_req SECONDS REQUESTS: microseconds per request.
 per_req() {
     echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 * 1e6 / $2; else print "-" }'

@@ -47,14 +47,7 @@ print(max(1, round((b["bytes_out"] - a["bytes_out"]) / max(1, b["requests"] - a[
     "$BENCH_TMP/s0.json" "$BENCH_TMP/s1.json")
 echo "services.sh: a quote reply is $quote_bytes bytes, a 50-comment list $list_bytes" >&2
 
-# 10,000 distinct random queries: substrings of random lines of the corpus.
-awk 'length($0) > 8 { print }' "$CORPUS"/* | tr -d '\t' |
-    awk 'BEGIN { srand(42) } { l[NR] = $0 } END {
-        for (i = 0; i < 10000; i++) {
-            s = l[int(rand() * NR) + 1]; n = 3 + int(rand() * 10)
-            st = 1 + int(rand() * (length(s) - n)); q = substr(s, st, n)
-            if (!(q in seen)) { seen[q] = 1; print q } else i--
-        } }' >"$BENCH_TMP/queries.txt"
+random_queries "$CORPUS" >"$BENCH_TMP/queries.txt"
 
 # one NAME [folio-bench options]: a run; appends "rps p50 p99 cpu" to $BENCH_TMP/NAME.
 one() {
