@@ -7,12 +7,8 @@
  */
 #include "config.h"
 
-#include <sys/socket.h>
-
-#include <arpa/inet.h>
 #include <check.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/addr.h"
 #include "src/client.h"
 #include "tests/check_run.h"
 #include "tests/e2e_util.h"
@@ -32,21 +29,12 @@ static struct e2e_server srv;
 static int
 dial(void)
 {
-    struct sockaddr_in sin;
-    const char *colon = strrchr(srv.addr, ':');
-    int fd;
+    struct folio_addr a;
+    char why[256];
 
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)atoi(colon + 1));
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+    if (folio_addr_parse(srv.addr, &a, why, sizeof(why)) != 0)
         return -1;
-    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return folio_addr_connect(&a, 5000);
 }
 
 /* The open connections of worker slot k, by server.stats. */

@@ -166,30 +166,31 @@ out_shrink(struct folio_conn *c)
     }
 }
 
+/* Put c last on q, through its links `l`. */
 static void
-q_push(struct folio_conn_q *q, struct folio_conn *c)
+q_push(struct folio_conn_q *q, struct folio_conn *c, enum folio_conn_link l)
 {
-    c->qnext = NULL;
-    c->qprev = q->tail;
+    c->qnext[l] = NULL;
+    c->qprev[l] = q->tail;
     if (q->tail != NULL)
-        q->tail->qnext = c;
+        q->tail->qnext[l] = c;
     else
         q->head = c;
     q->tail = c;
 }
 
 static void
-q_remove(struct folio_conn_q *q, struct folio_conn *c)
+q_remove(struct folio_conn_q *q, struct folio_conn *c, enum folio_conn_link l)
 {
-    if (c->qprev != NULL)
-        c->qprev->qnext = c->qnext;
+    if (c->qprev[l] != NULL)
+        c->qprev[l]->qnext[l] = c->qnext[l];
     else
-        q->head = c->qnext;
-    if (c->qnext != NULL)
-        c->qnext->qprev = c->qprev;
+        q->head = c->qnext[l];
+    if (c->qnext[l] != NULL)
+        c->qnext[l]->qprev[l] = c->qprev[l];
     else
-        q->tail = c->qprev;
-    c->qprev = c->qnext = NULL;
+        q->tail = c->qprev[l];
+    c->qprev[l] = c->qnext[l] = NULL;
 }
 
 /* Off whichever queue c is on. */
@@ -197,9 +198,9 @@ static void
 unqueue(struct folio_conn *c)
 {
     if (c->flags & CONN_OUT_WAIT)
-        q_remove(&c->w->waitq, c);
+        q_remove(&c->w->waitq, c, FOLIO_QL_WAIT);
     else if (c->flags & CONN_YIELDED)
-        q_remove(&c->w->runq, c);
+        q_remove(&c->w->runq, c, FOLIO_QL_WAIT);
     c->flags &= ~(CONN_OUT_WAIT | CONN_YIELDED);
 }
 
@@ -214,7 +215,7 @@ yield(struct folio_conn *c)
 
     c->flags |= CONN_YIELDED;
     event_del(&c->ev_read);
-    q_push(&w->runq, c);
+    q_push(&w->runq, c, FOLIO_QL_WAIT);
     evtimer_add(w->ev_run, &zero_tv);
 }
 
@@ -300,7 +301,7 @@ out_room_wait(struct folio_conn *c, size_t size)
         /* Behind the others that wait: first come, first served. */
         c->flags |= CONN_OUT_WAIT;
         c->out_want = size;
-        q_push(&w->waitq, c);
+        q_push(&w->waitq, c, FOLIO_QL_WAIT);
         event_del(&c->ev_read);
         folio_stat_add(&w->slot->ws_output_waits, 1);
         return 0;
@@ -380,19 +381,9 @@ spare_refill(struct folio_worker *w)
 static void
 turn_remove(struct folio_conn *c)
 {
-    struct folio_worker *w = c->w;
-
     if (!(c->flags & CONN_TURN))
         return;
-    if (c->tprev != NULL)
-        c->tprev->tnext = c->tnext;
-    else
-        w->turnq = c->tnext;
-    if (c->tnext != NULL)
-        c->tnext->tprev = c->tprev;
-    else
-        w->turnq_tail = c->tprev;
-    c->tprev = c->tnext = NULL;
+    q_remove(&c->w->turnq, c, FOLIO_QL_TURN);
     c->flags &= ~CONN_TURN;
 }
 
@@ -481,8 +472,8 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     c->out_held = 0;
     c->out_want = 0;
     c->heavy = 0;
-    c->qprev = c->qnext = NULL;
-    c->tprev = c->tnext = NULL;
+    memset(c->qprev, 0, sizeof(c->qprev));
+    memset(c->qnext, 0, sizeof(c->qnext));
     /* Its peer, once, for the watchdog's and the slow log's lines. */
     if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
         folio_addr_pack((struct sockaddr *)&ss, sl, c->peer);
@@ -911,7 +902,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
     process(c);
     if (c->flags & (CONN_TURN | CONN_HELD))
         return; /* already queued; or its reply comes with the release */
-    if (w->turnq == NULL) {
+    if (w->turnq.head == NULL) {
         /* Nothing else in this turn (one connection, say): write now. */
         if (w->ev_turn == NULL ||
             event_base_get_num_events(w->base, EVENT_BASE_COUNT_ACTIVE) == 0) {
@@ -922,13 +913,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
     }
     /* Last in the queue: the replies go out in the order of the reads. */
     c->flags |= CONN_TURN;
-    c->tnext = NULL;
-    c->tprev = w->turnq_tail;
-    if (w->turnq_tail != NULL)
-        w->turnq_tail->tnext = c;
-    else
-        w->turnq = c;
-    w->turnq_tail = c;
+    q_push(&w->turnq, c, FOLIO_QL_TURN);
 }
 
 static void
@@ -942,7 +927,7 @@ folio_conn_turn_end(struct folio_worker *w)
 {
     struct folio_conn *c;
 
-    while ((c = w->turnq) != NULL) {
+    while ((c = w->turnq.head) != NULL) {
         turn_remove(c);
         run(c);
     }
@@ -1243,7 +1228,6 @@ accept_defer(struct folio_worker *w)
     for (i = 0; i < w->nlsn; i++)
         if (!(w->lsn[i].flags & CONN_ADMIN) && w->lsn[i].ev != NULL)
             event_del(w->lsn[i].ev);
-    w->accept_deferred = 1;
     evtimer_add(w->ev_accept, &tv);
 }
 
@@ -1253,7 +1237,6 @@ on_accept_back(evutil_socket_t fd, short what, void *arg)
     struct folio_worker *w = arg;
     int i;
 
-    w->accept_deferred = 0;
     if (w->stopping || w->retiring || w->accept_paused)
         return; /* no accepting, or the tick resumes it */
     w->accept_force = 1;
@@ -1270,7 +1253,7 @@ folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg)
     int cfd, i, r, one = 1;
 
     for (i = 0; i < ACCEPTS_PER_EVENT; i++) {
-        if (!(l->flags & CONN_ADMIN) && !w->accept_deferred) {
+        if (!(l->flags & CONN_ADMIN) && !evtimer_pending(w->ev_accept, NULL)) {
             if (w->accept_force)
                 w->accept_force = 0; /* this one, whatever the balance */
             else if (accept_ahead(w)) {

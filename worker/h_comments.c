@@ -92,7 +92,6 @@ publish_size(void)
  */
 static struct folio_ccache *lcache;
 static uint64_t lcache_version;
-static _Atomic uint64_t *lcache_hits, *lcache_misses, *lcache_clears;
 
 static int
 lmdb_init(struct folio_worker *w)
@@ -112,11 +111,6 @@ lmdb_init(struct folio_worker *w)
     size_stat = w->slot != NULL ? &w->slot->ws_comments_bytes : NULL;
     publish_size();
     lcache_version = 0;
-    if (w->slot != NULL) {
-        lcache_hits = &w->slot->ws_comments_cache_hits;
-        lcache_misses = &w->slot->ws_comments_cache_misses;
-        lcache_clears = &w->slot->ws_comments_cache_invalidations;
-    }
     if (w->cfg->comments_cache_size > 0 &&
         folio_ccache_new(w->cfg->comments_cache_size, &lcache) != 0)
         lcache = NULL; /* no memory: lists walk the store, as without */
@@ -160,7 +154,6 @@ lmdb_fini(struct folio_worker *w)
     memset(&gc, 0, sizeof(gc));
     folio_ccache_free(lcache);
     lcache = NULL;
-    lcache_hits = lcache_misses = lcache_clears = NULL;
     folio_comments_close(store);
     store = NULL;
 }
@@ -341,16 +334,10 @@ folio_h_comments_list(struct folio_call *call)
     return be->list(call, path, len);
 }
 
-static void
-lcache_count(_Atomic uint64_t *c)
-{
-    if (c != NULL)
-        folio_stat_add(c, 1);
-}
-
 static int
 lmdb_list(struct folio_call *call, const char *path, uint32_t len)
 {
+    struct folio_worker_slot *slot = call->w->slot; /* NULL in tests */
     char err[256], np[FOLIO_COMMENTS_NPATH_MAX];
     const void *hit;
     size_t nlen = 0, hlen, mark;
@@ -365,17 +352,20 @@ lmdb_list(struct folio_call *call, const char *path, uint32_t len)
         if (v != lcache_version) {
             folio_ccache_clear(lcache);
             lcache_version = v;
-            lcache_count(lcache_clears);
+            if (slot != NULL)
+                folio_stat_add(&slot->ws_comments_cache_invalidations, 1);
         }
         nlen = folio_comments_normalize(path, len, np);
         if ((hit = folio_ccache_get(lcache, np, nlen, &hlen)) != NULL) {
-            lcache_count(lcache_hits);
+            if (slot != NULL)
+                folio_stat_add(&slot->ws_comments_cache_hits, 1);
             if (folio_buf_append(call->out, hit, hlen) != 0)
                 return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
                                         "reply too large for memory");
             return 0;
         }
-        lcache_count(lcache_misses);
+        if (slot != NULL)
+            folio_stat_add(&slot->ws_comments_cache_misses, 1);
     } else {
         v = 0; /* a bad path: the list says why; no cache: nothing kept */
     }

@@ -72,11 +72,17 @@ struct folio_conn {
     size_t out_want;       /* CONN_OUT_WAIT: the size of its next reply */
     int heavy;             /* its last message took HEAVY_NS or more */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
-    struct folio_conn *qprev, *qnext; /* w->waitq or w->runq, if on one */
-    struct folio_conn *tprev, *tnext; /* w->turnq, if CONN_TURN */
+    /* Its links in the queues it is on (enum folio_conn_link). */
+    struct folio_conn *qprev[2], *qnext[2];
 };
 
-/* A queue of connections, first in first out (through qprev, qnext). */
+/*
+ * A connection's two pairs of queue links: one for w->waitq or w->runq
+ * (never both), one for w->turnq.
+ */
+enum folio_conn_link { FOLIO_QL_WAIT = 0, FOLIO_QL_TURN = 1 };
+
+/* A queue of connections, first in first out (through one pair of links). */
 struct folio_conn_q {
     struct folio_conn *head, *tail;
 };
@@ -105,12 +111,11 @@ struct folio_worker {
     int nlsn;
     int accept_paused;           /* EMFILE: listeners off for a moment */
     /*
-     * Accepting in balance (conn.c): the public listeners are off for
-     * ACCEPT_DEFER_MS while this worker leaves new connections to less
-     * loaded ones (accept_deferred), then it takes one whatever the
+     * Accepting in balance (conn.c): the public listeners are off while
+     * ev_accept (ACCEPT_DEFER_MS) is pending, this worker leaving new
+     * connections to less loaded ones; then it takes one whatever the
      * balance (accept_force), so that a stalled peer never stops accepts.
      */
-    int accept_deferred;
     int accept_force;
     struct event *ev_accept;
     struct event *ev_chan;
@@ -148,7 +153,7 @@ struct folio_worker {
      * queued, runs after every callback libevent already has for the
      * turn (the active queue is first in, first out), before it polls.
      */
-    struct folio_conn *turnq, *turnq_tail;
+    struct folio_conn_q turnq;
     struct event *ev_turn;
     uint64_t call_ns;            /* the last call's time (stats on) */
     /*
