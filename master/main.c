@@ -342,8 +342,8 @@ main(int argc, char *argv[])
         folio_fatalx("cannot start the counters log");
     folio_upgrade_init(m);
     folio_worker_preload();
-    folio_log_notice("foliod %s starting %d workers", PACKAGE_VERSION,
-                     m->cur->nworkers);
+    folio_log_notice("foliod %s starting %d worker%s", PACKAGE_VERSION,
+                     m->cur->nworkers, m->cur->nworkers == 1 ? "" : "s");
     rc = folio_cycle_run(m, 0);
     folio_log_notice("stopped");
     cleanup(m);
