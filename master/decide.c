@@ -703,7 +703,7 @@ hung(struct folio_dec *d, const struct folio_dec_ev *ev, int slot,
     struct folio_dec_act *a;
     int was = p->state, i;
 
-    d->timeouts++;
+    d->worker_timeouts++;
     a = act(d, FOLIO_ACT_HUNG);
     a->slot = slot;
     a->arg = stalled;
@@ -868,6 +868,8 @@ folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
         break;
     case FOLIO_EV_RESUME:
         /* The reload the upgrade began: its generation, from this image. */
+        status_text(d, d->status, sizeof(d->status));
+        d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
         arm_watchdog(d, ev->now_ms);
         if (ev->changed && d->mode == FOLIO_SS_SERVING) {
             say(d, FOLIO_LOG_NOTICE,
@@ -985,24 +987,10 @@ folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c)
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         const struct folio_dec_proc *p = &d->procs[i];
 
-        switch (p->state) {
-        case FOLIO_WS_READY:
-            c->n_serving++;
-            accepting = 1;
-            break;
-        case FOLIO_WS_STARTING:
-            c->n_starting++;
-            break;
-        case FOLIO_WS_HUNG:
-            c->n_hung++;
-            break;
-        case FOLIO_WS_RETIRING:
-            c->n_retiring++;
-            break;
-        case FOLIO_WS_STOPPING:
-            c->n_stopping++;
-            break;
-        }
+        if (!live(p))
+            continue;
+        c->n[p->state]++;
+        accepting |= p->state == FOLIO_WS_READY;
     }
     /* Configured workers with no process: waiting to be restarted. */
     for (i = 0; i < d->cur.nworkers; i++) {
@@ -1013,148 +1001,9 @@ folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c)
                   (d->procs[j].state == FOLIO_WS_READY ||
                    d->procs[j].state == FOLIO_WS_STARTING ||
                    d->procs[j].state == FOLIO_WS_HUNG);
-        c->n_down += !has;
+        c->n[FOLIO_WS_DOWN] += !has;
     }
     c->healthy = d->mode != FOLIO_SS_STOPPING && accepting;
     c->ready = d->mode != FOLIO_SS_STOPPING && d->mode != FOLIO_SS_STARTING &&
                c->configured > 0 && c->serving >= c->configured;
-}
-
-/* ---- save and restore, for an upgrade ---- */
-
-#define SAVE_MAGIC "folio-dec 1"
-
-size_t
-folio_dec_save(const struct folio_dec *d, char *buf, size_t len)
-{
-    size_t n = 0;
-    int i, r;
-
-#define OUT(...)                                                               \
-    do {                                                                       \
-        r = snprintf(buf + n, len - n, __VA_ARGS__);                           \
-        if (r < 0 || (size_t)r >= len - n)                                     \
-            return 0;                                                          \
-        n += (size_t)r;                                                        \
-    } while (0)
-    OUT("%s\n", SAVE_MAGIC);
-    OUT("mode %d %d %d\n", d->mode, d->ever_ready, d->exit_code);
-    OUT("cur %llu %d %u %u\n", (unsigned long long)d->cur.id, d->cur.nworkers,
-        d->cur.shutdown_ms, d->cur.worker_timeout_ms);
-    OUT("counters %llu %llu %llu %llu %llu\n",
-        (unsigned long long)d->restarts, (unsigned long long)d->reloads,
-        (unsigned long long)d->reload_failures,
-        (unsigned long long)d->recycles, (unsigned long long)d->timeouts);
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        const struct folio_dec_proc *p = &d->procs[i];
-
-        if (!live(p))
-            continue;
-        OUT("proc %d %d %ld %d %llu %llu %llu %llu %d %u %u\n", i, p->state,
-            p->pid, p->index, (unsigned long long)p->gen,
-            (unsigned long long)p->spawned_ms, (unsigned long long)p->beat_ms,
-            (unsigned long long)p->kill_at, p->replaces, p->timeout_ms,
-            p->shutdown_ms);
-    }
-    for (i = 0; i < FOLIO_MAX_WORKERS; i++) {
-        const struct folio_dec_index *x = &d->idx[i];
-
-        if (x->fails == 0 && x->fatal == 0 && x->respawn_at == 0)
-            continue;
-        OUT("index %d %d %d %llu %d %s\n", i, x->fails, x->fatal,
-            (unsigned long long)x->respawn_at, x->replaces,
-            x->why[0] != '\0' ? x->why : "-");
-    }
-    OUT("end\n");
-#undef OUT
-    return n;
-}
-
-int
-folio_dec_restore(struct folio_dec *d, const char *text, char *err,
-                  size_t errlen)
-{
-    const char *line = text, *nl;
-    unsigned long long a, b, c, e, f;
-    char buf[512];
-    int lineno = 0, ended = 0;
-
-    while (*line != '\0' && !ended) {
-        size_t n;
-
-        nl = strchr(line, '\n');
-        n = nl != NULL ? (size_t)(nl - line) : strlen(line);
-        if (n >= sizeof(buf))
-            n = sizeof(buf) - 1;
-        memcpy(buf, line, n);
-        buf[n] = '\0';
-        line = nl != NULL ? nl + 1 : line + strlen(line);
-        lineno++;
-        if (lineno == 1) {
-            if (strcmp(buf, SAVE_MAGIC) != 0)
-                goto bad;
-        } else if (strncmp(buf, "mode ", 5) == 0) {
-            if (sscanf(buf, "mode %d %d %d", &d->mode, &d->ever_ready,
-                       &d->exit_code) != 3)
-                goto bad;
-        } else if (strncmp(buf, "cur ", 4) == 0) {
-            if (sscanf(buf, "cur %llu %d %u %u", &a, &d->cur.nworkers,
-                       &d->cur.shutdown_ms, &d->cur.worker_timeout_ms) != 4)
-                goto bad;
-            d->cur.id = a;
-        } else if (strncmp(buf, "counters ", 9) == 0) {
-            if (sscanf(buf, "counters %llu %llu %llu %llu %llu", &a, &b, &c,
-                       &e, &f) != 5)
-                goto bad;
-            d->restarts = a;
-            d->reloads = b;
-            d->reload_failures = c;
-            d->recycles = e;
-            d->timeouts = f;
-        } else if (strncmp(buf, "proc ", 5) == 0) {
-            struct folio_dec_proc p;
-            int slot;
-
-            memset(&p, 0, sizeof(p));
-            if (sscanf(buf, "proc %d %d %ld %d %llu %llu %llu %llu %d %u %u",
-                       &slot, &p.state, &p.pid, &p.index, &a, &b, &c, &e,
-                       &p.replaces, &p.timeout_ms, &p.shutdown_ms) != 11 ||
-                slot < 0 || slot >= FOLIO_MAX_SLOTS ||
-                p.state <= FOLIO_WS_FREE || p.state > FOLIO_WS_HUNG)
-                goto bad;
-            p.gen = a;
-            p.spawned_ms = b;
-            p.beat_ms = c;
-            p.kill_at = e;
-            d->procs[slot] = p;
-        } else if (strncmp(buf, "index ", 6) == 0) {
-            struct folio_dec_index x;
-            int k, off = 0;
-
-            memset(&x, 0, sizeof(x));
-            if (sscanf(buf, "index %d %d %d %llu %d %n", &k, &x.fails,
-                       &x.fatal, &a, &x.replaces, &off) != 5 ||
-                k < 0 || k >= FOLIO_MAX_WORKERS || off == 0)
-                goto bad;
-            x.respawn_at = a;
-            if (strcmp(buf + off, "-") != 0)
-                snprintf(x.why, sizeof(x.why), "%s", buf + off);
-            d->idx[k] = x;
-        } else if (strcmp(buf, "end") == 0) {
-            ended = 1;
-        } else {
-            goto bad;
-        }
-    }
-    if (!ended || d->mode != FOLIO_SS_SERVING || d->cur.id == 0) {
-        snprintf(err, errlen, "the master's saved state is incomplete");
-        return -1;
-    }
-    status_text(d, d->status, sizeof(d->status));
-    d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
-    return 0;
-bad:
-    snprintf(err, errlen, "the master's saved state, line %d: '%s'", lineno,
-             buf);
-    return -1;
 }

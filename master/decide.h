@@ -157,7 +157,10 @@ struct folio_dec {
     struct folio_dec_proc procs[FOLIO_MAX_SLOTS];
     struct folio_dec_index idx[FOLIO_MAX_WORKERS];
     unsigned rr; /* round robin over adopters */
-    uint64_t restarts, reloads, reload_failures, recycles, timeouts;
+    /* The master's counters (FOLIO_MASTER_COUNTERS, shm/stats.h). */
+#define FOLIO_X_COUNTER(field, key, kind, family, help) uint64_t field;
+    FOLIO_MASTER_COUNTERS(FOLIO_X_COUNTER)
+#undef FOLIO_X_COUNTER
     int exit_code;
     char status[FOLIO_DEC_TEXT]; /* the last STATUS= sent */
     int status_serving;          /* ... and how many served then */
@@ -170,10 +173,11 @@ struct folio_dec_counts {
     int state;      /* enum folio_server_state */
     int configured; /* workers of the serving generation */
     int serving;    /* of those, how many have a worker accepting */
-    /* Processes by state (FOLIO_WORKER_STATES), "down" by worker. */
-#define FOLIO_X_COUNT(name, help) int n_##name;
-    FOLIO_WORKER_STATES(FOLIO_X_COUNT)
-#undef FOLIO_X_COUNT
+    /*
+     * Processes by state (FOLIO_WORKER_STATE_LIST), and in n[FOLIO_WS_DOWN]
+     * the configured workers without one.
+     */
+    int n[FOLIO_WS_NSTATES];
     int healthy; /* a worker accepts and the server is not stopping */
     int ready;   /* every configured worker accepts, not stopping */
 };

@@ -239,7 +239,7 @@ START_TEST(test_start_ready)
     folio_dec_counts(&d, &c);
     ck_assert_int_eq(c.healthy, 0);
     ck_assert_int_eq(c.ready, 0);
-    ck_assert_int_eq(c.n_starting, 2);
+    ck_assert_int_eq(c.n[FOLIO_WS_STARTING], 2);
     ck_assert_int_eq(slots_of(1, FOLIO_WS_STARTING, s, 4), 2);
     ck_assert_int_eq(d.procs[s[0]].pid, 1000 + s[0]);
     send_slot(FOLIO_EV_READY, s[0]);
@@ -440,7 +440,7 @@ START_TEST(test_fatal_exit_retried_with_backoff)
                                "workers (worker 1 exited with status 2"));
     folio_dec_counts(&d, &c);
     ck_assert_int_eq(c.serving, 1);
-    ck_assert_int_eq(c.n_down, 1);
+    ck_assert_int_eq(c.n[FOLIO_WS_DOWN], 1);
     ck_assert_int_eq(c.healthy, 1);
     ck_assert_int_eq(c.ready, 0);
     /* Each retry waits twice as long, up to five minutes. */
@@ -466,7 +466,7 @@ START_TEST(test_fatal_exit_retried_with_backoff)
     ck_assert_ptr_nonnull(said("STATUS=serving generation 1 with 2 workers"));
     folio_dec_counts(&d, &c);
     ck_assert_int_eq(c.ready, 1);
-    ck_assert_int_eq(c.n_down, 0);
+    ck_assert_int_eq(c.n[FOLIO_WS_DOWN], 0);
 }
 END_TEST
 
@@ -548,9 +548,9 @@ START_TEST(test_watchdog)
     ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 1); /* replaced at once */
     repl = find(FOLIO_ACT_SPAWN)->slot;
     ck_assert_int_eq(d.procs[repl].index, d.procs[s[1]].index);
-    ck_assert_uint_eq(d.timeouts, 1);
+    ck_assert_uint_eq(d.worker_timeouts, 1);
     folio_dec_counts(&d, &c);
-    ck_assert_int_eq(c.n_hung, 1);
+    ck_assert_int_eq(c.n[FOLIO_WS_HUNG], 1);
     ck_assert_int_eq(c.serving, 1);
     /* Still there after the grace: SIGKILL. */
     now_ms += FOLIO_DEC_ABORT_GRACE_MS;
