@@ -30,10 +30,13 @@ folio_dec_save(const struct folio_dec *d, char *buf, size_t len)
             return 0;                                                          \
         n += (size_t)r;                                                        \
     } while (0)
-    if (d->mode != FOLIO_SS_SERVING)
+    if (d->mode != FOLIO_DM_UPGRADING)
         return 0;
     OUT("%s\n", SAVE_MAGIC);
-    /* The server's state as it is published: the next image's resumes. */
+    /*
+     * The mode as it was published before upgrades had one of their own:
+     * serving, what every image writes and reads here.
+     */
     OUT("mode %d %d %d\n", FOLIO_SS_SERVING, d->ever_ready, d->exit_code);
     OUT("cur %llu %d %u %u\n", (unsigned long long)d->cur.id, d->cur.nworkers,
         d->cur.shutdown_ms, d->cur.worker_timeout_ms);
@@ -168,7 +171,8 @@ folio_dec_restore(struct folio_dec *d, const char *text, char *err,
         snprintf(err, errlen, "the master's saved state is incomplete");
         return -1;
     }
-    d->mode = FOLIO_SS_SERVING;
+    /* Taken over in the middle of the upgrade: RESUME goes on with it. */
+    d->mode = FOLIO_DM_UPGRADING;
     return 0;
 bad:
     snprintf(err, errlen, "the master's saved state, line %d: '%s'", lineno,

@@ -152,10 +152,10 @@ cleanup(struct folio_master *m)
         if (m->ev_sig[i] != NULL)
             event_free(m->ev_sig[i]);
     for (i = 0; i < FOLIO_T_MAX; i++)
-        if (m->ev_timer[i] != NULL)
-            event_free(m->ev_timer[i]);
-    if (m->mq.wake != NULL)
-        event_free(m->mq.wake);
+        if (m->timers[i].ev != NULL)
+            event_free(m->timers[i].ev);
+    if (m->ring.wake != NULL)
+        event_free(m->ring.wake);
     folio_metrics_stop(m);
     if (m->ev_stats_log != NULL)
         event_free(m->ev_stats_log);
@@ -228,6 +228,7 @@ main(int argc, char *argv[])
     m->ready_pipe = -1;
     m->ready_fd = -1;
     m->metrics_fd = -1;
+    m->adopter = -1;
     folio_dec_init(&m->dec);
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         m->procs[i].m = m;
