@@ -177,17 +177,15 @@ static int
 resume(struct folio_master *m)
 {
     char err[1024];
-    int rc, fd;
+    int rc;
 
     if ((m->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
     if (folio_upgrade_resume(m, err, sizeof(err)) != 0)
         /* The workers see us go and drain: a restart starts clean. */
         folio_fatalx("upgrade: cannot take over the running server: %s", err);
-    folio_log_level = m->cur->cfg.log_level;
-    folio_prof_heap_rate(m->cur->cfg.profiling == FOLIO_PROFILING_OFF
-                             ? 0
-                             : m->cur->cfg.profile_heap_rate);
+    if (folio_gen_apply(m, NULL, err, sizeof(err)) != 0)
+        folio_log_errorx("%s", err);
     folio_title_set("foliod: master (generation %llu)",
                     (unsigned long long)m->cur->id);
     if (folio_data_load(&m->cur->cfg, &m->cur->data, err, sizeof(err)) != 0)
@@ -195,12 +193,6 @@ resume(struct folio_master *m)
                          "serve on; one that dies cannot be replaced until "
                          "a reload)",
                          (unsigned long long)m->cur->id, err);
-    fd = m->metrics_fd;
-    m->metrics_fd = -1;
-    if (folio_metrics_start(m, fd, err, sizeof(err)) != 0)
-        folio_log_errorx("metrics: %s", err);
-    if (folio_stats_log_start(m) != 0)
-        folio_log_errorx("cannot start the counters log");
     folio_upgrade_init(m);
     folio_worker_preload();
     folio_log_notice("upgraded: foliod %s now runs as the master (pid %ld), "
@@ -259,10 +251,8 @@ main(int argc, char *argv[])
         folio_config_free(&probe);
         return FOLIO_EXIT_OK;
     }
-    folio_log_level = probe.log_level;
-    folio_prof_heap_rate(probe.profiling == FOLIO_PROFILING_OFF
-                             ? 0
-                             : probe.profile_heap_rate);
+    /* Until the first generation serves: for what start-up logs. */
+    folio_gen_apply_process(&probe);
     if (probe.build_data != NULL) {
         rc = folio_data_build(&probe, probe.build_data, err, sizeof(err));
         if (rc != 0)
@@ -324,7 +314,8 @@ main(int argc, char *argv[])
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));
-    if (folio_metrics_start(m, -1, err, sizeof(err)) != 0)
+    /* As root too: the metrics listener's port may be privileged. */
+    if (folio_gen_apply(m, NULL, err, sizeof(err)) != 0)
         folio_fatalx("%s", err);
     folio_announce_open(m, probe.ready_file);
 
@@ -339,8 +330,6 @@ main(int argc, char *argv[])
         folio_fatalx("%s", err);
     folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
                    folio_unix_ms());
-    if (folio_stats_log_start(m) != 0)
-        folio_fatalx("cannot start the counters log");
     folio_upgrade_init(m);
     folio_worker_preload();
     folio_log_notice("foliod %s starting %d worker%s", PACKAGE_VERSION,

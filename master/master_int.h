@@ -218,6 +218,14 @@ int folio_data_build(const struct folio_config *cfg, const char *dir,
  * returns the generation (owned by the caller: folio_gen_free), or NULL /
  * -1 with the reason in err.  folio_gen_params - what decide.c needs of
  * g.  folio_gen_free accepts NULL and keeps the sockets `keep` shares.
+ * folio_gen_apply - m->cur serves: its settings apply to the master (log
+ * level, heap sampling, counters log; the metrics listener started, or
+ * moved if `old`, the generation it replaces, listened elsewhere).  At
+ * start and after an upgrade old is NULL (the metrics socket an older
+ * image bound, m->metrics_fd, is taken over).  0, or -1 with the first
+ * failure in err (the rest is applied still).
+ * folio_gen_apply_process - what cfg sets in this process alone: the log
+ * level, the heap profiler's rate.
  */
 struct folio_gen *folio_gen_new(struct folio_master *m, char *err,
                                 size_t errlen);
@@ -226,6 +234,9 @@ struct folio_gen *folio_gen_open(struct folio_master *m, char *err,
 int folio_gen_load(struct folio_master *m, struct folio_gen *g, char *err,
                    size_t errlen);
 void folio_gen_params(const struct folio_gen *g, struct folio_dec_gen *out);
+int folio_gen_apply(struct folio_master *m, const struct folio_gen *old,
+                    char *err, size_t errlen);
+void folio_gen_apply_process(const struct folio_config *cfg);
 void folio_gen_free(struct folio_gen *g, const struct folio_gen *keep);
 
 /*
@@ -257,8 +268,8 @@ void folio_proc_release(struct folio_master *m);
  * reload.c: a SIGHUP's generation (validate-then-switch).
  * folio_reload_build - build the next generation into m->next; 0, or -1
  * with the reason in err (nothing changed).
- * folio_reload_switch - m->next serves: its log level, counters log and
- * metrics listener apply, the title says so, the old one is freed.
+ * folio_reload_switch - m->next serves: its settings apply
+ * (folio_gen_apply), the old one is freed.
  * folio_reload_drop - free m->next (an aborted reload).
  */
 int folio_reload_build(struct folio_master *m, char *err, size_t errlen);

@@ -807,6 +807,45 @@ START_TEST(test_master_debug_replaced)
 }
 END_TEST
 
+/* The heap sampling rate of one process's heap profile (its period). */
+static int64_t
+heap_period(const char *who)
+{
+    char path[64];
+    struct folio_pprof p;
+    struct get g;
+    int64_t period;
+
+    snprintf(path, sizeof(path), "/debug/pprof/heap?worker=%s", who);
+    ck_assert_int_eq(get(&g, path), 200);
+    decode(&g, &p);
+    period = p.period;
+    folio_pprof_free(&p);
+    get_free(&g);
+    return period;
+}
+
+/* A reload applies profile_heap_rate: to the new workers, the master too. */
+START_TEST(test_heap_rate_reloaded)
+{
+    char *conf, *at;
+
+    start("profile_heap_rate = 4k\n");
+    ck_assert_int_eq(heap_period("master"), 4096);
+    ck_assert_int_eq(heap_period("0"), 4096);
+    ck_assert_ptr_nonnull(conf = e2e_read_file(srv.conf));
+    ck_assert_ptr_nonnull(at = strstr(conf, "profile_heap_rate = 4k\n"));
+    memcpy(at, "profile_heap_rate = 8k\n", strlen("profile_heap_rate = 8k\n"));
+    ck_assert_int_eq(e2e_write_file(srv.conf, conf), 0);
+    free(conf);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(heap_period("master"), 8192);
+    ck_assert_int_eq(heap_period("0"), 8192);
+    stop();
+}
+END_TEST
+
 /* A reload 1 s into a 3 s profile: the old workers send what they have. */
 START_TEST(test_reload_during_profile)
 {
@@ -964,6 +1003,7 @@ profile_suite(void)
     tcase_add_test(tc, test_access);
     tcase_add_test(tc, test_master_debug_replaced);
     tcase_add_test(tc, test_reload_during_profile);
+    tcase_add_test(tc, test_heap_rate_reloaded);
     tcase_add_test(tc, test_clients);
     suite_add_tcase(s, tc);
     return s;
