@@ -938,12 +938,6 @@ folio_dec_init(struct folio_dec *d)
         d->idx[i].replaces = -1;
 }
 
-static int
-valid_slot(const struct folio_dec_ev *ev)
-{
-    return ev->slot >= 0 && ev->slot < FOLIO_MAX_SLOTS;
-}
-
 int
 folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
 {
@@ -952,6 +946,9 @@ folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
     d->nacts = 0;
     if (d->mode == FOLIO_DM_EXITING)
         return 0; /* the loop is over */
+    if (ev->type >= FOLIO_EV_SPAWNED && ev->type <= FOLIO_EV_EXIT &&
+        (ev->slot < 0 || ev->slot >= FOLIO_MAX_SLOTS))
+        return 0; /* a worker's event, of no slot */
     switch (ev->type) {
     case FOLIO_EV_START:
         d->cur = ev->gen;
@@ -995,24 +992,19 @@ folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
             reload_failed(d, ev->why != NULL ? ev->why : "unknown");
         break;
     case FOLIO_EV_SPAWNED:
-        if (valid_slot(ev))
-            on_spawned(d, ev);
+        on_spawned(d, ev);
         break;
     case FOLIO_EV_SPAWN_FAILED:
-        if (valid_slot(ev))
-            on_spawn_failed(d, ev);
+        on_spawn_failed(d, ev);
         break;
     case FOLIO_EV_READY:
-        if (valid_slot(ev))
-            on_ready(d, ev);
+        on_ready(d, ev);
         break;
     case FOLIO_EV_RECYCLE:
-        if (valid_slot(ev))
-            on_recycle(d, ev);
+        on_recycle(d, ev);
         break;
     case FOLIO_EV_EXIT:
-        if (valid_slot(ev))
-            on_exit_ev(d, ev);
+        on_exit_ev(d, ev);
         break;
     case FOLIO_EV_TIMER:
         on_timer(d, ev);

@@ -113,6 +113,7 @@ enum folio_dec_ev_type {
     FOLIO_EV_EXEC_DUE,       /* the loop was left for UPGRADE and what it
                                 had caught is taken: the time to exec */
     FOLIO_EV_UPGRADE_FAILED, /* why: the answer to EXEC, when it returns */
+    /* From here to EXIT, a worker's events: of slot (0..MAX_SLOTS-1). */
     FOLIO_EV_SPAWNED,        /* slot, pid: the answer to SPAWN */
     FOLIO_EV_SPAWN_FAILED,   /* slot */
     FOLIO_EV_READY,          /* slot, pid: the worker accepts connections */

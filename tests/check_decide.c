@@ -646,6 +646,18 @@ START_TEST(test_adopter_round_robin)
 }
 END_TEST
 
+/* What the world is told (the header's state, /healthz, /readyz). */
+static void
+published(int state, int healthy, int ready)
+{
+    struct folio_dec_counts c;
+
+    folio_dec_counts(&d, &c);
+    ck_assert_int_eq(c.state, state);
+    ck_assert_int_eq(c.healthy, healthy);
+    ck_assert_int_eq(c.ready, ready);
+}
+
 /*
  * An upgrading SIGHUP: the mode says so (published as reloading, healthy
  * and ready all along); the workers are looked after as while serving;
@@ -653,7 +665,6 @@ END_TEST
  */
 START_TEST(test_upgrading)
 {
-    struct folio_dec_counts c;
     int s[2] = {-1, -1}, r;
 
     serving(2, 0);
@@ -665,10 +676,7 @@ START_TEST(test_upgrading)
     ck_assert_int_eq(count(FOLIO_ACT_EXEC), 0); /* not inside the loop */
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 0);
     ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
-    folio_dec_counts(&d, &c);
-    ck_assert_int_eq(c.state, FOLIO_SS_RELOADING);
-    ck_assert_int_eq(c.healthy, 1);
-    ck_assert_int_eq(c.ready, 1);
+    published(FOLIO_SS_RELOADING, 1, 1);
     /* Another SIGHUP: queued, for a failed exec. */
     send_hup(0);
     ck_assert_ptr_nonnull(said("upgrade in progress: SIGHUP queued"));
@@ -730,7 +738,6 @@ END_TEST
  */
 START_TEST(test_exiting)
 {
-    struct folio_dec_counts c;
     int s[2] = {-1, -1};
 
     serving(2, 0);
@@ -744,10 +751,7 @@ START_TEST(test_exiting)
     ck_assert_int_eq(count(FOLIO_ACT_EXIT), 1);
     ck_assert_uint_eq(find(FOLIO_ACT_EXIT)->arg, 0);
     ck_assert_int_eq(d.mode, FOLIO_DM_EXITING);
-    folio_dec_counts(&d, &c);
-    ck_assert_int_eq(c.state, FOLIO_SS_STOPPING);
-    ck_assert_int_eq(c.healthy, 0);
-    ck_assert_int_eq(c.ready, 0);
+    published(FOLIO_SS_STOPPING, 0, 0);
     send_hup(0);
     ck_assert_int_eq(nrun, 0);
     send(FOLIO_EV_TERM);
@@ -822,25 +826,22 @@ START_TEST(test_stale_messages)
 }
 END_TEST
 
-/* A reload is in progress from its SIGHUP until it ends, either way. */
+/*
+ * A reload is in progress from its SIGHUP until it ends (a failed one:
+ * test_failed_reload_then_queued); a generation built when none was
+ * asked for is dropped.
+ */
 START_TEST(test_reloading_mode)
 {
-    serving(1, 0);
-    reload_fails = 1;
-    send_hup(0);
-    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
-    ck_assert_int_eq(count(FOLIO_ACT_DROP), 0); /* nothing was built */
-    /* A generation built when none is asked for: dropped. */
-    {
-        struct folio_dec_ev e = ev_of(FOLIO_EV_GEN_BUILT);
+    struct folio_dec_ev e = ev_of(FOLIO_EV_GEN_BUILT);
 
-        e.gen = gen(9, 1, 3000, 0);
-        run(e);
-    }
+    serving(1, 0);
+    e.gen = gen(9, 1, 3000, 0);
+    run(e);
     ck_assert_int_eq(count(FOLIO_ACT_DROP), 1);
     ck_assert_uint_eq(find(FOLIO_ACT_DROP)->gen, 9);
     ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 0);
-    reload_fails = 0;
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
     send_hup(0);
     ck_assert_int_eq(d.mode, FOLIO_DM_RELOADING);
     ck_assert_uint_eq(d.next.id, 2);
