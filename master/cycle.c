@@ -309,8 +309,8 @@ folio_cycle_run(struct folio_master *m, int resumed)
     for (k = 0; k < FOLIO_T_MAX; k++) {
         m->timers[k].m = m;
         m->timers[k].id = k;
-        if ((m->timers[k].ev = evtimer_new(m->base, on_timer,
-                                           &m->timers[k])) == NULL)
+        if ((m->timers[k].ev = evtimer_new(m->base, on_timer, &m->timers[k])) ==
+            NULL)
             folio_fatalx("cannot set up the master's timers");
     }
     if (folio_signals_init(m) != 0)

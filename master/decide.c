@@ -638,8 +638,8 @@ restart(struct folio_dec *d, const struct folio_dec_ev *ev,
             spawn(d, &d->cur, k, ix->replaces, ev->now_ms);
             return;
         }
-        delay = backoff(FOLIO_DEC_BACKOFF_MS, FOLIO_DEC_BACKOFF_MAX_MS,
-                        ix->fails);
+        delay =
+            backoff(FOLIO_DEC_BACKOFF_MS, FOLIO_DEC_BACKOFF_MAX_MS, ix->fails);
         snprintf(ix->why, sizeof(ix->why), "%s, restarted in %s", how,
                  duration(delay, when, sizeof(when)));
         say(d, FOLIO_LOG_WARN, "worker %d died %s: respawning in %llu ms", k,

@@ -153,8 +153,8 @@ folio_dec_restore(struct folio_dec *d, const char *text, char *err,
             int k, off = 0;
 
             memset(&x, 0, sizeof(x));
-            if (sscanf(buf, "index %d %d %d %llu %d %n", &k, &x.fails,
-                       &x.fatal, &a, &x.replaces, &off) != 5 ||
+            if (sscanf(buf, "index %d %d %d %llu %d %n", &k, &x.fails, &x.fatal,
+                       &a, &x.replaces, &off) != 5 ||
                 k < 0 || k >= FOLIO_MAX_WORKERS || off == 0)
                 goto bad;
             x.respawn_at = a;

@@ -85,9 +85,8 @@ void
 folio_gen_apply_process(const struct folio_config *cfg)
 {
     folio_log_level = cfg->log_level;
-    folio_prof_heap_rate(cfg->profiling == FOLIO_PROFILING_OFF
-                             ? 0
-                             : cfg->profile_heap_rate);
+    folio_prof_heap_rate(
+        cfg->profiling == FOLIO_PROFILING_OFF ? 0 : cfg->profile_heap_rate);
 }
 
 static int

@@ -75,8 +75,8 @@ struct folio_proc {
 };
 
 /* events.c: the events decide.c steps, in the order cycle.c takes them. */
-#define FOLIO_RING_LEN 1024 /* a power of two; more than every slot's
-                               READY, RECYCLE and EXIT */
+/* A power of two; more than every slot's READY, RECYCLE and EXIT. */
+#define FOLIO_RING_LEN 1024
 
 struct folio_ring_ev {
     struct folio_dec_ev ev; /* its why is the text below */

@@ -542,7 +542,7 @@ parse_num(const char *s, long lo, long hi)
 
 /* An answer given at once. */
 struct now {
-    int code; /* 0: none */
+    int code;             /* 0: none */
     unsigned retry_after; /* seconds, for a 409; 0: no header */
     char text[1024];
 };
@@ -563,15 +563,15 @@ say_now(struct now *n, int code, const char *fmt, ...)
 
 /* What a request asks for (parse). */
 struct ask {
-    int kind;          /* enum folio_chan_profile_kind, or KIND_INDEX */
-    const char *name;  /* its path's last part, for the log */
-    unsigned seconds;  /* CPU: how long; 0 for a snapshot */
-    long worker;       /* worker=K; -1: every one */
-    int master;        /* worker=master */
-    int debug;         /* debug=1: the top as text */
-    int legacy;        /* format=legacy */
-    int reset;         /* allocs reset=1 */
-    struct now bad;    /* bad.code: malformed (404, 405, 400) */
+    int kind;         /* enum folio_chan_profile_kind, or KIND_INDEX */
+    const char *name; /* its path's last part, for the log */
+    unsigned seconds; /* CPU: how long; 0 for a snapshot */
+    long worker;      /* worker=K; -1: every one */
+    int master;       /* worker=master */
+    int debug;        /* debug=1: the top as text */
+    int legacy;       /* format=legacy */
+    int reset;        /* allocs reset=1 */
+    struct now bad;   /* bad.code: malformed (404, 405, 400) */
 };
 
 /* The path's and the query's parameters into *a; nworkers bounds worker. */
@@ -623,16 +623,16 @@ parse(struct evhttp_request *req, const char *path, const char *query,
         if (strcmp(v, "master") == 0)
             a->master = 1;
         else if ((a->worker = parse_num(v, 0, nworkers - 1)) < 0)
-            say_now(&a->bad, 400, "worker=%s: expected 0 to %d, or master",
-                    v, nworkers - 1);
+            say_now(&a->bad, 400, "worker=%s: expected 0 to %d, or master", v,
+                    nworkers - 1);
     }
     if (a->bad.code == 0 && (v = evhttp_find_header(&q, "debug")) != NULL &&
         (debug = parse_num(v, 0, 1)) < 0)
         say_now(&a->bad, 400, "debug=%s: expected 0 or 1", v);
     if (a->bad.code == 0 && (v = evhttp_find_header(&q, "reset")) != NULL &&
         (a->kind != FOLIO_PROFILE_ALLOCS || (reset = parse_num(v, 0, 1)) < 0))
-        say_now(&a->bad, 400, "reset=%s: /debug/pprof/allocs takes reset=0 or 1",
-                v);
+        say_now(&a->bad, 400,
+                "reset=%s: /debug/pprof/allocs takes reset=0 or 1", v);
     if (a->bad.code == 0 && (v = evhttp_find_header(&q, "format")) != NULL) {
         if (strcmp(v, "legacy") == 0)
             a->legacy = 1;
@@ -818,8 +818,7 @@ send_asks(struct folio_master *m, struct evhttp_request *req, struct preq *r,
     inflight[r->at] = r;
     evhttp_connection_set_closecb(evhttp_request_get_connection(req),
                                   on_close, r);
-    if ((r->ev_poll = event_new(m->base, -1, EV_PERSIST, on_poll, r)) ==
-            NULL ||
+    if ((r->ev_poll = event_new(m->base, -1, EV_PERSIST, on_poll, r)) == NULL ||
         event_add(r->ev_poll, &tv) != 0) {
         say_now(n, 500, "cannot set a timer");
         r->req = NULL;
@@ -857,8 +856,8 @@ folio_profile_http(struct folio_master *m, struct evhttp_request *req)
         char ra[16];
 
         snprintf(ra, sizeof(ra), "%u", n.retry_after);
-        evhttp_add_header(evhttp_request_get_output_headers(req),
-                          "Retry-After", ra);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After",
+                          ra);
     }
     reply_text(req, n.code, "%s", n.text);
     return 1;

@@ -98,9 +98,9 @@ folio_stats_log_snapshot(struct folio_master *m)
         (unsigned long long)folio_stat_get(&total.ws_errors),
         (unsigned long long)folio_stat_get(&total.ws_notifications),
         (double)(folio_stat_get(&total.ws_cpu_user_us) +
-                 folio_stat_get(&total.ws_cpu_sys_us)) / 1e6,
-        (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls),
-        counters);
+                 folio_stat_get(&total.ws_cpu_sys_us)) /
+            1e6,
+        (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls), counters);
 }
 
 static void

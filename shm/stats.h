@@ -178,7 +178,7 @@
  */
 #define FOLIO_SERVER_GAUGES(X)                                                 \
     X(generation, "generation", FOLIO_SK_GAUGE, "generation",                  \
-      "Configuration generation being served (1 + reloads).")                 \
+      "Configuration generation being served (1 + reloads).")                  \
     X(workers, "workers", FOLIO_SK_GAUGE, "workers_configured",                \
       "Workers of the serving generation's configuration.")
 
@@ -239,11 +239,11 @@ struct folio_stat_desc {
     R(X, READY, 2, serving, "ready", "accepting connections")                  \
     R(X, STARTING, 1, starting, "starting", "started, not yet accepting")      \
     R(X, HUNG, 5, hung, "hung",                                                \
-      "stalled past worker_timeout, being killed and replaced")               \
+      "stalled past worker_timeout, being killed and replaced")                \
     R(X, DOWN, 6, down, "down",                                                \
-      "configured, without a process: waiting to be restarted")               \
+      "configured, without a process: waiting to be restarted")                \
     R(X, RETIRING, 3, retiring, "retiring",                                    \
-      "of an older generation, handing connections over")                     \
+      "of an older generation, handing connections over")                      \
     R(X, STOPPING, 4, stopping, "stopping", "draining before they exit")
 
 #define FOLIO_WS_ROW_ALL(X, ...) X(__VA_ARGS__)
