@@ -1,9 +1,11 @@
 /*
  * main.c - foliod: start-up and shutdown.  The master reads the
  * configuration, builds what is shared (listening sockets, data, the stats
- * region), drops its privileges, and hands over to cycle.c, which forks
- * the workers and supervises them until it stops.  An image started by an
- * upgrade (upgrade.c) takes the running state over instead.
+ * region), applies the first generation's settings (gen.c), drops its
+ * privileges, and hands over to cycle.c, whose loop carries out decide.c's
+ * decisions (forking the workers, supervising them) until it stops.  An
+ * image started by an upgrade (upgrade.c) takes the running state over
+ * instead.
  */
 #include "config.h"
 
