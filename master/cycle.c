@@ -329,14 +329,18 @@ folio_cycle_run(struct folio_master *m, int resumed)
     }
     folio_ring_post(&m->ring, &ev);
     drain(m);
-    /* Left at EXIT, or for an upgrade (which returns if it was not). */
+    /*
+     * The mode says why the loop was left (EXIT and UPGRADE break it), and
+     * what to do when an action outside it (an upgrade's) asked for
+     * either: a loopbreak outside the loop is forgotten by the next one.
+     */
     while (m->dec.mode != FOLIO_DM_EXITING) {
-        if (event_base_dispatch(m->base) != 0) {
+        if (m->dec.mode == FOLIO_DM_UPGRADING) {
+            upgrade(m); /* returns if the exec did not happen */
+        } else if (event_base_dispatch(m->base) != 0) {
             folio_log_errorx("event loop failed");
             break;
         }
-        if (m->dec.mode == FOLIO_DM_UPGRADING)
-            upgrade(m);
     }
     return m->exit_code;
 }
