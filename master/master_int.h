@@ -74,8 +74,11 @@ struct folio_proc {
     int reaped;   /* exited: only its hand-overs are still read */
 };
 
-/* events.c: the events decide.c steps, in the order cycle.c takes them. */
-/* A power of two; more than every slot's READY, RECYCLE and EXIT. */
+/*
+ * events.c: the events decide.c steps, in the order cycle.c takes them.
+ * The length is a power of two, more than every slot's READY, RECYCLE and
+ * EXIT at once.
+ */
 #define FOLIO_RING_LEN 1024
 
 struct folio_ring_ev {
