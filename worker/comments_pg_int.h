@@ -17,6 +17,7 @@
 #include "shm/comments.h"
 #include "src/be.h"
 #include "src/buf.h"
+#include "worker/conn.h"
 #include "worker/dispatch.h"
 
 #define CHANNEL "folio_comments" /* LISTEN/NOTIFY: the page changed */

@@ -178,7 +178,7 @@ publish_start(struct folio_worker *w, const struct folio_conn *c,
     atomic_store_explicit(&slot->ws_req_busy, 1, memory_order_relaxed);
 }
 
-void
+uint64_t
 folio_dispatch(struct folio_worker *w, struct folio_conn *c,
                const struct folio_rpc_msg *m, int admin, struct folio_buf *out)
 {
@@ -266,7 +266,6 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
 
     atomic_store_explicit(&slot->ws_req_busy, 0, memory_order_relaxed);
     dt = t0 != 0 ? folio_mono_ns() - t0 : 0;
-    w->call_ns = dt; /* the connection's work: conn.c shares turns by it */
     if (w->cfg->slow_request_ms != 0 &&
         dt >= (uint64_t)w->cfg->slow_request_ms * 1000000)
         folio_slowlog_note(w, method != NULL ? method->name : name, dt,
@@ -285,4 +284,5 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     /* Reported to the loop, which asks the master for a replacement. */
     if (++w->served == w->recycle_at && w->ev_recycle != NULL)
         event_active(w->ev_recycle, EV_TIMEOUT, 1);
+    return dt; /* the connection's work: conn.c shares turns by it */
 }

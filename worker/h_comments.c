@@ -29,6 +29,7 @@
 #include "src/log.h"
 #include "worker/comments_backend.h"
 #include "worker/comments_cache.h"
+#include "worker/conn.h"
 #include "worker/dispatch.h"
 #include "worker/h_comments.h"
 #include "worker/worker_int.h"
