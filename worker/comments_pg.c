@@ -38,6 +38,12 @@
  * uncached lists answer 14 UNAVAILABLE, at once when the database is known
  * to be down, else after comments_timeout at most.  Reconnects back off
  * (100 ms doubling to 2 s); each change of state is logged once.
+ *
+ * This file is the backend's entry (comments_backend.h: h_comments.c
+ * calls it through the table) and its deadlines; it calls
+ * comments_pg_conn.c (the connection), comments_pg_req.c (requests and
+ * answers), conn.c (held calls) and dispatch.c.  Every function is given
+ * the backend's state, struct folio_pg.
  */
 #include "config.h"
 

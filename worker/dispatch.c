@@ -1,7 +1,9 @@
 /*
  * dispatch.c - from a parsed msgpack-RPC request to its reply: method
  * lookup, admin and arity checks, the handler, error replies, and the
- * per-method counters and latency histogram.
+ * per-method counters and latency histogram.  Called by face_rpc.c (and
+ * the tests), and by conn.c for the record of a held call; calls the
+ * handlers through the method table (methods.c), and slowlog.c.
  */
 #include "config.h"
 
@@ -197,7 +199,7 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
     uint64_t dt, t0 = folio_dispatch_times(w) ? folio_mono_ns() : 0;
-    /* Timed from when its bytes were read (conn.c), the wait included. */
+    /* Timed from when its bytes were read (conn_io.c), the wait included. */
     uint64_t read_ns =
         c != NULL && c->read_ns != 0 && c->read_ns <= t0 ? c->read_ns : t0;
 

@@ -2,7 +2,8 @@
  * h_comments.c - the comments.* methods (PROTOCOL.md section 3): their
  * params read and checked, then handed to the backend (comments_backend.h)
  * this worker opened at its start: the LMDB store on this host
- * (comments_lmdb.c) or PostgreSQL (comments_pg.c).
+ * (comments_lmdb.c) or PostgreSQL (comments_pg.c).  Called through the
+ * method table (methods.c); reaches the backend through its table.
  */
 #include "config.h"
 

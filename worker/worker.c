@@ -3,9 +3,10 @@
  * loop (signals, the channel to the master, housekeeping) and the two ways
  * out: stop (TERM: answer what is in flight, close, exit) and retirement
  * (reload or recycling: hand every connection to the master for a newer
- * worker, with the bytes already read from it, then exit).  conn.c and
- * dispatch.c report what it must act on by activating ev_settle and
- * ev_recycle.
+ * worker, with the bytes already read from it, then exit).  It calls
+ * accept.c (the listeners' callback, their tick) and conn.c (the
+ * connections' drain and sweep); conn.c and dispatch.c report what it
+ * must act on by activating ev_settle and ev_recycle.
  *
  * Two raw signal handlers, where the loop would be too late: SIGABRT
  * (sent by the master's watchdog, or an abort()) writes a backtrace to the

@@ -1,15 +1,27 @@
 /*
- * worker_int.h - the worker's private structures and the contracts
- * between the files of worker/.  Included by worker/ (and its tests) only.
+ * worker_int.h - the worker's private structures (the worker, its
+ * connections, their states and queues) and the contracts of the files
+ * too small for a header of their own.  Included by worker/ (and its
+ * tests) only; each other file's contract is in its own header.
  *
- * Who calls whom (no circle): worker.c, the one place that decides (the
- * loop: signals, the master's channel, housekeeping, stop and retirement),
- * calls conn.c (connections), which calls dispatch.c (one request), which
- * calls the handlers through the method table (methods.c); the handlers
- * call back into dispatch.c (folio_call_error) and conn.c (held replies)
- * only.  A lower file reports what the loop must decide on by activating
- * one of the worker's events (ev_settle, ev_recycle), never by calling
- * worker.c.  Everything runs in the worker's one thread, in loop context.
+ * Who calls whom (no circle: make lint-calls).  worker.c, the one place
+ * that decides (the loop: signals, the master's channel, housekeeping,
+ * stop and retirement), calls accept.c (new connections, handed to
+ * conn.c) and conn.c (connections).  conn.c runs a connection in two
+ * places only, the turn's end and its write event; it calls conn_io.c
+ * (the socket and the buffers), face_rpc.c (what the bytes mean: framing,
+ * one message parsed and dispatched, the replies) and out.c (the output
+ * budget).  face_rpc.c calls dispatch.c (one request), which calls the
+ * handlers (h_*.c) through the method table (methods.c).  The handlers
+ * call back into dispatch.c (folio_call_error) and conn.c (held replies:
+ * a release writes the reply and queues the connection, never runs it)
+ * only; h_comments.c reaches its backend (comments_lmdb.c, or
+ * comments_pg.c over comments_pg_conn.c, _io.c and _req.c) through the
+ * table of comments_backend.h.  A lower file reports what the loop must
+ * decide on by activating one of the worker's events (ev_settle,
+ * ev_recycle), and what conn.c must act on by a return value (out.c:
+ * freed room, conn_io.c: a failed socket), never by calling up.
+ * Everything runs in the worker's one thread, in loop context.
  */
 #ifndef FOLIO_WORKER_INT_H
 #define FOLIO_WORKER_INT_H
