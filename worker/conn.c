@@ -56,6 +56,7 @@
  */
 #define HEAVY_NS 100000 /* 100 us */
 
+static void process(struct folio_conn *c, int share);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
 
@@ -284,7 +285,8 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
             folio_conn_close(c);
             return;
         }
-        on_read(-1, 0, c);
+        process(c, 0);
+        turn_queue(c);
     }
 }
 
@@ -550,7 +552,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_conn *c = arg;
 
-    if (fd != -1 && read_some(c) < 0)
+    if (read_some(c) < 0)
         return;
     process(c, 0);
     if (c->state != FOLIO_CONN_HELD) /* else the release queues it */
