@@ -103,16 +103,6 @@ conn_ready(struct folio_conn *c)
         event_add(&c->ev_read, NULL);
 }
 
-/* Off the run queue or the wait queue, if on one. */
-static void
-unqueue(struct folio_conn *c)
-{
-    if (c->state == FOLIO_CONN_OUT_WAIT)
-        folio_out_unwait(c);
-    else if (c->state == FOLIO_CONN_YIELDED)
-        folio_connq_remove(&c->w->runq, c, FOLIO_QL_WAIT);
-}
-
 /* Room under the output budget came free: let the first waiters go. */
 static void
 wake_waiters(struct folio_worker *w)
@@ -165,7 +155,10 @@ conn_unlink(struct folio_worker *w, struct folio_conn *c)
 {
     event_del(&c->ev_read);
     event_del(&c->ev_write);
-    unqueue(c);
+    if (c->state == FOLIO_CONN_OUT_WAIT)
+        folio_out_unwait(c);
+    else if (c->state == FOLIO_CONN_YIELDED)
+        folio_connq_remove(&w->runq, c, FOLIO_QL_WAIT);
     turn_remove(c);
     if (c->prev != NULL)
         c->prev->next = c->next;
@@ -305,7 +298,7 @@ process(struct folio_conn *c, int share)
     const char *p;
     size_t avail, len;
     uint64_t t1 = 0, t2, dt = 0, spent = 0;
-    int r, timed = folio_dispatch_times(w);
+    int r, timed = folio_dispatch_times(w->cfg);
 
     while (c->state == FOLIO_CONN_READY) {
         if ((avail = folio_buf_pending(&c->in)) == 0)
@@ -472,9 +465,8 @@ run(struct folio_conn *c)
 }
 
 /*
- * The turn's end: run `alone` (not NULL: the one connection of its turn,
- * never queued), then every connection on the turn's queue, those that
- * running the others queues (a commit's releases) included.
+ * The turn's end: run `alone` (the one connection of its turn, never
+ * queued), then the turn's queue, with what running them queues.
  */
 static void
 turn_end(struct folio_worker *w, struct folio_conn *alone)
@@ -506,7 +498,7 @@ on_turn_end(evutil_socket_t fd, short what, void *arg)
  * once when nothing else is in the turn (one connection, say: ev_turn
  * would run next), else last in the queue.
  */
-static void
+static inline void
 turn_join(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
@@ -526,17 +518,6 @@ on_write(evutil_socket_t fd, short what, void *arg)
 
 /* ---- waking: each answers what it can, and queues for the turn's end ---- */
 
-/* Read once.  Returns 1 if bytes came, 0 if none, -1 if c was closed. */
-static int
-read_some(struct folio_conn *c)
-{
-    int r = folio_conn_io_read(c);
-
-    if (r < 0)
-        folio_conn_close(c);
-    return r;
-}
-
 /*
  * Bytes came: answer them now, write the replies at the turn's end.  A
  * turn reads every connection epoll reported before it writes any reply,
@@ -552,8 +533,10 @@ on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_conn *c = arg;
 
-    if (read_some(c) < 0)
+    if (folio_conn_io_read(c) < 0) {
+        folio_conn_close(c);
         return;
+    }
     process(c, 0);
     if (c->state != FOLIO_CONN_HELD) /* else the release queues it */
         turn_join(c); /* the replies go out in the order of the reads */
@@ -624,8 +607,10 @@ folio_conn_drain(struct folio_conn *c)
 
     /* Take in what the client has already sent, then answer it. */
     do {
-        if ((r = read_some(c)) < 0)
+        if ((r = folio_conn_io_read(c)) < 0) {
+            folio_conn_close(c);
             return;
+        }
         process(c, 0);
     } while (r > 0 && --rounds > 0 && c->state == FOLIO_CONN_READY &&
              !(c->flags & CONN_EOF));

@@ -124,12 +124,6 @@ folio_dispatch_reply_size(struct folio_worker *w, const struct folio_rpc_msg *m,
     return method->reply_size(&call);
 }
 
-int
-folio_dispatch_times(const struct folio_worker *w)
-{
-    return w->cfg->stats || w->cfg->slow_request_ms != 0;
-}
-
 /* Count a call that took dt ns (see folio_dispatch_record). */
 static inline void
 record(struct folio_worker *w, unsigned row, int notify, int code,
@@ -198,7 +192,7 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     size_t mark = folio_buf_pending(out);
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
-    uint64_t dt, t0 = folio_dispatch_times(w) ? folio_mono_ns() : 0;
+    uint64_t dt, t0 = folio_dispatch_times(w->cfg) ? folio_mono_ns() : 0;
     /* Timed from when its bytes were read (conn_io.c), the wait included. */
     uint64_t read_ns =
         c != NULL && c->read_ns != 0 && c->read_ns <= t0 ? c->read_ns : t0;

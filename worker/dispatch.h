@@ -17,6 +17,7 @@
 
 #include <msgpack.h>
 
+#include "src/conf.h"
 #include "src/err.h"
 #include "src/mp.h"
 
@@ -136,10 +137,15 @@ size_t folio_dispatch_reply_size(struct folio_worker *w,
                                  const struct folio_rpc_msg *m, int admin);
 
 /*
- * folio_dispatch_times - whether folio_dispatch measures each call (stats
- * or slow_request on): then it returns each one's time.
+ * folio_dispatch_times - whether folio_dispatch measures each call under
+ * configuration cfg (stats or slow_request on): then it returns each
+ * one's time.  Inline: conn.c asks at every turn.
  */
-int folio_dispatch_times(const struct folio_worker *w);
+static inline int
+folio_dispatch_times(const struct folio_config *cfg)
+{
+    return cfg->stats || cfg->slow_request_ms != 0;
+}
 
 /*
  * folio_dispatch - run one parsed request or notification of connection
