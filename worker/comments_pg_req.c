@@ -3,7 +3,7 @@
  * comments_pg.c): the pools of requests and units, answering held calls,
  * the deadline timer, the end-of-turn kick.  The bottom of the backend:
  * comments_pg.c, comments_pg_conn.c and comments_pg_io.c call down into
- * it, and it calls none of them.
+ * it, and it calls none of them (it releases held calls: conn.c).
  */
 #include "config.h"
 
