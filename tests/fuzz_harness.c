@@ -561,8 +561,7 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
             fuzz_fail("connection stalled: %zu of %zu bytes sent%s, "
                       "state %d, flags 0x%x, %zu bytes in, %zu out",
                       off, len, sent_eof ? " and EOF" : "",
-                      c != NULL ? (int)c->state : -1,
-                      c != NULL ? c->flags : 0,
+                      c != NULL ? (int)c->state : -1, c != NULL ? c->flags : 0,
                       c != NULL ? folio_buf_pending(&c->in) : 0,
                       c != NULL ? folio_buf_pending(&c->out) : 0);
         }

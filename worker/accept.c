@@ -27,7 +27,7 @@
 #include "worker/worker_int.h"
 
 #define ACCEPTS_PER_EVENT 16
-#define ACCEPT_DEFER_MS 1    /* a loaded worker leaves new connections to others */
+#define ACCEPT_DEFER_MS 1    /* a loaded worker leaves others new connections */
 #define REFUSED_LOG_MS 10000 /* one line per interval: out of descriptors */
 #define OTHER_FDS 64         /* listeners, channel, stores, log... */
 
@@ -95,8 +95,8 @@ refused(struct folio_worker *w, int err)
 
     folio_stat_add(&w->slot->ws_conns_rejected, 1);
     w->refused_err = err;
-    if ((n = folio_log_rate_hit(&w->refused_log, w->now_ms,
-                                REFUSED_LOG_MS)) > 0)
+    if ((n = folio_log_rate_hit(&w->refused_log, w->now_ms, REFUSED_LOG_MS)) >
+        0)
         log_refused(n, err);
 }
 
@@ -184,9 +184,9 @@ accept_ahead(const struct folio_worker *w)
     nslots = folio_stats_nslots(w->args->stats);
     for (i = 0; i < nslots; i++) {
         s = folio_stats_slot(w->args->stats, i);
-        if (s == w->slot || atomic_load_explicit(&s->ws_state,
-                                                 memory_order_relaxed) !=
-                                FOLIO_WS_READY ||
+        if (s == w->slot ||
+            atomic_load_explicit(&s->ws_state, memory_order_relaxed) !=
+                FOLIO_WS_READY ||
             atomic_load_explicit(&s->ws_mstate, memory_order_relaxed) ==
                 FOLIO_WS_HUNG)
             continue;

@@ -447,8 +447,7 @@ run(struct folio_conn *c)
             folio_out_unwait(c);
             conn_wait(c, FOLIO_CONN_YIELDED);
         }
-        if (c->state == FOLIO_CONN_PAUSED &&
-            folio_buf_pending(&c->out) == 0) {
+        if (c->state == FOLIO_CONN_PAUSED && folio_buf_pending(&c->out) == 0) {
             conn_ready(c);
             if (folio_buf_pending(&c->in) > 0)
                 continue;

@@ -73,11 +73,11 @@ void folio_conn_free_all(struct folio_worker *w);
  */
 struct folio_hold {
     struct folio_conn *conn;
-    size_t head;    /* where the reply starts, from the first pending byte */
+    size_t head; /* where the reply starts, from the first pending byte */
     uint32_t msgid;
     int notify;
-    unsigned row;   /* counted at the release, under its final code */
-    uint64_t t0;    /* and with the hold in its latency */
+    unsigned row; /* counted at the release, under its final code */
+    uint64_t t0;  /* and with the hold in its latency */
 };
 
 /*

@@ -62,8 +62,7 @@ folio_face_rpc_bad_stream(struct folio_conn *c, int why, const char *p,
 
     if (request_id(p, avail, &id) == 0) {
         if (why == FOLIO_MP_TOOBIG)
-            snprintf(msg, sizeof(msg),
-                     "message over max_message_bytes (%llu)",
+            snprintf(msg, sizeof(msg), "message over max_message_bytes (%llu)",
                      (unsigned long long)cfg->max_message_bytes);
         else if (why == FOLIO_MP_TOODEEP)
             snprintf(msg, sizeof(msg), "nesting deeper than max_depth (%u)",

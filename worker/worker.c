@@ -502,8 +502,8 @@ folio_worker_main(const struct folio_worker_args *a)
         l->flags = (a->listeners[j].admin ? CONN_ADMIN : 0) |
                    (strncmp(a->listeners[j].name, "unix:", 5) != 0 ? CONN_TCP
                                                                    : 0);
-        l->ev = event_new(w->base, l->fd, EV_READ | EV_PERSIST,
-                          folio_accept_cb, l);
+        l->ev =
+            event_new(w->base, l->fd, EV_READ | EV_PERSIST, folio_accept_cb, l);
         if (l->ev == NULL || event_add(l->ev, NULL) != 0)
             folio_fatalx("cannot watch listener %s", a->listeners[j].name);
         w->nlsn++;

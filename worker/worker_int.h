@@ -48,19 +48,19 @@
  * another (out.c puts one on w->waitq, which conn.c makes OUT_WAIT).
  */
 enum folio_conn_state {
-    FOLIO_CONN_READY = 0,     /* reads, and answers what it reads */
-    FOLIO_CONN_YIELDED,       /* on w->runq: the rest of its input runs in
-                                 its share of a later loop turn */
-    FOLIO_CONN_PAUSED,        /* its output is over max_output_bytes: its
-                                 requests wait for its client to read */
-    FOLIO_CONN_OUT_WAIT,      /* on w->waitq: its next reply waits for room
-                                 under max_output_total */
-    FOLIO_CONN_HELD,          /* a reply is held (folio_call_hold): nothing
-                                 is sent, read or answered until the release */
-    FOLIO_CONN_HELD_CLOSING,  /* held, and closed meanwhile: CLOSING at the
-                                 release (the structure stays until then) */
-    FOLIO_CONN_CLOSING        /* answers nothing more: closes once its
-                                 output is written */
+    FOLIO_CONN_READY = 0,    /* reads, and answers what it reads */
+    FOLIO_CONN_YIELDED,      /* on w->runq: the rest of its input runs in
+                                its share of a later loop turn */
+    FOLIO_CONN_PAUSED,       /* its output is over max_output_bytes: its
+                                requests wait for its client to read */
+    FOLIO_CONN_OUT_WAIT,     /* on w->waitq: its next reply waits for room
+                                under max_output_total */
+    FOLIO_CONN_HELD,         /* a reply is held (folio_call_hold): nothing
+                                is sent, read or answered until the release */
+    FOLIO_CONN_HELD_CLOSING, /* held, and closed meanwhile: CLOSING at the
+                                release (the structure stays until then) */
+    FOLIO_CONN_CLOSING       /* answers nothing more: closes once its
+                                output is written */
 };
 
 /* Connection flags: facts that hold whatever its state. */
@@ -76,7 +76,7 @@ struct folio_worker;
 struct folio_conn {
     int fd;
     enum folio_conn_state state;
-    unsigned flags;           /* CONN_* */
+    unsigned flags; /* CONN_* */
     struct folio_worker *w;
     struct event ev_read;
     struct event ev_write;
