@@ -21,7 +21,7 @@
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/http.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 
 #define USAGE                                                                  \
     "profile cpu|heap|allocs [--seconds N] [--worker K|master] [-o FILE]"    \

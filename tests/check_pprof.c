@@ -3,7 +3,7 @@
  * and hostile bytes: truncations, bad ids, flipped bytes), merging
  * (shared elements kept once, labels, other sample types refused), the
  * top table (flat, cum once per sample, pprof's units), and the sampler
- * of src/prof.h in this very process: a CPU profile names the busy
+ * of src/prof/prof.h in this very process: a CPU profile names the busy
  * function, heap sampling estimates what was allocated and what is still
  * in use.
  */
@@ -19,8 +19,8 @@
 #include "src/alloc.h"
 #include "src/buf.h"
 #include "src/err.h"
-#include "src/pprof.h"
-#include "src/prof.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 #include "tests/check_run.h"
 
 /* A profile of two stacks: main > work > leaf (inlined into work), and

@@ -35,7 +35,7 @@
 #include "src/err.h"
 #include "src/http.h"
 #include "src/mp.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 #include "tests/check_run.h"
 #include "tests/cli_util.h"
 #include "tests/e2e_bench_util.h"

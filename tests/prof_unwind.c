@@ -1,6 +1,6 @@
 /*
  * prof_unwind.c - not a test: the measurement behind the profiler's
- * choice of stack walker (src/prof.c).  A masterless worker (the fuzz
+ * choice of stack walker (src/prof/prof.c).  A masterless worker (the fuzz
  * harness) serves a mix of real requests (ping, corpus.search,
  * freight.quote, comments.post and .list) in a loop while SIGPROF, at
  * 1000 Hz of CPU time, takes the interrupted stack with each walker:

@@ -26,9 +26,9 @@
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/hash.h"
-#include "src/pprof.h"
-#include "src/prof.h"
-#include "src/prof_int.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
+#include "src/prof/prof_int.h"
 
 #define CPU_SLOTS 16384           /* distinct stacks of one CPU profile */
 #define HEAP_SLOTS 16384          /* distinct stacks of sampled blocks */
