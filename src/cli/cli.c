@@ -2,9 +2,9 @@
  * cli.c - folio, the msgpack-RPC command-line client (folio(1)): the
  * command line, one call per command, each command's help, a command
  * repeated (-r, -i), --latency, and the interactive mode's lines (read by
- * cli_repl.c); the exit statuses of PROTOCOL.md section 5.  The
- * connection and the call are cli_conn.c's; results are printed for
- * people by cli_show.c and cli_stats.c, or as JSON by cli_json.c.
+ * repl.c); the exit statuses of PROTOCOL.md section 5.  The connection
+ * and the call are conn.c's; results are printed for people by show.c
+ * and stats.c, or as JSON by json.c.
  */
 #include "config.h"
 
@@ -23,8 +23,8 @@
 #include <jansson.h>
 
 #include "src/addr.h"
-#include "src/cli_help.h"
-#include "src/cli_int.h"
+#include "src/cli/help.h"
+#include "src/cli/cli_int.h"
 #include "src/client.h"
 #include "src/conf.h"
 #include "src/err.h"
@@ -844,7 +844,7 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     char **args, name[32];
     int ch, nargs, used, st;
 
-    /* profile talks HTTP, with options of its own (cli_profile.c). */
+    /* profile talks HTTP, with options of its own (profile.c). */
     if (folio_cli_profile_wanted(argc, argv))
         return folio_cli_profile_main(argc, argv);
     interactive_alone(argc, argv);

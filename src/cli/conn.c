@@ -1,5 +1,5 @@
 /*
- * cli_conn.c - the folio client's connection and call: the address of
+ * conn.c - the folio client's connection and call: the address of
  * the server (or of its admin socket) from -H, -U and the environment,
  * connecting, sending one request and waiting for its reply under
  * --timeout, and the messages and exit statuses of PROTOCOL.md section 5
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "src/addr.h"
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 #include "src/client.h"
 #include "src/conf.h"
 #include "src/err.h"

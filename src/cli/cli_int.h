@@ -1,7 +1,7 @@
 /*
  * cli_int.h - the folio command-line client's private interfaces: the
- * msgpack <-> JSON mapping (cli_json.c), reading results with the cursor
- * and printing them for people (cli_show.c, cli_stats.c).  Only the
+ * msgpack <-> JSON mapping (json.c), reading results with the cursor
+ * and printing them for people (show.c, stats.c).  Only the
  * client's own files include it.
  */
 #ifndef FOLIO_CLI_INT_H
@@ -75,7 +75,7 @@ int folio_cli_usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * The connection and the call (cli_conn.c).  Each returns 0, or an exit
+ * The connection and the call (conn.c).  Each returns 0, or an exit
  * status after printing why on stderr.
  * folio_cli_conn_open - connect to cli->addr, else $FOLIO_ADDR (or, for
  *   cli->admin, $FOLIO_ADMIN), else the default; kept open in cli->c
@@ -100,7 +100,7 @@ int folio_cli_print_result(struct cli *cli, struct folio_mp_cur res,
                            int show_rc);
 
 /*
- * Calls repeated (cli_conn.c): between folio_cli_catch_interrupts() and
+ * Calls repeated (conn.c): between folio_cli_catch_interrupts() and
  * folio_cli_release_interrupts(), SIGINT and SIGTERM set
  * folio_cli_interrupted() instead of ending the process (calls nest);
  * folio_cli_nap sleeps `s` seconds, or less when interrupted: 0, or -1
@@ -209,7 +209,7 @@ int folio_cli_show_stats(struct folio_mp_cur res,
                          const struct folio_mp_cur *prev);
 
 /*
- * --latency's samples (cli_latency.c): count, minimum, maximum, sum, and
+ * --latency's samples (latency.c): count, minimum, maximum, sum, and
  * a histogram in powers of two of a microsecond (bucket b: up to 2^b us).
  */
 #define FOLIO_CLI_LAT_BUCKETS 32
@@ -243,7 +243,7 @@ int folio_cli_words(const char *line, char ***words, int *n);
 void folio_cli_words_free(char **words);
 
 /*
- * folio_cli_interactive - the interactive mode (cli_repl.c): a prompt
+ * folio_cli_interactive - the interactive mode (repl.c): a prompt
  * naming cli's server, line editing and history (libedit) and completion
  * of `words` (NULL-terminated) when standard input is a terminal; plain
  * lines otherwise.  Each line is a command line run by folio_cli_run_args
@@ -260,7 +260,7 @@ int folio_cli_interactive(struct cli *cli, const char *const *words);
 int folio_cli_run_args(struct cli *cli, int argc, char **argv);
 
 /*
- * cli_profile.c: `folio profile`, which talks HTTP to the metrics
+ * profile.c: `folio profile`, which talks HTTP to the metrics
  * listener and has options of its own.  folio_cli_profile_wanted - 1 if
  * the command line's command is profile: folio_cli_run_args then hands
  * the whole line to folio_cli_profile_main, which returns the exit

@@ -1,5 +1,5 @@
 /*
- * cli_profile.c - `folio profile cpu|heap|allocs` (folio(1)): fetch a
+ * profile.c - `folio profile cpu|heap|allocs` (folio(1)): fetch a
  * profile from foliod's metrics listener (/debug/pprof/, PROTOCOL.md
  * section 6), write it where pprof can read it, and print its top
  * functions as `pprof -top` does, so that no Go toolchain is needed to
@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "src/buf.h"
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/http.h"

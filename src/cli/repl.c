@@ -1,5 +1,5 @@
 /*
- * cli_repl.c - folio's interactive mode, as redis-cli's: a prompt with
+ * repl.c - folio's interactive mode, as redis-cli's: a prompt with
  * line editing, history (kept in ~/.folio_history) and completion of
  * command names, from libedit (Debian's libedit-dev, through its
  * readline interface); each line is a command as on the command line.
@@ -18,7 +18,7 @@
 
 #include <editline/readline.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 
 #define HISTORY_LINES 1000
 
