@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "src/conf.h"
 #include "src/cpus.h"
+#include "src/defaults.h"
 
 static volatile sig_atomic_t got_signal;
 
@@ -548,8 +548,8 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
     if (o->profile != NULL && folio_bench_profile_seconds(o) == 0)
         return bad("%s", "--profile needs a run of known length: -d or "
                          "--stages");
-    if (o->metrics == NULL && (o->metrics = getenv("FOLIO_METRICS")) == NULL)
-        o->metrics = FOLIO_DEFAULT_METRICS;
+    if (o->metrics == NULL)
+        o->metrics = folio_default_metrics();
     if (o->threads <= 0)
         o->threads = folio_cpu_count();
     if (o->threads > o->conns)

@@ -11,9 +11,6 @@
 
 struct folio_buf;
 
-/* The default metrics address of the clients: $FOLIO_METRICS, or this. */
-#define FOLIO_METRICS_ENV "FOLIO_METRICS"
-
 /*
  * folio_http_get - GET `path` (with its query) from `addr` (HOST:PORT or
  * [V6ADDR]:PORT); the whole answer must come within timeout_ms (< 0: no

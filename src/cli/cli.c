@@ -23,10 +23,10 @@
 #include <jansson.h>
 
 #include "src/addr.h"
-#include "src/cli/help.h"
 #include "src/cli/cli_int.h"
+#include "src/cli/help.h"
 #include "src/client.h"
-#include "src/conf.h"
+#include "src/defaults.h"
 #include "src/err.h"
 #include "src/page.h"
 #include "src/rpc.h"

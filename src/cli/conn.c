@@ -20,7 +20,7 @@
 #include "src/addr.h"
 #include "src/cli/cli_int.h"
 #include "src/client.h"
-#include "src/conf.h"
+#include "src/defaults.h"
 #include "src/err.h"
 #include "src/rpc.h"
 
@@ -31,7 +31,7 @@ folio_cli_target(struct cli *cli)
 
     if (cli->addr != NULL)
         return cli->addr;
-    env = getenv(cli->admin ? "FOLIO_ADMIN" : "FOLIO_ADDR");
+    env = getenv(cli->admin ? FOLIO_ADMIN_ENV : FOLIO_ADDR_ENV);
     if (env != NULL && *env != '\0') {
         /* FOLIO_ADMIN is a socket path, as -U takes. */
         if (cli->admin && strncmp(env, "unix:", 5) != 0) {

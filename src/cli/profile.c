@@ -18,7 +18,7 @@
 
 #include "src/buf.h"
 #include "src/cli/cli_int.h"
-#include "src/conf.h"
+#include "src/defaults.h"
 #include "src/err.h"
 #include "src/http.h"
 #include "src/prof/pprof.h"
@@ -92,7 +92,7 @@ folio_cli_profile_main(int argc, char **argv)
     };
     static const char *const kinds[] = {"cpu", "heap", "allocs"};
     static const char *const paths[] = {"profile", "heap", "allocs"};
-    const char *metrics = getenv(FOLIO_METRICS_ENV), *worker = NULL;
+    const char *metrics = folio_default_metrics(), *worker = NULL;
     const char *out = NULL, *kind = NULL;
     long seconds = -1, top = DEFAULT_TOP, timeout = -1, k;
     char path[256], name[128], err[512];
@@ -101,8 +101,6 @@ folio_cli_profile_main(int argc, char **argv)
     int ch, i, which = -1, status, rc, st = FOLIO_CLI_OK, rows;
     FILE *f;
 
-    if (metrics == NULL || *metrics == '\0')
-        metrics = FOLIO_DEFAULT_METRICS;
     optind = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
