@@ -1,10 +1,11 @@
 /*
  * cli.c - folio, the msgpack-RPC command-line client (folio(1)): the
- * command line, one call per command, each command's help, a command
- * repeated (-r, -i), --latency, and the interactive mode's lines (read by
- * repl.c); the exit statuses of PROTOCOL.md section 5.  The connection
- * and the call are conn.c's; results are printed for people by show.c
- * and stats.c, or as JSON by json.c.
+ * command line (the program's, or a line of the interactive mode, which
+ * repl.c reads and main.c starts), one call per command, each command's
+ * help, a command repeated (-r, -i), --latency; the exit statuses of
+ * PROTOCOL.md section 5.  The connection and the call are conn.c's;
+ * results are printed for people by show.c and stats.c, or as JSON by
+ * json.c.
  */
 #include "config.h"
 
@@ -13,7 +14,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,32 +42,6 @@ enum {
     OPT_LATENCY,
     OPT_INTERACTIVE
 };
-
-static void
-usage_line(FILE *f, const struct cmd *c)
-{
-    fprintf(f, "usage: folio [options] %s\n", c->usage);
-}
-
-int
-folio_cli_usage_error(const struct cmd *c, const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("folio: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (c != NULL)
-        usage_line(stderr, c);
-    else
-        fputs("usage: folio [-H HOST:PORT | -U SOCKET] [--json] "
-              "[--timeout SEC] [-r N] [-i SEC] COMMAND [ARG ...]\n"
-              "Try 'folio help'.\n",
-              stderr);
-    return FOLIO_CLI_EUSAGE;
-}
 
 /* A decimal integer, all of `s`: 0, or -1. */
 static int
@@ -649,7 +623,7 @@ group_usage(FILE *f, const char *name)
 
     for (i = 0; i < NCMDS; i++)
         if (strcmp(cmds[i].name, name) == 0)
-            usage_line(f, &cmds[i]);
+            folio_cli_usage_line(f, &cmds[i]);
 }
 
 /* A command not found: say why (exit status 2). */
@@ -687,7 +661,7 @@ not_found(char **args, int nargs, const char *why)
 static void
 command_help(FILE *f, const struct cmd *c)
 {
-    usage_line(f, c);
+    folio_cli_usage_line(f, c);
     if (c->help != NULL)
         fprintf(f, "\n%s", c->help);
 }
@@ -765,23 +739,22 @@ run_repeated(struct cli *cli, const struct cmd *cmd, char **args, int nargs)
     return failed;
 }
 
-/* The interactive mode: the command names complete. */
-static int
-interactive(struct cli *cli)
+const char *const *
+folio_cli_command_names(void)
 {
-    const char *words[NCMDS + 3];
+    static const char *names[NCMDS + 1];
     size_t i, n = 0, k;
 
+    if (names[0] != NULL)
+        return names;
     for (i = 0; i < NCMDS; i++) {
-        for (k = 0; k < n && strcmp(words[k], cmds[i].name) != 0; k++)
+        for (k = 0; k < n && strcmp(names[k], cmds[i].name) != 0; k++)
             ;
         if (k == n)
-            words[n++] = cmds[i].name;
+            names[n++] = cmds[i].name;
     }
-    words[n++] = "quit";
-    words[n++] = "exit";
-    words[n] = NULL;
-    return folio_cli_interactive(cli, words);
+    names[n] = NULL;
+    return names;
 }
 
 /* "-i" with no value after it (the end, or an option) is --interactive. */
@@ -953,7 +926,7 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
         if (ropt != NULL || iopt != NULL)
             return folio_cli_usage_error(NULL, "-r and -i go with a command or "
                                                "--latency");
-        return interactive(cli);
+        return FOLIO_CLI_INTERACTIVE; /* main() runs it */
     }
     if (iopt != NULL && ropt == NULL)
         return folio_cli_usage_error(NULL, "-i goes with -r or --latency");
@@ -999,19 +972,9 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     return st;
 }
 
-int
-main(int argc, char **argv)
+void
+folio_cli_init(struct cli *cli)
 {
-    struct cli cli;
-    int st;
-
-    memset(&cli, 0, sizeof(cli));
-    cli.timeout_s = DEFAULT_TIMEOUT_S;
-    st = folio_cli_run_args(&cli, argc, argv);
-    folio_cli_conn_close(&cli);
-    if (fflush(stdout) != 0 && st == 0) {
-        fprintf(stderr, "folio: writing the output: %s\n", strerror(errno));
-        st = FOLIO_CLI_ECONN;
-    }
-    return st;
+    memset(cli, 0, sizeof(*cli));
+    cli->timeout_s = DEFAULT_TIMEOUT_S;
 }
