@@ -352,9 +352,6 @@ void folio_bench_run_join(struct bench_run *r);
 const struct bench_counts *folio_bench_run_counts(const struct bench_run *r,
                                                   int i);
 
-/* folio_bench_now_ns - the monotonic clock in ns. */
-uint64_t folio_bench_now_ns(void);
-
 /* ------------------------------------------------------------------ */
 /* The server's own counters (server.c).                               */
 

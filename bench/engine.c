@@ -30,6 +30,7 @@
 
 #include "bench/bench.h"
 #include "bench/engine_int.h"
+#include "src/clock.h"
 #include "src/mp.h"
 #include "src/rpc.h"
 
@@ -42,15 +43,6 @@ const char *const folio_bench_kind_method[BENCH_NKINDS] = {
     "comments.list", "comments.post",      "peer",
     "corpus.search",
 };
-
-uint64_t
-folio_bench_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void note_error(struct bench_run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -452,7 +444,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->in.b_len += (size_t)n;
-    now = folio_bench_now_ns();
+    now = folio_mono_ns();
     if (t->r->stop_ns != 0 && now >= t->r->stop_ns &&
         t->o->mode == BENCH_CLOSED)
         t->stopping = 1;
@@ -572,7 +564,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct bench_thread *t = arg;
     struct bench_conn *c;
-    uint64_t now = folio_bench_now_ns();
+    uint64_t now = folio_mono_ns();
     int i;
 
     (void)fd;
@@ -693,7 +685,7 @@ thread_main(void *arg)
     pthread_barrier_wait(&r->go); /* main has set the clock */
     if (r->connect_failed)
         goto out;
-    now = folio_bench_now_ns();
+    now = folio_mono_ns();
     switch (t->o->mode) {
     case BENCH_CLOSED:
         for (i = 0; i < t->nconns; i++)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "src/clock.h"
 #include "src/cpus.h"
 #include "src/defaults.h"
 
@@ -568,18 +569,6 @@ totals(const struct bench_run *r, struct bench_totals *t)
         folio_bench_counts_sum(t, folio_bench_run_counts(r, i));
 }
 
-static void
-deadline_in(struct timespec *ts, uint64_t ns)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ns / 1000000000u);
-    ts->tv_nsec += (long)(ns % 1000000000u);
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Whether to read the server's counters at all. */
 static int
 want_server(const struct bench_opts *o)
@@ -667,10 +656,10 @@ watch(struct bench_run *r, struct bench_result *res)
         if (r->done < r->nthreads) {
             /* Wake for a signal, the end of the warm-up, the progress. */
             wait = 100000000u;
-            t = folio_bench_now_ns();
+            t = folio_mono_ns();
             if (!before_taken && r->measure_ns > t && r->measure_ns - t < wait)
                 wait = r->measure_ns - t;
-            deadline_in(&ts, wait);
+            folio_ns_timespec(folio_mono_ns() + wait, &ts);
             pthread_cond_timedwait(&r->done_cv, &r->lock, &ts);
         }
         all_done = r->done == r->nthreads;
@@ -679,7 +668,7 @@ watch(struct bench_run *r, struct bench_result *res)
             break;
         if (got_signal)
             atomic_store(&r->stop, 1);
-        t = folio_bench_now_ns();
+        t = folio_mono_ns();
         if (!before_taken && t >= r->measure_ns) {
             if (want_server(o))
                 snap(o, &res->before, 0);
@@ -703,7 +692,7 @@ watch(struct bench_run *r, struct bench_result *res)
     }
     /* The last part second, if it had answers. */
     totals(r, &now);
-    t = folio_bench_now_ns();
+    t = folio_mono_ns();
     if (sp.last_ns != 0 &&
         folio_bench_answered(&now) > folio_bench_answered(&sp.last))
         sample(r, res, &sp, &now, t);
@@ -745,16 +734,15 @@ rounds(struct bench_run *r, struct bench_result *res)
         pthread_mutex_unlock(&r->lock);
         if (got_signal || stop || atomic_load(&r->stop) ||
             (o->rounds > 0 && res->rounds_done >= o->rounds) ||
-            (o->duration_ns > 0 &&
-             folio_bench_now_ns() - r->t0 >= o->duration_ns)) {
+            (o->duration_ns > 0 && folio_mono_ns() - r->t0 >= o->duration_ns)) {
             atomic_store(&r->stop, 1);
             pthread_barrier_wait(&r->round);
             break;
         }
-        start = folio_bench_now_ns();
+        start = folio_mono_ns();
         pthread_barrier_wait(&r->round); /* go */
         pthread_barrier_wait(&r->round); /* all answered */
-        end = folio_bench_now_ns();
+        end = folio_mono_ns();
         totals(r, &t);
         sample(r, res, &sp, &t, end); /* a point a round */
         n = folio_bench_answered(&t) - was;
@@ -902,7 +890,7 @@ main(int argc, char *argv[])
     }
     if (o.warmup_ns == 0 && want_server(&o))
         snap(&o, &res.before, 1);
-    r.t0 = folio_bench_now_ns();
+    r.t0 = folio_mono_ns();
     r.measure_ns = o.mode == BENCH_ROUNDS ? r.t0 : r.t0 + o.warmup_ns;
     r.stop_ns = o.duration_ns > 0 && o.mode != BENCH_ROUNDS
                     ? r.measure_ns + o.duration_ns

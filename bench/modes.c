@@ -17,6 +17,7 @@
 
 #include "bench/bench.h"
 #include "bench/engine_int.h"
+#include "src/clock.h"
 
 /*
  * Closed loop, ramp and rounds: an answer (or the start) frees a slot on
@@ -155,7 +156,7 @@ bench_on_pace(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    bench_issue_due(t, folio_bench_now_ns());
+    bench_issue_due(t, folio_mono_ns());
 }
 
 /* Ramp: virtual users at time `now`, linear within each stage. */
@@ -232,7 +233,7 @@ bench_run_rounds(struct bench_thread *t)
                 ((uint64_t)t->id < r->round_n % (uint64_t)r->nthreads);
         t->round_send = t->round_recv = share;
         t->stopping = t->live == 0;
-        now = folio_bench_now_ns();
+        now = folio_mono_ns();
         for (i = 0; i < t->nconns && t->round_send > 0; i++)
             bench_prime(&t->conns[i], now);
         if (t->round_recv > 0 && t->inflight > 0)

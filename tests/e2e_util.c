@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "src/addr.h"
+#include "src/clock.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
 
@@ -37,10 +38,7 @@ static struct e2e_server *live[MAX_SERVERS];
 uint64_t
 e2e_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return folio_mono_ms();
 }
 
 int

@@ -26,6 +26,7 @@
 #include "src/cli/cli_int.h"
 #include "src/cli/help.h"
 #include "src/client.h"
+#include "src/clock.h"
 #include "src/defaults.h"
 #include "src/err.h"
 #include "src/page.h"
@@ -354,25 +355,24 @@ static int
 cmd_ping(struct cli *cli, char **args, int nargs)
 {
     struct folio_mp_cur res;
-    struct timespec t0, t1;
     const char *s;
+    uint64_t t0, t1;
     uint32_t len;
     int st;
 
     if ((st = folio_cli_conn_open(cli)) != 0)
         return st;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = folio_mono_ns();
     if ((st = folio_cli_rpc0(cli, "server.ping", &res)) != 0)
         return st;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t1 = folio_mono_ns();
     if (cli->json)
         return folio_cli_print_result(cli, res, 0);
     if (folio_mp_read_str(&res, &s, &len) != 0)
         return folio_cli_print_result(cli, res, -1);
     folio_cli_put_text(stdout, s, len);
     printf(" from %s in %.3f ms\n", folio_cli_shown(cli->target),
-           (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-               (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+           (double)(t1 - t0) / 1e6);
     return FOLIO_CLI_OK;
 }
 
