@@ -23,6 +23,7 @@
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/hist.h"
+#include "src/stat.h"
 
 #define BENCH_MAX_DEPTH 4096   /* -P */
 #define BENCH_MAX_CONNS 100000 /* -c, and virtual users */
@@ -272,25 +273,6 @@ struct bench_counts {
     _Atomic uint64_t vus;   /* ramp: virtual users running */
     _Atomic uint64_t paced; /* open loop: schedule slots sent so far */
 };
-
-static inline void
-bench_add(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
-}
-
-static inline void
-bench_set(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_store_explicit(c, v, memory_order_relaxed);
-}
-
-static inline uint64_t
-bench_get(const _Atomic uint64_t *c)
-{
-    return atomic_load_explicit(c, memory_order_relaxed);
-}
 
 /* A plain copy of the counters, summed over threads. */
 struct bench_totals {

@@ -127,13 +127,13 @@ conn_fail(struct bench_conn *c, const char *why)
     if (c->fd == -1)
         return;
     note_error(t->r, "connection %u: %s", c->index, why);
-    bench_add(&t->c.conn_failures, 1);
+    folio_stat_add(&t->c.conn_failures, 1);
     for (i = 0; i < c->inflight; i++) {
         q = c->ring_req[(c->head + i) & c->mask];
         if (q & BENCH_COUNTED) {
-            bench_add(&t->c.lost, 1);
-            bench_add(&t->c.kind_err[t->pool->reqs[q & ~BENCH_COUNTED].kind],
-                      1);
+            folio_stat_add(&t->c.lost, 1);
+            folio_stat_add(
+                &t->c.kind_err[t->pool->reqs[q & ~BENCH_COUNTED].kind], 1);
         }
     }
     t->inflight -= c->inflight;
@@ -200,8 +200,8 @@ bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
     c->inflight++;
     t->inflight++;
     if (counted) {
-        bench_add(&t->c.sent, 1);
-        bench_add(&t->c.kind_sent[q->kind], 1);
+        folio_stat_add(&t->c.sent, 1);
+        folio_stat_add(&t->c.kind_sent[q->kind], 1);
     }
 }
 
@@ -307,7 +307,7 @@ wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
     struct bench_run *r = t->r;
     char label[200], want[96];
 
-    bench_add(&t->c.wrong, 1);
+    folio_stat_add(&t->c.wrong, 1);
     if (q->expect == BENCH_X_INT)
         snprintf(want, sizeof(want), "%lld", (long long)q->x_int);
     else if (q->expect == BENCH_X_LEN)
@@ -332,21 +332,21 @@ account_outcome(struct bench_thread *t, const struct bench_req *q, int ok,
                 int code, uint64_t dt, uint64_t now)
 {
     if (ok) {
-        bench_add(&t->c.ok, 1);
+        folio_stat_add(&t->c.ok, 1);
     } else if (code >= 0) {
-        bench_add(&t->c.err_replies, 1);
-        bench_add(&t->c.codes[code], 1);
-        bench_add(&t->c.kind_err[q->kind], 1);
+        folio_stat_add(&t->c.err_replies, 1);
+        folio_stat_add(&t->c.codes[code], 1);
+        folio_stat_add(&t->c.kind_err[q->kind], 1);
         if (q->ok_codes & BENCH_CODE(code)) {
-            bench_add(&t->c.expected, 1);
-            bench_add(&t->c.codes_expected[code], 1);
+            folio_stat_add(&t->c.expected, 1);
+            folio_stat_add(&t->c.codes_expected[code], 1);
         }
     }
-    bench_add(&t->c.kind_hist[q->kind][folio_lat_bucket(dt)], 1);
-    bench_add(&t->c.kind_sum_ns[q->kind], dt);
-    if (dt > bench_get(&t->c.kind_max_ns[q->kind]))
-        bench_set(&t->c.kind_max_ns[q->kind], dt);
-    bench_set(&t->c.last_ns, now);
+    folio_stat_add(&t->c.kind_hist[q->kind][folio_lat_bucket(dt)], 1);
+    folio_stat_add(&t->c.kind_sum_ns[q->kind], dt);
+    if (dt > folio_stat_get(&t->c.kind_max_ns[q->kind]))
+        folio_stat_set(&t->c.kind_max_ns[q->kind], dt);
+    folio_stat_set(&t->c.last_ns, now);
 }
 
 /* Count one measured msgpack-RPC answer. */
@@ -797,25 +797,25 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
     uint64_t v;
     int i, b;
 
-    t->sent += bench_get(&c->sent);
-    t->ok += bench_get(&c->ok);
-    t->err_replies += bench_get(&c->err_replies);
-    t->expected += bench_get(&c->expected);
-    t->lost += bench_get(&c->lost);
-    t->wrong += bench_get(&c->wrong);
-    t->behind += bench_get(&c->behind);
+    t->sent += folio_stat_get(&c->sent);
+    t->ok += folio_stat_get(&c->ok);
+    t->err_replies += folio_stat_get(&c->err_replies);
+    t->expected += folio_stat_get(&c->expected);
+    t->lost += folio_stat_get(&c->lost);
+    t->wrong += folio_stat_get(&c->wrong);
+    t->behind += folio_stat_get(&c->behind);
     for (i = 0; i < BENCH_CODES; i++) {
-        t->codes[i] += bench_get(&c->codes[i]);
-        t->codes_expected[i] += bench_get(&c->codes_expected[i]);
+        t->codes[i] += folio_stat_get(&c->codes[i]);
+        t->codes_expected[i] += folio_stat_get(&c->codes_expected[i]);
     }
     for (i = 0; i < BENCH_NKINDS; i++) {
-        t->kind_sent[i] += bench_get(&c->kind_sent[i]);
-        t->kind_err[i] += bench_get(&c->kind_err[i]);
-        if ((v = bench_get(&c->kind_max_ns[i])) == 0 &&
-            bench_get(&c->kind_sum_ns[i]) == 0)
+        t->kind_sent[i] += folio_stat_get(&c->kind_sent[i]);
+        t->kind_err[i] += folio_stat_get(&c->kind_err[i]);
+        if ((v = folio_stat_get(&c->kind_max_ns[i])) == 0 &&
+            folio_stat_get(&c->kind_sum_ns[i]) == 0)
             continue; /* no answer of this kind: nothing to add */
         for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
-            uint64_t n = bench_get(&c->kind_hist[i][b]);
+            uint64_t n = folio_stat_get(&c->kind_hist[i][b]);
 
             t->kind_hist[i][b] += n;
             t->hist[b] += n;
@@ -824,12 +824,12 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
             t->kind_max_ns[i] = v;
         if (v > t->max_ns)
             t->max_ns = v;
-        t->kind_sum_ns[i] += bench_get(&c->kind_sum_ns[i]);
-        t->sum_ns += bench_get(&c->kind_sum_ns[i]);
+        t->kind_sum_ns[i] += folio_stat_get(&c->kind_sum_ns[i]);
+        t->sum_ns += folio_stat_get(&c->kind_sum_ns[i]);
     }
-    if ((v = bench_get(&c->last_ns)) > t->last_ns)
+    if ((v = folio_stat_get(&c->last_ns)) > t->last_ns)
         t->last_ns = v;
-    t->conn_failures += bench_get(&c->conn_failures);
-    t->vus += bench_get(&c->vus);
-    t->paced += bench_get(&c->paced);
+    t->conn_failures += folio_stat_get(&c->conn_failures);
+    t->vus += folio_stat_get(&c->vus);
+    t->paced += folio_stat_get(&c->paced);
 }

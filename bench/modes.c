@@ -87,7 +87,7 @@ bench_pace_stop(struct bench_thread *t, uint64_t now)
     if (from < t->pace_k)
         from = t->pace_k;
     if (due > from && t->o->total == 0)
-        bench_add(&t->c.behind, due - from);
+        folio_stat_add(&t->c.behind, due - from);
 }
 
 /*
@@ -134,7 +134,7 @@ bench_issue_due(struct bench_thread *t, uint64_t now)
         bench_append(c, bench_pick(t, t->pool->n), due, counted, now);
         t->free_slots--;
         t->pace_k++;
-        bench_set(&t->c.paced, t->pace_k);
+        folio_stat_set(&t->c.paced, t->pace_k);
         if (bench_flush(c) != 0)
             continue;
     }
@@ -203,7 +203,7 @@ bench_ramp_update(struct bench_thread *t, uint64_t now)
                 c->want = 1;
                 if (c->fd == -1 && bench_conn_open(t, c) != 0) {
                     c->dead = 1;
-                    bench_add(&t->c.conn_failures, 1);
+                    folio_stat_add(&t->c.conn_failures, 1);
                     continue;
                 }
                 bench_prime(c, now);
@@ -215,7 +215,7 @@ bench_ramp_update(struct bench_thread *t, uint64_t now)
         }
         running += c->want && c->fd != -1;
     }
-    bench_set(&t->c.vus, running);
+    folio_stat_set(&t->c.vus, running);
 }
 
 void
