@@ -68,7 +68,7 @@ enum bench_proto {
     BENCH_P_RAW       /* a fixed request; a reply of fixed length or end */
 };
 
-/* The method each kind calls. */
+/* The method each kind calls (pool.c). */
 extern const char *const folio_bench_kind_method[BENCH_NKINDS];
 
 struct bench_stage {
@@ -129,7 +129,7 @@ struct bench_opts {
 };
 
 /* ------------------------------------------------------------------ */
-/* The request pool (workload.c).                                      */
+/* The request pool (pool.c), filled by the workloads (workload.c).     */
 
 enum bench_expect {
     BENCH_X_NONE = 0, /* any answer is right */
@@ -168,10 +168,11 @@ struct bench_pool {
 
 /*
  * folio_bench_pool_build - encode the requests of o->workload into p
- * (zeroed by the caller).  Reads --queries, --corpus, --catalog (which
- * must be a catalog: its header, then rows of six fields with numbers
- * where numbers go).  Returns 0, or FOLIO_EINVAL / FOLIO_ESYS /
- * FOLIO_ENOMEM with a message in err (file:line for a bad row).
+ * (zeroed by the caller), or those of another protocol (peer.c).  Reads
+ * --queries, --corpus, --catalog (which must be a catalog: its header, then
+ * rows of six fields with numbers where numbers go).  Returns 0, or
+ * FOLIO_EINVAL / FOLIO_ESYS / FOLIO_ENOMEM with a message in err (file:line for
+ * a bad row).
  */
 int folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
                            char *err, size_t errlen);
@@ -188,7 +189,7 @@ void folio_bench_req_label(const struct bench_pool *p,
 
 /*
  * folio_bench_pool_push - add to p the request whose bytes were appended
- * to p->bytes from `start` on.  0, or -1 out of memory (workload.c).
+ * to p->bytes from `start` on.  0, or -1 out of memory.
  */
 int folio_bench_pool_push(struct bench_pool *p, uint32_t start,
                           enum bench_kind kind, enum bench_expect expect,
@@ -246,10 +247,9 @@ enum bench_frame folio_bench_peer_frame(const struct bench_opts *o,
                                         size_t *len);
 
 /* ------------------------------------------------------------------ */
-/* Counters.  Each thread writes its own block (one writer: plain load  */
-/* and store, relaxed); the main thread reads them for the progress    */
-/* line and sums them at the end.                                      */
-
+/* Counters.  Each thread writes its own block (one writer:           */
+/* folio_stat_add, src/stat.h); the main thread reads them for the     */
+/* progress line and sums them at the end (totals.c).                  */
 
 struct bench_counts {
     /* sent = ok + wrong + err_replies + lost */
@@ -288,9 +288,24 @@ struct bench_totals {
     uint64_t conn_failures, vus, paced;
 };
 
-/* folio_bench_counts_sum - add c into t (t zeroed by the caller). */
+/*
+ * The totals' arithmetic (totals.c).
+ * folio_bench_counts_sum - add c into t (t zeroed by the caller).
+ * folio_bench_answered - the answers: ok + wrong + error replies.
+ * folio_bench_unexpected - errors counted against --max-errors.
+ * folio_bench_pct - the q-quantile of the latencies (ns): the upper bound
+ *   of its histogram bucket, at most the largest latency seen.
+ * folio_bench_pct_of - the same of histogram `hist` whose largest latency
+ *   is max_ns.
+ * folio_bench_kind_answered - the measured answers of kind k.
+ */
 void folio_bench_counts_sum(struct bench_totals *t,
                             const struct bench_counts *c);
+uint64_t folio_bench_answered(const struct bench_totals *t);
+uint64_t folio_bench_unexpected(const struct bench_totals *t);
+uint64_t folio_bench_pct(const struct bench_totals *t, double q);
+uint64_t folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q);
+uint64_t folio_bench_kind_answered(const struct bench_totals *t, int k);
 
 /* ------------------------------------------------------------------ */
 /* The engine (engine.c).                                              */
@@ -477,9 +492,6 @@ void folio_bench_judge(const struct bench_run *r, struct bench_result *res);
 uint64_t folio_bench_errors_allowed(const struct bench_opts *o,
                                     uint64_t sent);
 
-/* folio_bench_answered - the answers: ok + wrong + error replies. */
-uint64_t folio_bench_answered(const struct bench_totals *t);
-
 /*
  * folio_bench_codes_text - "11 OUT_OF_RANGE 12, 8 RESOURCE_EXHAUSTED 2"
  * into buf: the codes of `counts` that are not zero (and "lost N" when
@@ -488,26 +500,8 @@ uint64_t folio_bench_answered(const struct bench_totals *t);
 const char *folio_bench_codes_text(const uint64_t counts[BENCH_CODES],
                                    uint64_t lost, char *buf, size_t len);
 
-/*
- * folio_bench_pct - the q-quantile of the latencies (ns): the upper bound
- * of its histogram bucket, at most the largest latency seen.
- */
-uint64_t folio_bench_pct(const struct bench_totals *t, double q);
-
-/*
- * folio_bench_pct_of - the same of histogram `hist` whose largest latency
- * is max_ns.
- */
-uint64_t folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q);
-
-/* folio_bench_kind_answered - the measured answers of kind k. */
-uint64_t folio_bench_kind_answered(const struct bench_totals *t, int k);
-
 /* folio_bench_json_str - s as a JSON string, '<' escaped (HTML holds it). */
 void folio_bench_json_str(FILE *f, const char *s);
-
-/* folio_bench_unexpected - errors counted against --max-errors. */
-uint64_t folio_bench_unexpected(const struct bench_totals *t);
 
 /* folio_bench_summary - the human summary on f. */
 void folio_bench_summary(FILE *f, const struct bench_run *r,

@@ -38,12 +38,6 @@
 #define TICK_MS 50
 #define BUDGET_CHUNK 64
 
-const char *const folio_bench_kind_method[BENCH_NKINDS] = {
-    "server.ping",   "corpus.match_count", "freight.quote",
-    "comments.list", "comments.post",      "peer",
-    "corpus.search",
-};
-
 static void note_error(struct bench_run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -789,47 +783,4 @@ const struct bench_counts *
 folio_bench_run_counts(const struct bench_run *r, int i)
 {
     return &r->th[i].c;
-}
-
-void
-folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
-{
-    uint64_t v;
-    int i, b;
-
-    t->sent += folio_stat_get(&c->sent);
-    t->ok += folio_stat_get(&c->ok);
-    t->err_replies += folio_stat_get(&c->err_replies);
-    t->expected += folio_stat_get(&c->expected);
-    t->lost += folio_stat_get(&c->lost);
-    t->wrong += folio_stat_get(&c->wrong);
-    t->behind += folio_stat_get(&c->behind);
-    for (i = 0; i < BENCH_CODES; i++) {
-        t->codes[i] += folio_stat_get(&c->codes[i]);
-        t->codes_expected[i] += folio_stat_get(&c->codes_expected[i]);
-    }
-    for (i = 0; i < BENCH_NKINDS; i++) {
-        t->kind_sent[i] += folio_stat_get(&c->kind_sent[i]);
-        t->kind_err[i] += folio_stat_get(&c->kind_err[i]);
-        if ((v = folio_stat_get(&c->kind_max_ns[i])) == 0 &&
-            folio_stat_get(&c->kind_sum_ns[i]) == 0)
-            continue; /* no answer of this kind: nothing to add */
-        for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
-            uint64_t n = folio_stat_get(&c->kind_hist[i][b]);
-
-            t->kind_hist[i][b] += n;
-            t->hist[b] += n;
-        }
-        if (v > t->kind_max_ns[i])
-            t->kind_max_ns[i] = v;
-        if (v > t->max_ns)
-            t->max_ns = v;
-        t->kind_sum_ns[i] += folio_stat_get(&c->kind_sum_ns[i]);
-        t->sum_ns += folio_stat_get(&c->kind_sum_ns[i]);
-    }
-    if ((v = folio_stat_get(&c->last_ns)) > t->last_ns)
-        t->last_ns = v;
-    t->conn_failures += folio_stat_get(&c->conn_failures);
-    t->vus += folio_stat_get(&c->vus);
-    t->paced += folio_stat_get(&c->paced);
 }
