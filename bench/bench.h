@@ -44,6 +44,7 @@ enum bench_mode {
     BENCH_RAMP,       /* --stages: virtual users ramped (k6, JMeter) */
     BENCH_ROUNDS      /* shakesapp's client: rounds of -n requests */
 };
+#define BENCH_NMODES (BENCH_ROUNDS + 1)
 
 /* What a request asks; a row of the per-method report. */
 enum bench_kind {
@@ -308,7 +309,13 @@ uint64_t folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q);
 uint64_t folio_bench_kind_answered(const struct bench_totals *t, int k);
 
 /* ------------------------------------------------------------------ */
-/* The engine (engine.c).                                              */
+/* The modes (modes.c) and the engine (engine.c).                      */
+
+/* folio_bench_mode_name - "closed", "open", "ramp", "rounds". */
+const char *folio_bench_mode_name(enum bench_mode m);
+
+/* folio_bench_mode_parse - the mode named s: 0, or -1 if none. */
+int folio_bench_mode_parse(const char *s, enum bench_mode *out);
 
 struct bench_thread;
 
@@ -385,9 +392,6 @@ void folio_bench_server_snap(const struct bench_opts *o,
 
 /* ------------------------------------------------------------------ */
 /* Reports (report.c).                                                 */
-
-/* folio_bench_mode_name - "closed", "open", "ramp", "rounds". */
-const char *folio_bench_mode_name(enum bench_mode m);
 
 /*
  * folio_bench_progress - one progress line on stderr: requests/s since

@@ -9,7 +9,9 @@
  * a request is sent: on every answer (closed loop), on a schedule
  * (open loop: latency counts from the intended send time, so a stall
  * cannot hide), while a virtual user is running (ramp), or while the
- * round lasts (rounds).  Nothing is allocated once the loop runs.
+ * round lasts (rounds): each is a row of modes.c's table, which the
+ * engine calls at its moments (a slot free, an answer, a tick).  Nothing
+ * is allocated once the loop runs.
  */
 #include "config.h"
 
@@ -84,9 +86,8 @@ bench_maybe_finish(struct bench_thread *t)
         event_base_loopbreak(t->base);
 }
 
-/* Run the loop unless there is nothing to wait for. */
-static void
-run_loop(struct bench_thread *t)
+void
+bench_run_loop(struct bench_thread *t)
 {
     if (!(t->stopping && t->inflight == 0))
         event_base_dispatch(t->base);
@@ -439,9 +440,6 @@ on_read(evutil_socket_t fd, short what, void *arg)
     }
     c->in.b_len += (size_t)n;
     now = folio_mono_ns();
-    if (t->r->stop_ns != 0 && now >= t->r->stop_ns &&
-        t->o->mode == BENCH_CLOSED)
-        t->stopping = 1;
     while ((avail = folio_buf_pending(&c->in)) > 0) {
         p = c->in.b_data + c->in.b_off;
         if (t->o->proto != BENCH_P_MSGPACK) {
@@ -487,20 +485,12 @@ on_read(evutil_socket_t fd, short what, void *arg)
         c->inflight--;
         t->inflight--;
         c->progress_ns = now;
-        if (t->o->mode == BENCH_OPEN) {
-            t->free_slots++;
-        } else {
-            bench_refill(c, now);
-            if (t->o->mode == BENCH_ROUNDS && --t->round_recv == 0)
-                event_base_loopbreak(t->base);
-        }
+        t->mode->answered(c, now);
     }
     if (c->out_len > c->out_off && bench_flush(c) != 0)
         return;
-    if (t->o->mode == BENCH_OPEN)
-        bench_issue_due(t, now);
-    else if (t->o->mode == BENCH_RAMP && !c->want && c->inflight == 0)
-        bench_conn_close(c);
+    if (t->mode->after_read != NULL)
+        t->mode->after_read(c, now);
     bench_maybe_finish(t);
 }
 
@@ -547,7 +537,7 @@ bench_prime(struct bench_conn *c, uint64_t now)
     for (j = 0; j < c->t->o->pipeline && c->fd != -1 && !c->dead; j++) {
         if ((uint32_t)j < c->inflight)
             continue;
-        bench_refill(c, now);
+        c->t->mode->refill(c, now);
     }
     if (c->fd != -1 && c->out_len > c->out_off)
         bench_flush(c);
@@ -563,19 +553,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (atomic_load(&t->r->stop)) {
-        if (t->o->mode == BENCH_OPEN)
-            bench_pace_stop(t, now);
-        else
-            t->stopping = 1;
-    } else if (t->r->stop_ns != 0 && now >= t->r->stop_ns &&
-               t->o->mode != BENCH_OPEN) {
-        t->stopping = 1; /* the open loop stops in bench_issue_due() */
-    }
-    if (t->o->mode == BENCH_RAMP)
-        bench_ramp_update(t, now);
-    else if (t->o->mode == BENCH_OPEN && !t->stopping)
-        bench_issue_due(t, now);
+    t->mode->tick(t, now);
     for (i = 0; i < t->nconns; i++) {
         c = &t->conns[i];
         if (c->fd != -1 && c->inflight > 0 &&
@@ -599,7 +577,7 @@ thread_setup(struct bench_thread *t)
     if ((cfg = event_config_new()) == NULL)
         return -1;
     event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
-    if (o->mode == BENCH_OPEN)
+    if (t->mode->pace != NULL) /* a schedule */
         event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
     t->base = event_base_new_with_config(cfg);
     event_config_free(cfg);
@@ -608,8 +586,8 @@ thread_setup(struct bench_thread *t)
     t->tick = event_new(t->base, -1, EV_PERSIST, on_tick, t);
     if (t->tick == NULL || event_add(t->tick, &tick) != 0)
         return -1;
-    if (o->mode == BENCH_OPEN &&
-        (t->pace = evtimer_new(t->base, bench_on_pace, t)) == NULL)
+    if (t->mode->pace != NULL &&
+        (t->pace = evtimer_new(t->base, t->mode->pace, t)) == NULL)
         return -1;
     for (i = 0; i < t->nconns; i++) {
         struct bench_conn *c = &t->conns[i];
@@ -662,7 +640,6 @@ thread_main(void *arg)
 {
     struct bench_thread *t = arg;
     struct bench_run *r = t->r;
-    uint64_t now;
     int i, ok;
 
     ok = thread_setup(t) == 0;
@@ -679,29 +656,7 @@ thread_main(void *arg)
     pthread_barrier_wait(&r->go); /* main has set the clock */
     if (r->connect_failed)
         goto out;
-    now = folio_mono_ns();
-    switch (t->o->mode) {
-    case BENCH_CLOSED:
-        for (i = 0; i < t->nconns; i++)
-            bench_prime(&t->conns[i], now);
-        run_loop(t);
-        break;
-    case BENCH_OPEN:
-        t->pace_interval =
-            1e9 * (double)r->o->conns / ((double)t->nconns * r->o->rate);
-        t->pace_t0 =
-            r->t0 + (uint64_t)(t->pace_interval * t->id / (double)r->nthreads);
-        bench_issue_due(t, now);
-        run_loop(t);
-        break;
-    case BENCH_RAMP:
-        bench_ramp_update(t, now);
-        run_loop(t);
-        break;
-    case BENCH_ROUNDS:
-        bench_run_rounds(t);
-        break;
-    }
+    t->mode->run(t, folio_mono_ns());
 out:
     thread_teardown(t);
     pthread_mutex_lock(&r->lock);
@@ -744,6 +699,7 @@ folio_bench_run_start(struct bench_run *r)
         t->id = i;
         t->r = r;
         t->o = o;
+        t->mode = &folio_bench_modes[o->mode];
         t->pool = r->pool;
         t->rng = (o->seed + 1) * 0x9E3779B97F4A7C15ULL ^
                  (uint64_t)(i + 1) * 0xBF58476D1CE4E5B9ULL;

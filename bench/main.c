@@ -275,15 +275,7 @@ parse_args(int argc, char *argv[], struct bench_opts *o)
         argv[1] = argv[0];
         argc--;
         argv++;
-        if (strcmp(mode, "closed") == 0)
-            o->mode = BENCH_CLOSED;
-        else if (strcmp(mode, "open") == 0)
-            o->mode = BENCH_OPEN;
-        else if (strcmp(mode, "ramp") == 0)
-            o->mode = BENCH_RAMP;
-        else if (strcmp(mode, "rounds") == 0)
-            o->mode = BENCH_ROUNDS;
-        else
+        if (folio_bench_mode_parse(mode, &o->mode) != 0)
             return bad("unknown mode '%s' (closed, open, ramp, rounds)", mode);
     }
     while ((ch = getopt_long(argc, argv, "H:U:c:t:P:d:n:R:w:qhV", lo, NULL)) !=

@@ -15,21 +15,6 @@
 #include "bench/bench.h"
 
 const char *
-folio_bench_mode_name(enum bench_mode m)
-{
-    switch (m) {
-    case BENCH_OPEN:
-        return "open";
-    case BENCH_RAMP:
-        return "ramp";
-    case BENCH_ROUNDS:
-        return "rounds";
-    default:
-        return "closed";
-    }
-}
-
-const char *
 folio_bench_fmt_ns(double ns, char *buf, size_t len)
 {
     if (ns < 1e3)
