@@ -97,8 +97,8 @@ folio_cli_profile_main(int argc, char **argv)
     long seconds = -1, top = DEFAULT_TOP, timeout = -1, k;
     char path[256], name[128], err[512];
     struct folio_pprof p;
-    struct folio_buf body;
-    int ch, i, which = -1, status, rc, st = FOLIO_CLI_OK, rows;
+    struct folio_http_answer ans;
+    int ch, i, which = -1, rc, st = FOLIO_CLI_OK, rows;
     FILE *f;
 
     optind = 0;
@@ -176,28 +176,28 @@ folio_cli_profile_main(int argc, char **argv)
         fprintf(stderr, "folio: profiling %s%s for %ld s...\n",
                 worker == NULL ? "every worker" : "worker ",
                 worker != NULL ? worker : "", seconds);
-    memset(&body, 0, sizeof(body));
-    rc = folio_http_get(metrics, path, (int)timeout * 1000, &body, &status,
-                        err, sizeof(err));
+    rc = folio_http_get(metrics, path, (int)timeout * 1000, &ans, err,
+                        sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "folio: %s\n", err);
         st = rc == FOLIO_EINVAL ? FOLIO_CLI_EUSAGE : FOLIO_CLI_ECONN;
         goto done;
     }
-    if (status != 200) {
+    if (ans.status != 200) {
         /* The server says why, in plain text. */
-        size_t n = folio_buf_pending(&body);
+        size_t n = folio_buf_pending(&ans.body);
 
-        while (n > 0 && folio_buf_at(&body, 0)[n - 1] == '\n')
+        while (n > 0 && folio_buf_at(&ans.body, 0)[n - 1] == '\n')
             n--;
-        fprintf(stderr, "folio: %s answered %d: ", metrics, status);
-        folio_cli_put_text(stderr, folio_buf_at(&body, 0), n);
+        fprintf(stderr, "folio: %s answered %d: ", metrics, ans.status);
+        folio_cli_put_text(stderr, folio_buf_at(&ans.body, 0), n);
         fputc('\n', stderr);
         st = FOLIO_CLI_ESERVER;
         goto done;
     }
-    if (folio_pprof_decode(folio_buf_at(&body, 0), folio_buf_pending(&body),
-                           &p, err, sizeof(err)) != 0) {
+    if (folio_pprof_decode(folio_buf_at(&ans.body, 0),
+                           folio_buf_pending(&ans.body), &p, err,
+                           sizeof(err)) != 0) {
         fprintf(stderr, "folio: the profile from %s: %s\n", metrics, err);
         st = FOLIO_CLI_ESERVER;
         goto done;
@@ -213,8 +213,8 @@ folio_cli_profile_main(int argc, char **argv)
     }
     f = strcmp(out, "-") == 0 ? stdout : fopen(out, "wbe");
     if (f == NULL ||
-        fwrite(folio_buf_at(&body, 0), 1, folio_buf_pending(&body), f) !=
-            folio_buf_pending(&body) ||
+        fwrite(folio_buf_at(&ans.body, 0), 1, folio_buf_pending(&ans.body),
+               f) != folio_buf_pending(&ans.body) ||
         (f != stdout && fclose(f) != 0)) {
         fprintf(stderr, "folio: writing %s: %s\n", out, strerror(errno));
         st = FOLIO_CLI_EUSAGE;
@@ -234,7 +234,7 @@ folio_cli_profile_main(int argc, char **argv)
     }
     folio_pprof_free(&p);
 done:
-    folio_buf_free(&body);
+    folio_http_answer_free(&ans);
     return st;
 }
 
