@@ -77,6 +77,9 @@ struct bench_stage {
     uint32_t target; /* virtual users at the end of the stage */
 };
 
+#define BENCH_DEFAULT_KEY "folio-bench:key" /* --key */
+
+/* The command line (opts.c), all of it: the options and the mode. */
 struct bench_opts {
     enum bench_mode mode;
     char addr[FOLIO_ADDR_TEXT + 8]; /* HOST:PORT or unix:PATH */
@@ -128,6 +131,16 @@ struct bench_opts {
     const char *profile; /* --profile FILE: the server's CPU profile */
     const char *metrics; /* --metrics HOST:PORT: where it comes from */
 };
+
+/*
+ * folio_bench_opts_init - every option at its default.
+ * folio_bench_opts_parse - the command line (the mode first, if named),
+ * checked, with the defaults that depend on the mode and the protocol
+ * set: 0 to run, 1 after --help or --version (printed), -1 after a usage
+ * error (said, with the usage, on stderr).  Uses getopt_long.
+ */
+void folio_bench_opts_init(struct bench_opts *o);
+int folio_bench_opts_parse(int argc, char *argv[], struct bench_opts *o);
 
 /* ------------------------------------------------------------------ */
 /* The request pool (pool.c), filled by the workloads (workload.c).     */
