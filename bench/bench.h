@@ -1,8 +1,13 @@
 /*
- * bench.h - folio-bench's modules: the options (main.c), the request pool
- * the workloads fill (workload.c), the engine that puts it on the wire
- * (engine.c), the server's counters (server.c) and the reports
- * (report.c).  Private to the program: nothing outside bench/ includes it.
+ * bench.h - folio-bench's modules, from the top down: the run (main.c)
+ * and its command line (opts.c); the request pool (pool.c) that the
+ * workloads (workload.c) and the other protocols (peer.c) fill; the
+ * modes (modes.c) and the engine that puts the pool on the wire
+ * (engine.c, engine_int.h); the server's counters (server.c); the totals'
+ * arithmetic (totals.c), the verdict (judge.c), the series (series.c)
+ * and the reports (report.c, report_html.c); the server's profile
+ * (profile.c).  Calls go down, never back up (make lint-calls).
+ * Private to the program: nothing outside bench/ includes it.
  *
  * The hot path allocates nothing and encodes nothing: every request is
  * encoded once, at start-up, into the pool; sending one is a memcpy and
