@@ -18,7 +18,7 @@
 #include "src/cpus.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/prof.h"
+#include "src/prof/prof.h"
 
 struct folio_gen *
 folio_gen_open(struct folio_master *m, char *err, size_t errlen)

@@ -30,7 +30,7 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/prof.h"
+#include "src/prof/prof.h"
 #include "src/title.h"
 
 static void

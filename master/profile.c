@@ -48,8 +48,8 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/pprof.h"
-#include "src/prof.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 
 #define MAX_INFLIGHT 8
 #define SECONDS_DEFAULT 30

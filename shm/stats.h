@@ -18,6 +18,7 @@
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/hist.h"
+#include "src/stat.h" /* folio_stat_add, _set, _get: one writer per slot */
 
 #define FOLIO_MAX_SLOTS 256
 #define FOLIO_MAX_METHODS 31 /* + one row for unknown methods */
@@ -430,26 +431,5 @@ void folio_stats_total(struct folio_stats_region *r,
 
 /* folio_stats_state_name - "starting", "ready", ... */
 const char *folio_stats_state_name(unsigned state);
-
-/* One writer per slot: plain load and store, no locked instruction. */
-static inline void
-folio_stat_add(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c,
-                          atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
-}
-
-static inline void
-folio_stat_set(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_store_explicit(c, v, memory_order_relaxed);
-}
-
-static inline uint64_t
-folio_stat_get(const _Atomic uint64_t *c)
-{
-    return atomic_load_explicit(c, memory_order_relaxed);
-}
 
 #endif
