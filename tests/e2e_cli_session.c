@@ -68,7 +68,7 @@ START_TEST(test_help)
     free(transcript);
     /* help alone is --help. */
     cli_expect(&r, NULL, ARGS("help"), 0);
-    cli_has(r.out, "usage: folio [-H HOST:PORT | -U SOCKET]");
+    cli_has(r.out, "usage: folio [-H HOST:PORT | -h HOST -p PORT | -U SOCKET]");
     cli_has(r.out, "folio [options] help [COMMAND]\n");
     cli_run_free(&r);
 }

@@ -1,10 +1,10 @@
 /*
  * e2e_start.c - a first start, as a new user makes one: foliod run by a
- * user who is not root starts with that user's paths (XDG's); a start
- * that cannot succeed fails before anything is bound (exit 1) or cleans
- * up after itself (exit 2), and says which option changes what failed;
- * nothing
- * but the data and run directories is created; --check-config fails on a
+ * user who is not root starts with that user's paths (XDG's), and the
+ * folio of the same user finds its admin socket; a start that cannot
+ * succeed fails before anything is bound (exit 1) or cleans up after
+ * itself (exit 2), and says which option changes what failed; nothing but
+ * the data and run directories is made; --check-config fails on a
  * PostgreSQL that refuses, and only warns about one that does not answer.
  */
 #include "config.h"
@@ -140,14 +140,14 @@ stop(pid_t pid)
 /*
  * As a user (nobody, when the suite is root): no option, no file, and it
  * starts, with the data under $XDG_STATE_HOME and the admin socket under
- * $XDG_RUNTIME_DIR, said in the log.
+ * $XDG_RUNTIME_DIR, said in the log; that user's folio finds the socket.
  */
 START_TEST(test_user_defaults)
 {
     char dir[64], home[128], state[128], run_dir[128], envs[3][160];
-    char sock[200], path[200];
+    char sock[200], path[200], folio[512];
     const char *env[5];
-    struct ran r;
+    struct ran r, c;
     struct stat st;
     pid_t pid;
 
@@ -183,6 +183,11 @@ START_TEST(test_user_defaults)
     snprintf(sock, sizeof(sock), "%s/folio/admin.sock", run_dir);
     ck_assert_int_eq(stat(sock, &st), 0);
     ck_assert(S_ISSOCK(st.st_mode));
+    /* The same user's folio: the same admin socket, by default. */
+    snprintf(folio, sizeof(folio), "%s/folio", FOLIO_BUILDDIR);
+    ck_assert_int_eq(run(&c, folio, ARGS("stats"), env, NOBODY, NULL), 0);
+    ck_assert_msg(c.status == 0, "folio stats: %d: %s", c.status, c.out);
+    has(&c, "    PID STATE");
     ck_assert_int_eq(stop(pid), 0);
     e2e_rm_rf(dir);
 }

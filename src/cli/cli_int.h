@@ -37,8 +37,10 @@ struct folio_client;
 
 /* One run of the client: its options, and the connection (cli.c). */
 struct cli {
-    const char *addr; /* -H or -U as given, or NULL */
-    char unix_addr[FOLIO_ADDR_TEXT + 8];
+    const char *addr;      /* from -H, -h, -p or -U, in full; or NULL */
+    const char *addr_from; /* the option that gave it: "-H", "-U", ... */
+    char addr_buf[FOLIO_ADDR_TEXT + 8];
+    char target_buf[FOLIO_ADDR_TEXT + 8];
     int json;
     int timeout_ms; /* < 0: none */
     double timeout_s;
@@ -49,6 +51,8 @@ struct cli {
     const struct cmd *cmd;
     int admin;          /* talk to the admin socket by default */
     const char *target; /* the address connected to */
+    const char *target_from; /* where it came from: an option, a variable,
+                                or NULL: the default */
     struct folio_client *c;
     uint32_t msgid;    /* of the request in flight */
     int help;          /* --help: the command's help instead of a call */
@@ -132,9 +136,20 @@ const char *folio_cli_shown(const char *addr);
 
 /*
  * folio_cli_target - the address a call of cli goes to (admin or not),
- * as folio_cli_conn_open chooses it.
+ * as folio_cli_conn_open chooses it: -H, -h, -p or -U; else $FOLIO_ADDR
+ * (or, for admin methods, $FOLIO_ADMIN); else the default: 127.0.0.1:7788,
+ * or the admin socket of folio_default_paths (this user's foliod's, when
+ * it is there, else the system's).  *from (may be NULL) is where it came
+ * from, for messages: the option, the variable, or NULL for the default.
  */
-const char *folio_cli_target(struct cli *cli);
+const char *folio_cli_target(struct cli *cli, const char **from);
+
+/*
+ * folio_cli_default_admin - the admin socket a call goes to when nothing
+ * names one: folio_default_paths()'s (this user's foliod's), unless only
+ * the system's is there.
+ */
+const char *folio_cli_default_admin(void);
 
 /*
  * folio_cli_json_emit - write the msgpack value at *c as JSON text to `f`

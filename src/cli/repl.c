@@ -172,6 +172,7 @@ repl_line(void *arg, int argc, char **argv)
     /* The session's address, timeout and --json; the rest per line. */
     memset(&line, 0, sizeof(line));
     line.addr = session->addr;
+    line.addr_from = session->addr_from;
     line.json = session->json;
     line.timeout_s = session->timeout_s;
     line.in_repl = 1;
@@ -187,6 +188,6 @@ folio_cli_interactive(struct cli *cli)
 
     cli->admin = 0;
     snprintf(prompt, sizeof(prompt), "folio %s> ",
-             folio_cli_shown(folio_cli_target(cli)));
+             folio_cli_shown(folio_cli_target(cli, NULL)));
     return repl(prompt, folio_cli_command_names(), repl_line, cli);
 }
