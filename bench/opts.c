@@ -158,9 +158,10 @@ static const struct opt opts[] = {
     {.name = "csv", .arg = "file", .kind = K_STR, .off = O(csv),
      .help = "write the run second by second (a round a line in rounds)"},
     {.name = "max-p99", .arg = "duration", .kind = K_DURATION,
-     .off = O(max_p99_ns), .min = 1, .unit = 1e6, .bad = "bad duration '%s'",
-     .help = "fail (exit status 1) if p99 is over it, or nothing answered; "
-             "a bare number is in ms"},
+     .off = O(max_p99_ns), .min = 1, .unit = 0,
+     .bad = "bad duration '%s': give its unit, as in 5ms or 250us",
+     .help = "fail (exit status 1) if p99 is over it (with its unit: 5ms), "
+             "or nothing answered"},
     {.name = "max-errors", .arg = "n | percent%", .kind = K_FN,
      .parse = max_errors_set, .def = "0",
      .help = "fail (exit status 1) past n unexpected errors or lost "
@@ -214,7 +215,10 @@ static const struct opt opts[] = {
 
 /* ---- values ---- */
 
-/* "1.5", "250ms", "2m", "30s", "100us", "5ns"; a bare number is `unit` ns. */
+/*
+ * "1.5", "250ms", "2m", "30s", "100us", "5ns"; a bare number is `unit` ns,
+ * or refused where unit is 0 (where seconds are not meant: --max-p99).
+ */
 static int
 parse_duration(const char *s, double unit, uint64_t *out)
 {
@@ -224,6 +228,8 @@ parse_duration(const char *s, double unit, uint64_t *out)
     errno = 0;
     v = strtod(s, &e);
     if (e == s || errno != 0 || v < 0 || !isfinite(v))
+        return -1;
+    if (*e == '\0' && unit == 0)
         return -1;
     if (*e == '\0')
         v *= unit;
@@ -543,7 +549,7 @@ usage(FILE *f, int full)
     fputs("\nThe mode comes first: closed (the default; open with -R, ramp "
           "with --stages),\nopen, ramp or rounds.  Durations are a number "
           "and ns, us, ms, s, m or h;\na bare number is in seconds "
-          "(--max-p99: milliseconds).  See folio-bench(1).\n",
+          "(--max-p99 takes its unit only).  See folio-bench(1).\n",
           f);
 }
 

@@ -689,6 +689,10 @@ START_TEST(test_usage)
     expect_status(b, 2, "--stages", "10s");
     expect_status(b, 2, "-w", "nothing");
     expect_status(b, 2, "--max-p99", "soon");
+    /* A bare number: which unit? Not guessed (seconds elsewhere). */
+    expect_status(b, 2, "--max-p99", "1");
+    ck_assert_ptr_nonnull(strstr(b->err, "bad duration '1': give its unit, "
+                                         "as in 5ms or 250us"));
     expect_status(b, 2, "-w", "corpus", "--queries", "/nonexistent");
     ck_assert_ptr_nonnull(strstr(b->err, "/nonexistent"));
     /* Nobody listens: exit 3. */
