@@ -760,6 +760,41 @@ run_repeated(struct cli *cli, const struct cmd *cmd, char **args, int nargs)
     return failed;
 }
 
+/* The options of a command line (and of a line of the interactive mode). */
+static const char shortopts[] = ":H:U:p:hVr:i:";
+static const struct option longopts[] = {
+    {"host", required_argument, NULL, 'H'},
+    {"port", required_argument, NULL, 'p'},
+    {"socket", required_argument, NULL, 'U'},
+    {"unix", required_argument, NULL, 'U'}, /* folio-bench's old name */
+    {"json", no_argument, NULL, OPT_JSON},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"offset", required_argument, NULL, OPT_OFFSET},
+    {"watch", required_argument, NULL, OPT_WATCH},
+    {"repeat", required_argument, NULL, 'r'},
+    {"interval", required_argument, NULL, 'i'},
+    {"latency", no_argument, NULL, OPT_LATENCY},
+    {"interactive", no_argument, NULL, OPT_INTERACTIVE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+const struct cmd *
+folio_cli_commands(size_t *n)
+{
+    *n = NCMDS;
+    return cmds;
+}
+
+const struct option *
+folio_cli_options(const char **shorts)
+{
+    *shorts = shortopts;
+    return longopts;
+}
+
 const char *const *
 folio_cli_command_names(void)
 {
@@ -780,7 +815,7 @@ folio_cli_command_names(void)
 
 /* "unknown option '--jsno'", and the long option it is near, if any. */
 static int
-unknown_option(const struct option *longopts, const char *arg)
+unknown_option(const struct option *opts, const char *arg)
 {
     const char *names[32], *near = NULL;
     char typed[64];
@@ -789,8 +824,8 @@ unknown_option(const struct option *longopts, const char *arg)
     if (strncmp(arg, "--", 2) == 0) {
         snprintf(typed, sizeof(typed), "%.*s", (int)strcspn(arg + 2, "="),
                  arg + 2);
-        for (n = 0; longopts[n].name != NULL && n < 32; n++)
-            names[n] = longopts[n].name;
+        for (n = 0; opts[n].name != NULL && n < 32; n++)
+            names[n] = opts[n].name;
         near = folio_suggest(typed, names, n);
     }
     if (near != NULL)
@@ -917,24 +952,6 @@ parse_repeat(const char *s, int64_t *v)
 int
 folio_cli_run_args(struct cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"host", required_argument, NULL, 'H'},
-        {"port", required_argument, NULL, 'p'},
-        {"socket", required_argument, NULL, 'U'},
-        {"unix", required_argument, NULL, 'U'}, /* folio-bench's old name */
-        {"json", no_argument, NULL, OPT_JSON},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {"offset", required_argument, NULL, OPT_OFFSET},
-        {"watch", required_argument, NULL, OPT_WATCH},
-        {"repeat", required_argument, NULL, 'r'},
-        {"interval", required_argument, NULL, 'i'},
-        {"latency", no_argument, NULL, OPT_LATENCY},
-        {"interactive", no_argument, NULL, OPT_INTERACTIVE},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
     const struct cmd *cmd;
     const char *why, *hopt = NULL, *uopt = NULL, *ropt = NULL, *iopt = NULL;
     const char *popt = NULL, *hname;
@@ -949,8 +966,7 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     optind = 0; /* GNU getopt: start again (a line of the interactive mode) */
     opterr = 0;
     /* Options may come before or after the command (GNU getopt permutes). */
-    while ((ch = getopt_long(argc, argv, ":H:U:p:hVr:i:", longopts, NULL)) !=
-           -1) {
+    while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         switch (ch) {
         case 'H':
             hopt = optarg;

@@ -266,11 +266,13 @@ void folio_cli_words_free(char **words);
 
 /*
  * folio_cli_interactive - the interactive mode (repl.c): a prompt
- * naming cli's server, line editing and history (libedit) and completion
- * of the command names when standard input is a terminal; plain lines
- * otherwise.  Each line is a command line run by folio_cli_run_args on a
- * copy of cli (its address, timeout, --json).  Returns the status of the
- * last command.
+ * naming cli's server ("not connected> " while it does not answer), line
+ * editing and history (libedit), completion of every word and a hint of
+ * what a command takes next, when standard input is a terminal; plain
+ * lines otherwise.  Each line is a command line run by
+ * folio_cli_run_args on a copy of cli (its address, timeout, --json), or
+ * one of the mode's own: help, clear, quit, exit.  Returns the status of
+ * the last command.
  */
 int folio_cli_interactive(struct cli *cli);
 
@@ -284,10 +286,18 @@ int folio_cli_interactive(struct cli *cli);
  *   caller then runs folio_cli_interactive(cli).
  * folio_cli_command_names - the commands' names, each once, in the
  *   order of the table; NULL-terminated, static.
+ * folio_cli_commands - the table itself, its rows in *n (for the
+ *   interactive mode's completion, hints and help); static.
+ * folio_cli_options - the command line's long options (getopt_long's
+ *   table, NULL-terminated) and, in *shorts, its short ones (getopt's
+ *   string); for the interactive mode's completion.
  */
 void folio_cli_init(struct cli *cli);
 int folio_cli_run_args(struct cli *cli, int argc, char **argv);
 const char *const *folio_cli_command_names(void);
+const struct cmd *folio_cli_commands(size_t *n);
+struct option;
+const struct option *folio_cli_options(const char **shorts);
 
 /*
  * profile.c: `folio profile`, which talks HTTP to the metrics
