@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "src/conf.h"
 #include "src/cpus.h"
 #include "src/defaults.h"
 
@@ -215,44 +216,6 @@ static const struct opt opts[] = {
 
 /* ---- values ---- */
 
-/*
- * "1.5", "250ms", "2m", "30s", "100us", "5ns"; a bare number is `unit` ns,
- * or refused where unit is 0 (where seconds are not meant: --max-p99).
- */
-static int
-parse_duration(const char *s, double unit, uint64_t *out)
-{
-    char *e;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &e);
-    if (e == s || errno != 0 || v < 0 || !isfinite(v))
-        return -1;
-    if (*e == '\0' && unit == 0)
-        return -1;
-    if (*e == '\0')
-        v *= unit;
-    else if (strcmp(e, "ns") == 0)
-        ;
-    else if (strcmp(e, "us") == 0)
-        v *= 1e3;
-    else if (strcmp(e, "ms") == 0)
-        v *= 1e6;
-    else if (strcmp(e, "s") == 0)
-        v *= 1e9;
-    else if (strcmp(e, "m") == 0)
-        v *= 60e9;
-    else if (strcmp(e, "h") == 0)
-        v *= 3600e9;
-    else
-        return -1;
-    if (v > 1e18)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
 static int
 parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -315,7 +278,8 @@ stages_set(struct bench_opts *o, const char *v)
             (colon = strchr(tok, ':')) == NULL)
             return bad;
         *colon = '\0';
-        if (parse_duration(tok, 1e9, &o->stages[o->nstages].dur_ns) != 0 ||
+        if (folio_parse_duration(tok, 1e9, &o->stages[o->nstages].dur_ns) !=
+                0 ||
             o->stages[o->nstages].dur_ns == 0 ||
             parse_u64(colon + 1, 0, BENCH_MAX_CONNS, &target) != 0)
             return bad;
@@ -426,7 +390,7 @@ set(const struct opt *p, struct bench_opts *o, const char *v)
         *(double *)(void *)field = d;
         return NULL;
     case K_DURATION:
-        if (parse_duration(v, p->unit, &u) != 0 || u < p->min)
+        if (folio_parse_duration(v, p->unit, &u) != 0 || u < p->min)
             return p->bad;
         *(uint64_t *)(void *)field = u;
         return NULL;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,6 +366,42 @@ parse_ms(const char *s, uint64_t *out)
     if (v > UINT64_MAX / mul)
         return -1;
     *out = v * mul;
+    return 0;
+}
+
+int
+folio_parse_duration(const char *s, double bare_ns, uint64_t *ns)
+{
+    char *e;
+    double v;
+
+    if (!isdigit((unsigned char)*s)) /* strtod's blanks, signs, inf: no */
+        return -1;
+    errno = 0;
+    v = strtod(s, &e);
+    if (e == s || errno != 0 || v < 0 || !isfinite(v))
+        return -1;
+    if (*e == '\0' && bare_ns == 0)
+        return -1;
+    if (*e == '\0')
+        v *= bare_ns;
+    else if (strcmp(e, "ns") == 0)
+        ;
+    else if (strcmp(e, "us") == 0)
+        v *= 1e3;
+    else if (strcmp(e, "ms") == 0)
+        v *= 1e6;
+    else if (strcmp(e, "s") == 0)
+        v *= 1e9;
+    else if (strcmp(e, "m") == 0)
+        v *= 60e9;
+    else if (strcmp(e, "h") == 0)
+        v *= 3600e9;
+    else
+        return -1;
+    if (v > 1e18)
+        return -1;
+    *ns = (uint64_t)v;
     return 0;
 }
 

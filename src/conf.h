@@ -155,6 +155,14 @@ void folio_config_write(const struct folio_config *cfg, FILE *f);
  */
 void folio_config_write_defaults(FILE *f, const char *version);
 
+/*
+ * folio_parse_duration - a duration, a number and its unit ("1.5s",
+ * "250ms", "2m", "100us", "5ns", "1h"), into *ns; a bare number is
+ * `bare_ns` nanoseconds each (1e9: seconds), or refused where bare_ns is
+ * 0 (where seconds are not meant: folio-bench's --max-p99).  0, or -1.
+ */
+int folio_parse_duration(const char *s, double bare_ns, uint64_t *ns);
+
 /* folio_default_conf_file - the file read when -c is not given. */
 const char *folio_default_conf_file(void);
 

@@ -430,6 +430,13 @@ START_TEST(test_ping)
     run(&r, &(struct cli_opts){.env = ARGS(env)}, ARGS("--json", "ping"), 0);
     ck_assert_str_eq(r.out, "\"pong\"\n");
     cli_run_free(&r);
+    /* Durations with their units, as folio-bench and foliod take them. */
+    run(&r, NULL,
+        ARGS("-H", srv.addr, "--json", "--timeout", "2500ms", "-r", "2", "-i",
+             "10ms", "ping"),
+        0);
+    ck_assert_str_eq(r.out, "\"pong\"\n\"pong\"\n");
+    cli_run_free(&r);
     stop();
 }
 END_TEST

@@ -27,6 +27,7 @@
 #include "src/cli/help.h"
 #include "src/client.h"
 #include "src/clock.h"
+#include "src/conf.h"
 #include "src/defaults.h"
 #include "src/err.h"
 #include "src/page.h"
@@ -58,18 +59,21 @@ parse_u64(const char *s, uint64_t *v)
     return errno != 0 || *end != '\0' ? -1 : 0;
 }
 
-/* Seconds, fractions allowed: 0, or -1. */
+/*
+ * A duration in seconds: a number of them ("0.5"), or one with its unit
+ * ("500ms", "2m"; folio_parse_duration's, as every folio program takes
+ * them).  0, or -1.
+ */
 static int
 parse_seconds(const char *s, double *v)
 {
-    char *end;
+    uint64_t ns;
 
-    if (*s < '0' || *s > '9')
+    if (folio_parse_duration(s, 1e9, &ns) != 0 ||
+        ns > 86400ULL * 365 * 1000000000)
         return -1;
-    errno = 0;
-    *v = strtod(s, &end);
-    return errno != 0 || *end != '\0' || !isfinite(*v) || *v > 86400 * 365 ? -1
-                                                                           : 0;
+    *v = (double)ns / 1e9;
+    return 0;
 }
 
 /* Read all of standard input (for "-" arguments): a NUL-terminated string. */
@@ -584,6 +588,7 @@ usage(FILE *f)
           f);
     fprintf(f, "%s.\n", folio_cli_default_admin());
     fputs("\n"
+          "SEC is seconds (0.5), or a number with its unit: 500ms, 2m, 1h.\n"
           "ITEM is SKU[:QTY] or WEIGHTg[/LxWxH][:QTY] (grams, centimetres),"
           " e.g. 1200g:2.\n"
           "JSON-PARAMS is a JSON array of the params (another value is the"
@@ -982,10 +987,11 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
             break;
         case OPT_TIMEOUT:
             if (parse_seconds(optarg, &cli->timeout_s) != 0)
-                return folio_cli_usage_error(NULL,
-                                             "--timeout: '%s' is not a number "
-                                             "of seconds",
-                                             optarg);
+                return folio_cli_usage_error(
+                    NULL,
+                    "--timeout: '%s' is not a duration "
+                    "(seconds, or 500ms, 2m...)",
+                    optarg);
             break;
         case OPT_LIMIT: /* checked once the command is known */
             cli->limit_arg = optarg;
@@ -1050,8 +1056,8 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     if (iopt != NULL) {
         if (parse_seconds(iopt, &cli->interval_s) != 0)
             return folio_cli_usage_error(NULL,
-                                         "-i: '%s' is not a number of "
-                                         "seconds",
+                                         "-i: '%s' is not a duration "
+                                         "(seconds, or 500ms, 2m...)",
                                          iopt);
         cli->have_interval = 1;
     }
@@ -1101,8 +1107,9 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
         (parse_seconds(cli->watch_arg, &cli->watch_s) != 0 ||
          cli->watch_s < 0.1))
         return folio_cli_usage_error(cmd,
-                                     "--watch: '%s' is not a number of "
-                                     "seconds (0.1 or more)",
+                                     "--watch: '%s' is not a duration "
+                                     "of 0.1 s or more (seconds, or 500ms, "
+                                     "2m...)",
                                      cli->watch_arg);
     if (ropt != NULL && (cli->opts_seen & O_WATCH))
         return folio_cli_usage_error(cmd, "-r or --watch, not both");
