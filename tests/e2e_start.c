@@ -218,7 +218,7 @@ busy_port(int *port)
 START_TEST(test_failed_starts)
 {
     char dir[64], sock[128], conf[128], data[128], metrics[64], listen_a[64];
-    char missing[128];
+    char missing[256];
     const char *env[] = {"PATH=/usr/bin:/bin", NULL};
     struct ran r;
     struct stat st;
@@ -270,7 +270,25 @@ START_TEST(test_failed_starts)
     ck_assert_int_eq(r.status, 1);
     has(&r, "--corpus /nope:");
 
-    /* Right, but it cannot be done: 2, and what it bound is let go. */
+    /* Right, but it cannot be done: 2, said with the option to change. */
+    ck_assert_int_eq(e2e_write_file(conf, "\n"), 0);
+    snprintf(missing, sizeof(missing), "%s/data", conf);
+    run(&r, e2e_foliod(),
+        ARGS("-f", "-c", "/dev/null", "--data-dir", missing, "--admin-socket",
+             sock, "--listen", "127.0.0.1:0", "--metrics-listen", "off"),
+        env, -1, NULL);
+    ck_assert_int_eq(r.status, 2);
+    has(&r, "cannot create the data directory ");
+    has(&r, "(--data-dir; set --data-dir DIR)");
+    snprintf(missing, sizeof(missing), "%s/admin.sock", conf);
+    run(&r, e2e_foliod(),
+        ARGS("-f", "-c", "/dev/null", "--data-dir", data, "--admin-socket",
+             missing, "--listen", "127.0.0.1:0", "--metrics-listen", "off"),
+        env, -1, NULL);
+    ck_assert_int_eq(r.status, 2);
+    has(&r, "(--admin-socket): ");
+    has(&r, "set --admin-socket PATH|off");
+    /* What it bound is let go. */
     fd = busy_port(&port);
     snprintf(metrics, sizeof(metrics), "127.0.0.1:%d", port);
     run(&r, e2e_foliod(), START("--metrics-listen", metrics), env, -1, NULL);
