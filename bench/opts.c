@@ -250,6 +250,7 @@ static const char *
 host_set(struct bench_opts *o, const char *v)
 {
     snprintf(o->addr, sizeof(o->addr), "%s", v);
+    o->addr_from = "-H";
     return NULL;
 }
 
@@ -257,6 +258,7 @@ static const char *
 socket_set(struct bench_opts *o, const char *v)
 {
     snprintf(o->addr, sizeof(o->addr), "unix:%s", v);
+    o->addr_from = "-U";
     return NULL;
 }
 
@@ -563,6 +565,7 @@ folio_bench_opts_init(struct bench_opts *o)
     for (i = 0; i < NOPTS; i++)
         if (opts[i].def != NULL)
             set(&opts[i], o, opts[i].def);
+    o->addr_from = "the default; set by -H or -U";
 }
 
 /* Whether option `name` was on the command line. */

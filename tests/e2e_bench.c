@@ -697,6 +697,9 @@ START_TEST(test_usage)
     ck_assert_ptr_nonnull(strstr(b->err, "/nonexistent"));
     /* Nobody listens: exit 3. */
     expect_status(b, 3, "-H", "127.0.0.1:1", "-n", "1");
+    ck_assert_ptr_nonnull(strstr(b->err, "cannot connect to 127.0.0.1:1 (-H): "
+                                         "Connection refused: is the server "
+                                         "running there?"));
     free(b);
 }
 END_TEST
