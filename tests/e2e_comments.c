@@ -1168,7 +1168,7 @@ int
 main(void)
 {
 #ifdef E2E_POSTGRES
-    pg_skip_unless_available("e2e_comments_pg");
+    pg_require();
     if (pg_start(&pgc, NULL) != 0)
         return EXIT_FAILURE;
 #endif

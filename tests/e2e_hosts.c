@@ -17,7 +17,8 @@
  *     still served; posting resumes; every acknowledged comment is stored
  *     exactly once.
  *
- * Skipped (exit 77) where PostgreSQL's or HAProxy's binaries are missing.
+ * PostgreSQL, HAProxy and curl are required (e2e_require): without one,
+ * the suite is skipped, or fails when CI is set.
  */
 #include "config.h"
 
@@ -514,12 +515,12 @@ START_TEST(test_posts_seen_everywhere)
            (unsigned long long)delays[nd / 2],
            (unsigned long long)delays[nd * 99 / 100],
            (unsigned long long)delays[nd - 1], nd);
-    /* /metrics says so too: hits, and both workers connected */
-    if (system("command -v curl >/dev/null 2>&1") == 0) {
+    /* /metrics says so too, to curl: hits, and both workers connected */
+    {
         char cmd[512];
 
         snprintf(cmd, sizeof(cmd),
-                 "curl -s http://%s/metrics | awk "
+                 "curl -sf http://%s/metrics | awk "
                  "'/^folio_comments_cache_hits_total / {h = $2} "
                  "/^folio_comments_db_up[{]/ {u += $2} "
                  "END {exit !(h > 0 && u == 2)}'",
@@ -983,12 +984,11 @@ hosts_suite(void)
 int
 main(void)
 {
-    pg_skip_unless_available("e2e_hosts");
-    if (haproxy_bin() == NULL) {
-        printf("SKIP e2e_hosts: no haproxy on PATH or in /usr/sbin: install "
-               "haproxy (dist/install-deps.sh)\n");
-        return 77;
-    }
+    pg_require();
+    e2e_require_at("haproxy", haproxy_bin(),
+                   "no haproxy on PATH or in /usr/sbin: apt-get install "
+                   "haproxy");
+    e2e_require("curl", "curl");
     if (pg_start(&pgc, NULL) != 0)
         return EXIT_FAILURE;
     return folio_check_run(hosts_suite());
