@@ -86,11 +86,16 @@ stop_prometheus(void)
     int st;
 
     if (prom > 0) {
+        uint64_t deadline = e2e_deadline(2000);
+
+        /* TERM, and a moment to exit by itself before the KILL */
         kill(prom, SIGTERM);
-        if (waitpid(prom, &st, WNOHANG) == 0) {
-            usleep(200000);
-            kill(prom, SIGKILL);
-            waitpid(prom, &st, 0);
+        while (waitpid(prom, &st, WNOHANG) == 0) {
+            if (!e2e_wait_more(deadline)) {
+                kill(prom, SIGKILL);
+                waitpid(prom, &st, 0);
+                break;
+            }
         }
         prom = -1;
     }
@@ -143,16 +148,15 @@ start_prometheus(void)
         prom = e2e_spawn(argv, log);
     }
     ck_assert_int_ge(prom, 0);
-    deadline = e2e_now_ms() + 30000;
-    while (e2e_now_ms() < deadline) {
+    deadline = e2e_deadline(30000);
+    do {
         if ((r = e2e_http_get(prom_addr, "/-/ready", &status)) != NULL)
             free(r);
         if (status == 200)
             return;
         ck_assert_msg(waitpid(prom, NULL, WNOHANG) == 0,
                       "prometheus exited (see %s)", log);
-        usleep(50000);
-    }
+    } while (e2e_wait_more(deadline));
     ck_abort_msg("prometheus not ready in 30 s");
 }
 
@@ -282,7 +286,7 @@ check_panels(json_t *panels, int *nexpr)
 static void
 wait_scrapes(int n)
 {
-    uint64_t deadline = e2e_now_ms() + 30000;
+    uint64_t deadline = e2e_deadline(30000);
     char expr[256];
     json_t *root, *data, *v;
     double got = 0;
@@ -290,7 +294,7 @@ wait_scrapes(int n)
     snprintf(expr, sizeof(expr),
              "count_over_time(folio_build_info{instance=\"%s\"}[1m])",
              srv.metrics);
-    while (e2e_now_ms() < deadline) {
+    do {
         char enc[512], path[600];
 
         urlencode(expr, enc, sizeof(enc));
@@ -304,8 +308,7 @@ wait_scrapes(int n)
         json_decref(root);
         if (got >= n)
             return;
-        usleep(100000);
-    }
+    } while (e2e_wait_more(deadline));
     ck_abort_msg("prometheus scraped foliod %g times in 30 s", got);
 }
 
@@ -360,12 +363,12 @@ check_rules(void)
 static void
 wait_rules_evaluated(void)
 {
-    uint64_t deadline = e2e_now_ms() + 20000;
+    uint64_t deadline = e2e_deadline(20000);
     json_t *root, *groups;
     size_t i;
     int fresh = 0;
 
-    while (!fresh && e2e_now_ms() < deadline) {
+    do {
         groups = json_object_get(api("/api/v1/rules", &root), "groups");
         fresh = json_array_size(groups) > 0;
         for (i = 0; i < json_array_size(groups); i++) {
@@ -375,9 +378,7 @@ wait_rules_evaluated(void)
             fresh = fresh && t != NULL && strncmp(t, "0001", 4) != 0;
         }
         json_decref(root);
-        if (!fresh)
-            usleep(100000);
-    }
+    } while (!fresh && e2e_wait_more(deadline));
     ck_assert_msg(fresh, "the rules were not evaluated in 20 s");
 }
 

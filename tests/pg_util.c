@@ -170,7 +170,7 @@ wait_up(struct pg_cluster *c)
     int st;
 
     pg_dsn(c, "postgres", dsn, sizeof(dsn));
-    while (e2e_now_ms() < deadline) {
+    do {
         if (PQping(dsn) == PQPING_OK)
             return 0;
         if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
@@ -180,8 +180,7 @@ wait_up(struct pg_cluster *c)
             print_log(c);
             return -1;
         }
-        poll(NULL, 0, 20);
-    }
+    } while (e2e_wait_more(deadline));
     fprintf(stderr, "postgres did not accept connections in %d ms\n", START_MS);
     print_log(c);
     return -1;
