@@ -25,10 +25,12 @@ grep -h '^e2e-component: ' "$@" 2>/dev/null | sort -u | awk '
     END {
         if (n == 0)
             exit 0
-        print "Components the suites required (e2e_require, tests/e2e_util.h):"
         for (i = 0; i < n; i++)
-            if (used[order[i]] != "")
+            if (used[order[i]] != "") {
+                if (!said++)
+                    print "Components the suites required (e2e_require, tests/e2e_util.h):"
                 printf "  %-26s %s\n", order[i], used[order[i]]
+            }
         if (lack != "")
             printf "Not there:\n%s", lack
     }'

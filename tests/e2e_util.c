@@ -294,7 +294,11 @@ spawn(struct e2e_server *s, const char *const *args)
             break;
         }
     }
-    return e2e_wait_ready(s, 1, 15000);
+    /*
+     * Generous: a start may build the corpus index (3 s on a quiet
+     * machine, many times that on a loaded one, and under sanitizers).
+     */
+    return e2e_wait_ready(s, 1, e2e_bound_ms(60000, 120000));
 }
 
 int
@@ -864,7 +868,7 @@ e2e_require_at(const char *what, const char *path, const char *how)
     }
     if (under_ci()) {
         printf("FAIL %s: %s is missing (%s): CI is set, and CI installs "
-               "every component (dist/install-deps.sh)\n",
+               "every component (dist/install-deps.sh), the corpus too\n",
                suite, what, how);
         record(what, "MISSING", "(failed: CI is set)");
         exit(EXIT_FAILURE);

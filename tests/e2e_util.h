@@ -43,7 +43,9 @@ const char *e2e_corpus(void);
 /*
  * e2e_start - start foliod with `conf` (extra configuration lines, may be
  * NULL) and extra command-line arguments `args` (NULL-terminated, may be
- * NULL).  Returns 0, or -1 with the reason printed (the log's tail too).
+ * NULL), and wait for it to be ready (e2e_bound_ms(60000, 120000): a
+ * start may build the corpus index).  Returns 0, or -1 with the reason
+ * printed (the log's tail too).
  */
 int e2e_start(struct e2e_server *s, const char *conf, const char *const *args);
 
