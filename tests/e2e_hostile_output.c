@@ -43,6 +43,7 @@
 #include <msgpack.h>
 
 #include "src/client.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/check_run.h"

@@ -37,14 +37,16 @@ static struct e2e_server srv;
 static char *
 page(void)
 {
-    char *r, *body;
-    int status;
+    struct folio_http_answer a;
+    char err[512], *text;
 
-    r = e2e_http_get(srv.metrics, "/metrics", &status);
-    ck_assert_msg(r != NULL && status == 200, "GET /metrics: %d", status);
-    ck_assert_ptr_nonnull(body = strstr(r, "\r\n\r\n"));
-    memmove(r, body + 4, strlen(body + 4) + 1);
-    return r;
+    ck_assert_msg(folio_http_get(srv.metrics, "/metrics", E2E_HTTP_MS, &a, err,
+                                 sizeof(err)) == 0,
+                  "GET /metrics: %s", err);
+    ck_assert_msg(a.status == 200, "GET /metrics: %d", a.status);
+    ck_assert_ptr_nonnull(text = strdup(a.body.b_data));
+    folio_http_answer_free(&a);
+    return text;
 }
 
 /* The value of a series on a page, NAN if it is not there. */
@@ -521,7 +523,7 @@ START_TEST(test_families_documented)
     char *text, *man, *p, fam[128];
     int missing = 0, n = 0;
 
-    ck_assert_ptr_nonnull(man = e2e_read_file(FOLIO_SRCDIR "/man/foliod.8"));
+    ck_assert_ptr_nonnull(man = e2e_read_file(FOLIO_BUILDDIR "/man/foliod.8"));
     ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n", NULL),
                      0);
     text = page();

@@ -54,9 +54,10 @@ END_TEST
 /* Prometheus's own parser reads foliod's page (e2e_stats has ours). */
 START_TEST(test_promtool_metrics)
 {
+    static char text[1 << 20];
     struct folio_client *c;
-    char *body, *text, tmp[] = "/tmp/folio-metrics.XXXXXX", cmd[256];
-    int status, fd, i;
+    char tmp[] = "/tmp/folio-metrics.XXXXXX", cmd[256];
+    int fd, i;
 
     ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n", NULL),
                      0);
@@ -64,10 +65,9 @@ START_TEST(test_promtool_metrics)
     for (i = 0; i < 10; i++)
         ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);
-    body = e2e_http_get(srv.metrics, "/metrics", &status);
-    ck_assert_int_eq(status, 200);
-    ck_assert_ptr_nonnull(text = strstr(body, "\r\n\r\n"));
-    text += 4;
+    ck_assert_int_eq(e2e_http_status(srv.metrics, "/metrics", text,
+                                     sizeof(text)),
+                     200);
     ck_assert_ptr_nonnull(strstr(text, "folio_requests_total{"));
     ck_assert_int_ge(fd = mkstemp(tmp), 0);
     ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -75,7 +75,6 @@ START_TEST(test_promtool_metrics)
     snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", tmp);
     ck_assert_msg(system(cmd) == 0, "promtool check metrics failed");
     unlink(tmp);
-    free(body);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -115,8 +114,6 @@ start_prometheus(void)
 {
     char conf[256], data[256], log[256], text[1024], listen[96];
     uint64_t deadline;
-    char *r;
-    int status = -1;
 
     snprintf(prom_dir, sizeof(prom_dir), "/tmp/folio-prom.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(prom_dir));
@@ -150,9 +147,7 @@ start_prometheus(void)
     ck_assert_int_ge(prom, 0);
     deadline = e2e_deadline(30000);
     do {
-        if ((r = e2e_http_get(prom_addr, "/-/ready", &status)) != NULL)
-            free(r);
-        if (status == 200)
+        if (e2e_http_status(prom_addr, "/-/ready", NULL, 0) == 200)
             return;
         ck_assert_msg(waitpid(prom, NULL, WNOHANG) == 0,
                       "prometheus exited (see %s)", log);
@@ -187,17 +182,19 @@ urlencode(const char *s, char *out, size_t cap)
 static json_t *
 api(const char *path, json_t **root)
 {
+    struct folio_http_answer a;
     json_error_t jerr;
-    char *r, *body;
+    char err[512];
     int status;
 
-    r = e2e_http_get(prom_addr, path, &status);
-    ck_assert_msg(r != NULL, "GET %s: no answer", path);
-    ck_assert_ptr_nonnull(body = strstr(r, "\r\n\r\n"));
-    *root = json_loads(body + 4, 0, &jerr);
+    ck_assert_msg(
+        folio_http_get(prom_addr, path, E2E_HTTP_MS, &a, err, sizeof(err)) == 0,
+        "GET %s: %s", path, err);
+    status = a.status;
+    *root = json_loads(a.body.b_data, 0, &jerr);
     ck_assert_msg(*root != NULL, "GET %s: %d, not JSON: %.300s", path, status,
-                  body + 4);
-    free(r);
+                  a.body.b_data);
+    folio_http_answer_free(&a);
     ck_assert_msg(
         status == 200 &&
             strcmp(json_string_value(json_object_get(*root, "status")) ?: "",
