@@ -241,6 +241,7 @@ main(void)
     const char *have = NULL;
     int rc;
 
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the figures, from the forked case */
     if (geteuid() != 0)
         snprintf(cg.why, sizeof(cg.why), "not root");
     else if (cpus_offered() < 2)
