@@ -31,6 +31,17 @@ too_long() {
     echo "lifecycle.sh: $2 not done in 60 s" >&2
     exit 1
 }
+# replaced SIG PID N FILE: send SIG to worker PID, then wait until it is
+# gone and N of N workers serve; the milliseconds that took, into FILE.
+replaced() {
+    t0=$(now_ms)
+    kill -"$1" "$2"
+    until ! children | grep -qw "$2" && serving "$3"; do
+        sleep 0.002
+        too_long "$t0" "the replacement of worker $2 (SIG$1)"
+    done
+    echo $(($(now_ms) - t0)) >>"$4"
+}
 # stats FILE: "median max" of the numbers in FILE.
 stats() { printf '%s %s' "$(median <"$1")" "$(sort -n "$1" | tail -n 1)"; }
 OFF="--corpus off --freight-dir off --catalog off"
@@ -66,13 +77,7 @@ while [ $i -lt "$RUNS" ]; do
         awk '$1 ~ /^[0-9]+$/ && $2 == "ready" { print $4, $1 }' |
         sort -n | tail -n 1 | cut -d' ' -f2)
     [ -n "$victim" ] || continue
-    t0=$(now_ms)
-    kill -KILL "$victim"
-    until ! children | grep -qw "$victim" && serving 2; do
-        sleep 0.002
-        too_long "$t0" "a respawn"
-    done
-    echo $(($(now_ms) - t0)) >>"$BENCH_TMP/respawn_ms"
+    replaced KILL "$victim" 2 "$BENCH_TMP/respawn_ms"
     i=$((i + 1))
 done
 kill "$LOAD" 2>/dev/null || :
@@ -84,14 +89,7 @@ i=0
 while [ $i -lt "$((RUNS / 5 + 1))" ]; do
     # shellcheck disable=SC2086
     start_foliod --workers 1 --worker-timeout 2s $OFF
-    victim=$(children)
-    t0=$(now_ms)
-    kill -STOP "$victim"
-    until ! children | grep -qw "$victim" && serving 1; do
-        sleep 0.005
-        too_long "$t0" "the watchdog's replacement"
-    done
-    echo $(($(now_ms) - t0)) >>"$BENCH_TMP/watchdog_ms"
+    replaced STOP "$(children)" 1 "$BENCH_TMP/watchdog_ms"
     stop_foliod
     i=$((i + 1))
 done
