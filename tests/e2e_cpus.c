@@ -39,18 +39,6 @@ static struct {
     char label[32];     /* "cgroup v2 (cpu.max)"... */
 } cg;
 
-static int
-write_str(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    int ok;
-
-    if (f == NULL)
-        return -1;
-    ok = fputs(text, f) >= 0;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* Whether the space-separated list in file `path` holds `word`. */
 static int
 file_lists(const char *path, const char *word)
@@ -89,7 +77,7 @@ make_v2(void)
         return -1;
     }
     snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg.root);
-    if (!file_lists(path, "cpu") && write_str(path, "+cpu") != 0) {
+    if (!file_lists(path, "cpu") && e2e_write_file(path, "+cpu") != 0) {
         snprintf(cg.why, sizeof(cg.why), "cannot enable cpu in %s: %s", path,
                  strerror(errno));
         return -1;
@@ -151,14 +139,14 @@ set_quota(int cpus)
             snprintf(text, sizeof(text), "%d 100000\n", cpus * 100000);
         else
             snprintf(text, sizeof(text), "max 100000\n");
-        return write_str(path, text);
+        return e2e_write_file(path, text);
     }
     snprintf(path, sizeof(path), "%s/cpu.cfs_period_us", cg.dir);
-    if (write_str(path, "100000\n") != 0)
+    if (e2e_write_file(path, "100000\n") != 0)
         return -1;
     snprintf(path, sizeof(path), "%s/cpu.cfs_quota_us", cg.dir);
     snprintf(text, sizeof(text), "%d\n", cpus > 0 ? cpus * 100000 : -1);
-    return write_str(path, text);
+    return e2e_write_file(path, text);
 }
 
 /* Move this process into dir (a cgroup): 0 or -1. */
@@ -169,7 +157,7 @@ enter(const char *dir)
 
     snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
     snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-    return write_str(path, pid);
+    return e2e_write_file(path, pid);
 }
 
 /* Remove the cgroup, once the processes in it are gone (bounded). */

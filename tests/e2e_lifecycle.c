@@ -283,25 +283,32 @@ corpus_file(const char *dir, int k)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+/*
+ * A corpus of its own in srv's directory (one 1 MB file, part00.txt)
+ * into dir[len], named in srv's configuration for the next reload.
+ */
+static void
+corpus_of_own(char *dir, size_t len)
+{
+    FILE *f;
+
+    snprintf(dir, len, "%s/corpus", srv.dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    corpus_file(dir, 0);
+    ck_assert_ptr_nonnull(f = fopen(srv.conf, "a"));
+    fprintf(f, "corpus = %s\n", dir);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
 START_TEST(test_two_hups_last_wins)
 {
-    char conf[600], corpus[400];
+    char corpus[400];
     uint64_t deadline;
     pid_t pids[8];
     int round, seen;
 
     start(NULL); /* workers = 2, from e2e_start */
-    snprintf(corpus, sizeof(corpus), "%s/corpus", srv.dir);
-    ck_assert_int_eq(mkdir(corpus, 0755), 0);
-    corpus_file(corpus, 0);
-    snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
-    {
-        FILE *f = fopen(srv.conf, "a");
-
-        ck_assert_ptr_nonnull(f);
-        fputs(conf, f);
-        fclose(f);
-    }
+    corpus_of_own(corpus, sizeof(corpus));
     for (round = 1; round <= 3; round++) {
         /*
          * The first HUP's reload reads 1 worker, then builds the index of
@@ -486,17 +493,7 @@ START_TEST(test_health_through_reload_and_stop)
 
     start("workers = 2\nmetrics_listen = 127.0.0.1:0\nmax_output_bytes = "
           "4096\nshutdown_timeout = 5s\n");
-    snprintf(corpus, sizeof(corpus), "%s/corpus", srv.dir);
-    ck_assert_int_eq(mkdir(corpus, 0755), 0);
-    corpus_file(corpus, 0);
-    snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
-    {
-        FILE *f = fopen(srv.conf, "a");
-
-        ck_assert_ptr_nonnull(f);
-        fputs(conf, f);
-        fclose(f);
-    }
+    corpus_of_own(corpus, sizeof(corpus));
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
     ck_assert_int_eq(e2e_wait_ready(&srv, 2, 30000), 0);
     ck_assert_int_eq(health("/healthz", body, sizeof(body)), 200);
