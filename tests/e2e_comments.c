@@ -365,7 +365,11 @@ poster_run(void *arg)
             blen += 30000;
         }
         if (e2e_comment_post(c, pages[page], author, body, blen, &r) != 0) {
-            if (p->reconnect && !atomic_load(p->stop)) {
+            /* A reconnecting poster's worker was killed: its post may or
+             * may not be in, even if the stop came before the EOF did. */
+            if (p->reconnect && atomic_load(p->stop))
+                break;
+            if (p->reconnect) {
                 /* its worker was killed: this post may or may not be in */
                 folio_client_close(c);
                 if ((c = e2e_connect(&srv)) != NULL)
