@@ -25,7 +25,9 @@ bench_cleanup() {
     [ -n "$MEMCACHED_PID" ] && kill "$MEMCACHED_PID" 2>/dev/null && wait "$MEMCACHED_PID" 2>/dev/null
     rm -rf "$BENCH_TMP"
 }
-trap bench_cleanup EXIT INT TERM
+trap bench_cleanup EXIT
+# A signal ends the script too (a trap alone would clean up and go on).
+trap 'exit 130' INT TERM
 
 # free_port: a TCP port nobody listens on, chosen by the kernel.
 free_port() {
