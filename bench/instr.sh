@@ -22,7 +22,8 @@ WORKLOAD=${WORKLOAD:-ping}
 count() {
     rm -f "$BENCH_TMP"/cg.*
     FOLIOD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$BENCH_TMP/cg.%p"
-    start_foliod --workers 1 --request-timeout 0 --idle-timeout 0 "$@"
+    # Under valgrind, on a loaded machine, the start takes its time.
+    WAIT_SECS=300 start_foliod --workers 1 --request-timeout 0 --idle-timeout 0 "$@"
     FOLIOD_WRAP=""; : "$FOLIOD_WRAP"
     "$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c "${INSTR_CONNS:-1}" -t 1 -n "$REQS" -w "$WORKLOAD" \
         ${INSTR_BENCH_ARGS:-} >/dev/null

@@ -38,12 +38,13 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# wait_for FILE: wait (10 s at most) until FILE exists.
+# wait_for FILE: wait (WAIT_SECS, 10 s by default, at most) until FILE
+# exists.
 wait_for() {
-    i=0
+    _i=0
     while [ ! -s "$1" ]; do
-        i=$((i + 1))
-        [ $i -gt 1000 ] && { echo "timed out waiting for $1" >&2; return 1; }
+        _i=$((_i + 1))
+        [ $_i -gt $((${WAIT_SECS:-10} * 100)) ] && { echo "timed out waiting for $1" >&2; return 1; }
         sleep 0.01
     done
 }
@@ -60,7 +61,7 @@ start_foliod() {
     ${FOLIOD_WRAP:-${SERVER_WRAP:-}} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
         --data-dir "$BENCH_TMP/data" --metrics-listen off \
         --ready-file "$BENCH_TMP/ready" --log-level warn "$@" \
-        2>>"$BENCH_TMP/foliod.log" &
+        >>"$BENCH_TMP/foliod.log" 2>&1 &
     FOLIOD_PID=$!
     wait_for "$BENCH_TMP/ready" || return 1
     FOLIO_PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$BENCH_TMP/ready" | head -n 1)
