@@ -32,6 +32,60 @@ folio_rpc_read_msgid(struct folio_mp_cur *c, uint32_t *msgid,
     return rc;
 }
 
+/*
+ * The request as every client sends it, read inline: [0, msgid as a
+ * positive fixint or uint 8/16/32, method as a fixstr or str 8, params as
+ * a fixarray].  Returns 0 with *m filled, -1 for any other form (the
+ * general reader below decides: it may still be a valid request).
+ */
+static int
+parse_common(const unsigned char *b, size_t len, struct folio_rpc_msg *m)
+{
+    const unsigned char *q = b + 2, *end = b + len;
+    uint32_t msgid, n;
+
+    if (len < 5 || b[0] != 0x94 || b[1] != FOLIO_RPC_REQUEST)
+        return -1;
+    if (*q <= 0x7f) {
+        msgid = *q++;
+    } else if (*q == 0xce && end - q > 5) {
+        msgid = (uint32_t)q[1] << 24 | (uint32_t)q[2] << 16 |
+                (uint32_t)q[3] << 8 | q[4];
+        q += 5;
+    } else if (*q == 0xcc && end - q > 2) {
+        msgid = q[1];
+        q += 2;
+    } else if (*q == 0xcd && end - q > 3) {
+        msgid = (uint32_t)q[1] << 8 | q[2];
+        q += 3;
+    } else {
+        return -1;
+    }
+    m->id.raw = (const char *)b + 2;
+    m->id.len = (size_t)(q - (b + 2));
+    if ((*q & 0xe0) == 0xa0) {
+        n = *q++ & 0x1f;
+    } else if (*q == 0xd9 && end - q > 2) {
+        n = q[1];
+        q += 2;
+    } else {
+        return -1;
+    }
+    /* The method, then at least the params' header. */
+    if ((size_t)(end - q) <= n || (q[n] & 0xf0) != 0x90)
+        return -1;
+    m->method = (const char *)q;
+    m->method_len = n;
+    q += n;
+    m->nparams = *q++ & 0x0f;
+    m->type = FOLIO_RPC_REQUEST;
+    m->has_msgid = 1;
+    m->msgid = msgid;
+    folio_mp_cur_init(&m->params, q, (size_t)(end - q));
+    m->error.p = m->error.end = m->result.p = m->result.end = NULL;
+    return 0;
+}
+
 int
 folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
                 const char **why)
@@ -41,6 +95,9 @@ folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
     int64_t type;
     int rc;
 
+    /* parse_common sets every field, or fails and the reader starts over. */
+    if (parse_common(p, len, m) == 0)
+        return 0;
     memset(m, 0, sizeof(*m));
     folio_mp_cur_init(&c, p, len);
     if (folio_mp_read_array(&c, &n) != 0) {
