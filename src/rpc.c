@@ -87,6 +87,53 @@ parse_common(const unsigned char *b, size_t len, struct folio_rpc_msg *m)
 }
 
 int
+folio_rpc_frame(struct folio_mp_scan *st, const void *p, size_t len)
+{
+    const unsigned char *b = p, *q = b + 2, *end = b + len;
+    uint64_t pos;
+    uint32_t n;
+
+    /* A message begins, with room for the envelope's forms: else scan. */
+    if (st->pos != 0 || st->depth != 0 || st->done || st->max_depth < 2 ||
+        len < 5 || b[0] != 0x94 || b[1] != FOLIO_RPC_REQUEST)
+        return folio_mp_scan(st, p, len);
+    if (*q <= 0x7f)
+        q += 1;
+    else if (*q == 0xce)
+        q += 5;
+    else if (*q == 0xcc)
+        q += 2;
+    else if (*q == 0xcd)
+        q += 3;
+    else
+        return folio_mp_scan(st, p, len);
+    if (q >= end)
+        return folio_mp_scan(st, p, len);
+    if ((*q & 0xe0) == 0xa0)
+        n = 1 + (*q & 0x1f);
+    else if (*q == 0xd9 && end - q > 1)
+        n = 2 + q[1];
+    else
+        return folio_mp_scan(st, p, len);
+    /* The method, then the params' header, all here. */
+    if ((size_t)(end - q) <= n || (q[n] & 0xf0) != 0x90)
+        return folio_mp_scan(st, p, len);
+    q += n;
+    n = *q++ & 0x0f;
+    pos = (uint64_t)(q - b);
+    if (pos > st->max_bytes || n > st->max_bytes - pos)
+        return folio_mp_scan(st, p, len); /* it says what is too big */
+    st->pos = pos;
+    if (n == 0)
+        return FOLIO_MP_DONE;
+    /* The params are the envelope's last value: scan them from here. */
+    st->depth = 2;
+    st->remain[0] = 1;
+    st->remain[1] = n;
+    return folio_mp_scan(st, p, len);
+}
+
+int
 folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
                 const char **why)
 {
