@@ -413,7 +413,7 @@ folio_mp_read_bool(struct folio_mp_cur *c, int *v)
 }
 
 int
-folio_mp_read_int(struct folio_mp_cur *c, int64_t *v)
+folio_mp_read_int_full(struct folio_mp_cur *c, int64_t *v)
 {
     const unsigned char *p = c->p;
     uint64_t u;
@@ -484,7 +484,7 @@ folio_mp_read_int(struct folio_mp_cur *c, int64_t *v)
 }
 
 int
-folio_mp_read_uint(struct folio_mp_cur *c, uint64_t *v)
+folio_mp_read_uint_full(struct folio_mp_cur *c, uint64_t *v)
 {
     struct folio_mp_cur save = *c;
     int64_t i;
@@ -568,7 +568,7 @@ read_span(struct folio_mp_cur *c, int want_bin, const char **s, uint32_t *len)
 }
 
 int
-folio_mp_read_str(struct folio_mp_cur *c, const char **s, uint32_t *len)
+folio_mp_read_str_full(struct folio_mp_cur *c, const char **s, uint32_t *len)
 {
     return read_span(c, 0, s, len);
 }
@@ -658,13 +658,13 @@ read_container(struct folio_mp_cur *c, int map, uint32_t *n)
 }
 
 int
-folio_mp_read_array(struct folio_mp_cur *c, uint32_t *n)
+folio_mp_read_array_full(struct folio_mp_cur *c, uint32_t *n)
 {
     return read_container(c, 0, n);
 }
 
 int
-folio_mp_read_map(struct folio_mp_cur *c, uint32_t *n)
+folio_mp_read_map_full(struct folio_mp_cur *c, uint32_t *n)
 {
     return read_container(c, 1, n);
 }
