@@ -270,21 +270,16 @@ START_TEST(test_failed_starts)
     ck_assert_int_eq(r.status, 1);
     has(&r, "--corpus /nope:");
 
-    /* Right, but it cannot be done: 2, said with the option to change. */
+    /* Right, but it cannot be done: 2, said with the option to change
+     * (the last --data-dir or --admin-socket is the one). */
     ck_assert_int_eq(e2e_write_file(conf, "\n"), 0);
     snprintf(missing, sizeof(missing), "%s/data", conf);
-    run(&r, e2e_foliod(),
-        ARGS("-f", "-c", "/dev/null", "--data-dir", missing, "--admin-socket",
-             sock, "--listen", "127.0.0.1:0", "--metrics-listen", "off"),
-        env, -1, NULL);
+    run(&r, e2e_foliod(), START("--data-dir", missing), env, -1, NULL);
     ck_assert_int_eq(r.status, 2);
     has(&r, "cannot create the data directory ");
     has(&r, "(--data-dir; set --data-dir DIR)");
     snprintf(missing, sizeof(missing), "%s/admin.sock", conf);
-    run(&r, e2e_foliod(),
-        ARGS("-f", "-c", "/dev/null", "--data-dir", data, "--admin-socket",
-             missing, "--listen", "127.0.0.1:0", "--metrics-listen", "off"),
-        env, -1, NULL);
+    run(&r, e2e_foliod(), START("--admin-socket", missing), env, -1, NULL);
     ck_assert_int_eq(r.status, 2);
     has(&r, "(--admin-socket): ");
     has(&r, "set --admin-socket PATH|off");
