@@ -615,9 +615,10 @@ editor_open(struct repl *r, char *hbuf, size_t hlen)
     el_set(r->el, EL_HIST, history, r->hist);
     el_set(r->el, EL_PROMPT, prompt_text);
     el_set(r->el, EL_RPROMPT, hint_text);
-    el_set(r->el, EL_ADDFN, "folio-complete", "complete the word", complete);
+    /* el_wset: el_set's EL_ADDFN copies the names and never frees them. */
+    el_wset(r->el, EL_ADDFN, L"folio-complete", L"complete the word", complete);
     el_set(r->el, EL_BIND, "^I", "folio-complete", NULL);
-    el_set(r->el, EL_ADDFN, "folio-space", "a space, and the hint", space);
+    el_wset(r->el, EL_ADDFN, L"folio-space", L"a space, and the hint", space);
     el_set(r->el, EL_BIND, " ", "folio-space", NULL);
     el_source(r->el, NULL); /* ~/.editrc */
     return 0;
