@@ -691,7 +691,7 @@ START_TEST(test_reload_while_posting)
         if (gen == 3)
             break;
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        ck_assert_int_eq(e2e_wait_ready(&srv, gen + 1, 10000), 0);
+        ck_assert_int_eq(e2e_wait_ready(&srv, gen + 1, E2E_READY_MS), 0);
     }
     atomic_store(&stop, 1);
     for (i = 0; i < NPOSTERS; i++)

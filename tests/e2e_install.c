@@ -273,7 +273,7 @@ START_TEST(test_install_run_uninstall)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    ck_assert_msg(e2e_wait_ready(&srv, 1, 15000) == 0,
+    ck_assert_msg(e2e_wait_ready(&srv, 1, E2E_READY_MS) == 0,
                   "the installed foliod did not start");
     if (is_dir(at(FOLIO_PKGDATADIR, "shakespeare")))
         ck_assert(e2e_log_has(&srv, "shakespeare: 42 files"));

@@ -324,7 +324,7 @@ START_TEST(test_reload_ten_times_under_load)
         table_write(1000 + 100 * round, "");
         before = stat_num("totals", "requests", NULL);
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        ck_assert_msg(e2e_wait_ready(&srv, (uint64_t)round + 1, 10000) == 0,
+        ck_assert_msg(e2e_wait_ready(&srv, (uint64_t)round + 1, E2E_READY_MS) == 0,
                       "reload %d not done", round);
         /* The same connection, now on a new worker, sees the new data. */
         wait_count(c, "folio marker", round + 1);
@@ -548,7 +548,7 @@ START_TEST(test_upgrade_under_load)
     t0 = e2e_now_ms();
     atomic_store(&pr.upgrading, 1);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     atomic_store(&pr.upgrading, 0);
     fprintf(stderr, "upgrade: generation 2 from the new binary ready %llu ms "
                     "after the HUP\n",
@@ -587,7 +587,7 @@ START_TEST(test_upgrade_under_load)
     /* And once more: the upgraded image upgrades again. */
     install_binary(e2e_foliod(), bin);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 3, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 3, E2E_READY_MS), 0);
     ck_assert(runs_file(srv.pid, bin));
     ck_assert_int_eq(e2e_stop(&srv), 0);
     remove_copy();
@@ -672,7 +672,7 @@ START_TEST(test_upgrade_bad_binary)
     /* A good one: the upgrade goes through. */
     install_binary(e2e_foliod(), bin);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert(runs_file(srv.pid, bin));
     ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);

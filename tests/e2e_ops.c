@@ -187,7 +187,7 @@ notify_lifecycle(int abstract)
     ck_assert(has_line(msg, "MONOTONIC_USEC="));
     expect_notify(&n, "READY=1", msg, sizeof(msg));
     ck_assert(has_line(msg, "STATUS=serving generation 2 with 2 workers"));
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 5000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
 
     /* A broken configuration: reloading, then ready again on the old one. */
@@ -707,7 +707,7 @@ START_TEST(test_drop_to_user)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    ck_assert_int_eq(e2e_wait_ready(s, 1, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(s, 1, E2E_READY_MS), 0);
     ck_assert(e2e_log_has(s, "running as user nobody"));
 
     /* The master and every worker: nobody's ids, no capabilities. */
@@ -762,7 +762,7 @@ START_TEST(test_drop_to_user)
                       (int)r.message_len, r.message);
     }
     ck_assert_int_eq(kill(s->pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(s, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(s, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
     ck_assert(!e2e_log_has(s, "cannot write ready file"));
     /*
@@ -858,7 +858,7 @@ start_activated(struct e2e_server *s, const int *fds, int nfds, int port)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    ck_assert_int_eq(e2e_wait_ready(s, 1, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(s, 1, E2E_READY_MS), 0);
 }
 
 /* Whether process pid holds the socket that descriptor fd (ours) is. */
@@ -916,7 +916,7 @@ START_TEST(test_socket_activation)
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(e2e_ping(c), 0);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);
     ck_assert_int_eq(e2e_stop(&srv), 0);

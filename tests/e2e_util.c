@@ -292,11 +292,7 @@ spawn(struct e2e_server *s, const char *const *args)
             break;
         }
     }
-    /*
-     * Generous: a start may build the corpus index (3 s on a quiet
-     * machine, many times that on a loaded one, and under sanitizers).
-     */
-    return e2e_wait_ready(s, 1, e2e_bound_ms(60000, 120000));
+    return e2e_wait_ready(s, 1, E2E_READY_MS);
 }
 
 int
