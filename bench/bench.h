@@ -1,8 +1,13 @@
 /*
- * bench.h - folio-bench's modules: the options (main.c), the request pool
- * the workloads fill (workload.c), the engine that puts it on the wire
- * (engine.c), the server's counters (server.c) and the reports
- * (report.c).  Private to the program: nothing outside bench/ includes it.
+ * bench.h - folio-bench's modules, from the top down: the run (main.c)
+ * and its command line (opts.c); the request pool (pool.c) that the
+ * workloads (workload.c) and the other protocols (peer.c) fill; the
+ * modes (modes.c) and the engine that puts the pool on the wire
+ * (engine.c, engine_int.h); the server's counters (server.c); the totals'
+ * arithmetic (totals.c), the verdict (judge.c), the series (series.c)
+ * and the reports (report.c, report_html.c); the server's profile
+ * (profile.c).  Calls go down, never back up (make lint-calls).
+ * Private to the program: nothing outside bench/ includes it.
  *
  * The hot path allocates nothing and encodes nothing: every request is
  * encoded once, at start-up, into the pool; sending one is a memcpy and
@@ -23,6 +28,7 @@
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/hist.h"
+#include "src/stat.h"
 
 #define BENCH_MAX_DEPTH 4096   /* -P */
 #define BENCH_MAX_CONNS 100000 /* -c, and virtual users */
@@ -43,6 +49,7 @@ enum bench_mode {
     BENCH_RAMP,       /* --stages: virtual users ramped (k6, JMeter) */
     BENCH_ROUNDS      /* shakesapp's client: rounds of -n requests */
 };
+#define BENCH_NMODES (BENCH_ROUNDS + 1)
 
 /* What a request asks; a row of the per-method report. */
 enum bench_kind {
@@ -67,7 +74,7 @@ enum bench_proto {
     BENCH_P_RAW       /* a fixed request; a reply of fixed length or end */
 };
 
-/* The method each kind calls. */
+/* The method each kind calls (pool.c). */
 extern const char *const folio_bench_kind_method[BENCH_NKINDS];
 
 struct bench_stage {
@@ -75,6 +82,9 @@ struct bench_stage {
     uint32_t target; /* virtual users at the end of the stage */
 };
 
+#define BENCH_DEFAULT_KEY "folio-bench:key" /* --key */
+
+/* The command line (opts.c), all of it: the options and the mode. */
 struct bench_opts {
     enum bench_mode mode;
     char addr[FOLIO_ADDR_TEXT + 8]; /* HOST:PORT or unix:PATH */
@@ -127,8 +137,18 @@ struct bench_opts {
     const char *metrics; /* --metrics HOST:PORT: where it comes from */
 };
 
+/*
+ * folio_bench_opts_init - every option at its default.
+ * folio_bench_opts_parse - the command line (the mode first, if named),
+ * checked, with the defaults that depend on the mode and the protocol
+ * set: 0 to run, 1 after --help or --version (printed), -1 after a usage
+ * error (said, with the usage, on stderr).  Uses getopt_long.
+ */
+void folio_bench_opts_init(struct bench_opts *o);
+int folio_bench_opts_parse(int argc, char *argv[], struct bench_opts *o);
+
 /* ------------------------------------------------------------------ */
-/* The request pool (workload.c).                                      */
+/* The request pool (pool.c), filled by the workloads (workload.c).     */
 
 enum bench_expect {
     BENCH_X_NONE = 0, /* any answer is right */
@@ -167,10 +187,11 @@ struct bench_pool {
 
 /*
  * folio_bench_pool_build - encode the requests of o->workload into p
- * (zeroed by the caller).  Reads --queries, --corpus, --catalog (which
- * must be a catalog: its header, then rows of six fields with numbers
- * where numbers go).  Returns 0, or FOLIO_EINVAL / FOLIO_ESYS /
- * FOLIO_ENOMEM with a message in err (file:line for a bad row).
+ * (zeroed by the caller), or those of another protocol (peer.c).  Reads
+ * --queries, --corpus, --catalog (which must be a catalog: its header, then
+ * rows of six fields with numbers where numbers go).  Returns 0, or
+ * FOLIO_EINVAL / FOLIO_ESYS / FOLIO_ENOMEM with a message in err (file:line for
+ * a bad row).
  */
 int folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
                            char *err, size_t errlen);
@@ -187,7 +208,7 @@ void folio_bench_req_label(const struct bench_pool *p,
 
 /*
  * folio_bench_pool_push - add to p the request whose bytes were appended
- * to p->bytes from `start` on.  0, or -1 out of memory (workload.c).
+ * to p->bytes from `start` on.  0, or -1 out of memory.
  */
 int folio_bench_pool_push(struct bench_pool *p, uint32_t start,
                           enum bench_kind kind, enum bench_expect expect,
@@ -245,10 +266,9 @@ enum bench_frame folio_bench_peer_frame(const struct bench_opts *o,
                                         size_t *len);
 
 /* ------------------------------------------------------------------ */
-/* Counters.  Each thread writes its own block (one writer: plain load  */
-/* and store, relaxed); the main thread reads them for the progress    */
-/* line and sums them at the end.                                      */
-
+/* Counters.  Each thread writes its own block (one writer:           */
+/* folio_stat_add, src/stat.h); the main thread reads them for the     */
+/* progress line and sums them at the end (totals.c).                  */
 
 struct bench_counts {
     /* sent = ok + wrong + err_replies + lost */
@@ -273,25 +293,6 @@ struct bench_counts {
     _Atomic uint64_t paced; /* open loop: schedule slots sent so far */
 };
 
-static inline void
-bench_add(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
-}
-
-static inline void
-bench_set(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_store_explicit(c, v, memory_order_relaxed);
-}
-
-static inline uint64_t
-bench_get(const _Atomic uint64_t *c)
-{
-    return atomic_load_explicit(c, memory_order_relaxed);
-}
-
 /* A plain copy of the counters, summed over threads. */
 struct bench_totals {
     uint64_t sent, ok, wrong, err_replies, expected, lost, behind;
@@ -306,12 +307,33 @@ struct bench_totals {
     uint64_t conn_failures, vus, paced;
 };
 
-/* folio_bench_counts_sum - add c into t (t zeroed by the caller). */
+/*
+ * The totals' arithmetic (totals.c).
+ * folio_bench_counts_sum - add c into t (t zeroed by the caller).
+ * folio_bench_answered - the answers: ok + wrong + error replies.
+ * folio_bench_unexpected - errors counted against --max-errors.
+ * folio_bench_pct - the q-quantile of the latencies (ns): the upper bound
+ *   of its histogram bucket, at most the largest latency seen.
+ * folio_bench_pct_of - the same of histogram `hist` whose largest latency
+ *   is max_ns.
+ * folio_bench_kind_answered - the measured answers of kind k.
+ */
 void folio_bench_counts_sum(struct bench_totals *t,
                             const struct bench_counts *c);
+uint64_t folio_bench_answered(const struct bench_totals *t);
+uint64_t folio_bench_unexpected(const struct bench_totals *t);
+uint64_t folio_bench_pct(const struct bench_totals *t, double q);
+uint64_t folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q);
+uint64_t folio_bench_kind_answered(const struct bench_totals *t, int k);
 
 /* ------------------------------------------------------------------ */
-/* The engine (engine.c).                                              */
+/* The modes (modes.c) and the engine (engine.c).                      */
+
+/* folio_bench_mode_name - "closed", "open", "ramp", "rounds". */
+const char *folio_bench_mode_name(enum bench_mode m);
+
+/* folio_bench_mode_parse - the mode named s: 0, or -1 if none. */
+int folio_bench_mode_parse(const char *s, enum bench_mode *out);
 
 struct bench_thread;
 
@@ -352,9 +374,6 @@ void folio_bench_run_join(struct bench_run *r);
 const struct bench_counts *folio_bench_run_counts(const struct bench_run *r,
                                                   int i);
 
-/* folio_bench_now_ns - the monotonic clock in ns. */
-uint64_t folio_bench_now_ns(void);
-
 /* ------------------------------------------------------------------ */
 /* The server's own counters (server.c).                               */
 
@@ -391,9 +410,6 @@ void folio_bench_server_snap(const struct bench_opts *o,
 
 /* ------------------------------------------------------------------ */
 /* Reports (report.c).                                                 */
-
-/* folio_bench_mode_name - "closed", "open", "ramp", "rounds". */
-const char *folio_bench_mode_name(enum bench_mode m);
 
 /*
  * folio_bench_progress - one progress line on stderr: requests/s since
@@ -498,9 +514,6 @@ void folio_bench_judge(const struct bench_run *r, struct bench_result *res);
 uint64_t folio_bench_errors_allowed(const struct bench_opts *o,
                                     uint64_t sent);
 
-/* folio_bench_answered - the answers: ok + wrong + error replies. */
-uint64_t folio_bench_answered(const struct bench_totals *t);
-
 /*
  * folio_bench_codes_text - "11 OUT_OF_RANGE 12, 8 RESOURCE_EXHAUSTED 2"
  * into buf: the codes of `counts` that are not zero (and "lost N" when
@@ -509,26 +522,8 @@ uint64_t folio_bench_answered(const struct bench_totals *t);
 const char *folio_bench_codes_text(const uint64_t counts[BENCH_CODES],
                                    uint64_t lost, char *buf, size_t len);
 
-/*
- * folio_bench_pct - the q-quantile of the latencies (ns): the upper bound
- * of its histogram bucket, at most the largest latency seen.
- */
-uint64_t folio_bench_pct(const struct bench_totals *t, double q);
-
-/*
- * folio_bench_pct_of - the same of histogram `hist` whose largest latency
- * is max_ns.
- */
-uint64_t folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q);
-
-/* folio_bench_kind_answered - the measured answers of kind k. */
-uint64_t folio_bench_kind_answered(const struct bench_totals *t, int k);
-
 /* folio_bench_json_str - s as a JSON string, '<' escaped (HTML holds it). */
 void folio_bench_json_str(FILE *f, const char *s);
-
-/* folio_bench_unexpected - errors counted against --max-errors. */
-uint64_t folio_bench_unexpected(const struct bench_totals *t);
 
 /* folio_bench_summary - the human summary on f. */
 void folio_bench_summary(FILE *f, const struct bench_run *r,

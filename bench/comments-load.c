@@ -26,6 +26,7 @@
 
 #include "src/addr.h"
 #include "src/buf.h"
+#include "src/clock.h"
 #include "src/hist.h"
 #include "src/mp.h"
 #include "src/rpc.h"
@@ -70,15 +71,6 @@ static msgpack_sbuffer list_req;
 static msgpack_sbuffer *post_req; /* one per page */
 static unsigned long long budget;
 static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* A msgid that takes the 5-byte form (0xce at offset 2): send_request()
  * patches it in place. */
@@ -141,7 +133,7 @@ send_request(struct lconn *c)
     c->req[4] = (unsigned char)(id >> 16);
     c->req[5] = (unsigned char)(id >> 8);
     c->req[6] = (unsigned char)id;
-    c->sent_ns = now_ns();
+    c->sent_ns = folio_mono_ns();
     while (off < c->req_len) {
         n = send(c->fd, c->req + off, c->req_len - off, MSG_NOSIGNAL);
         if (n > 0) {
@@ -198,7 +190,7 @@ read_reply(struct lthread *t, struct lconn *c)
                         &why) != 0 ||
         m.type != FOLIO_RPC_RESPONSE)
         return -1;
-    now = now_ns();
+    now = folio_mono_ns();
     dt = now - c->sent_ns;
     if (!c->writer)
         t->list_bytes = (uint64_t)(m.result.end - m.result.p);
@@ -243,7 +235,7 @@ thread_main(void *arg)
         folio_buf_init(&c->in, 65536, 0);
         folio_mp_scan_init(&c->scan, 256u << 20, 64);
     }
-    now = now_ns();
+    now = folio_mono_ns();
     t->measure_ns = now + (uint64_t)(o->warmup_s * 1e9);
     t->stop_ns = o->total > 0 ? UINT64_MAX
                               : t->measure_ns + (uint64_t)(o->duration_s * 1e9);
@@ -268,14 +260,14 @@ thread_main(void *arg)
                 continue;
             if (r < 0 && t->err[0] == '\0')
                 snprintf(t->err, sizeof(t->err), "connection lost");
-            if (r < 0 || now_ns() >= t->stop_ns ||
+            if (r < 0 || folio_mono_ns() >= t->stop_ns ||
                 (o->total > 0 && !take_budget()) || send_request(c) != 0) {
                 pf[i].fd = -1;
                 open--;
             }
         }
     }
-    t->end_ns = now_ns();
+    t->end_ns = folio_mono_ns();
     for (i = 0; i < t->nconns; i++) {
         close(t->conns[i].fd);
         folio_buf_free(&t->conns[i].in);

@@ -21,21 +21,13 @@
 #include <msgpack.h>
 
 #include "src/client.h"
+#include "src/clock.h"
 #include "src/mp.h"
 #include "src/rpc.h"
 
 #define MAX_LIST 16
 #define MAX_CONNS 256
 #define GIVE_UP_NS 10000000000ull /* a post not seen in 10 s: failed */
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
 
 static int
 cmp_u64(const void *a, const void *b)
@@ -179,7 +171,7 @@ main(int argc, char **argv)
             fprintf(stderr, "comments-stale: post %d failed\n", k);
             return 1;
         }
-        t_ack = now_ns();
+        t_ack = folio_mono_ns();
         memset(seen, 0, sizeof(seen));
         for (left = nl; left > 0;) {
             for (i = 0; i < nl; i++) {
@@ -192,11 +184,11 @@ main(int argc, char **argv)
                 }
                 if (lists_id(&r, id) == 1) {
                     seen[i] = 1;
-                    d[nd++] = now_ns() - t_ack;
+                    d[nd++] = folio_mono_ns() - t_ack;
                     left--;
                 }
             }
-            if (left > 0 && now_ns() - t_ack > GIVE_UP_NS) {
+            if (left > 0 && folio_mono_ns() - t_ack > GIVE_UP_NS) {
                 fprintf(stderr,
                         "comments-stale: comment %llu not listed on %d "
                         "connections after 10 s\n",

@@ -52,3 +52,17 @@ echo
 echo "== stopping foliod (SIGTERM: drain, then exit) =="
 stop_foliod
 tail -n 3 "$BENCH_TMP/foliod.log" | sed 's/^/  | /'
+
+# What a new user tries next: the README's "Running it", from this build.
+B=$(cd "$(dirname "$FOLIOD")" && pwd)
+echo
+echo "== next: serve it yourself, then ask it things from another terminal =="
+echo "  export PATH=\"$B:\$PATH\""
+if [ $HAVE_CORPUS = yes ]; then
+    echo "  foliod -f --data-dir /tmp/folio --admin-socket /tmp/folio/admin.sock"
+else
+    echo "  foliod -f --corpus DIR --data-dir /tmp/folio --admin-socket /tmp/folio/admin.sock"
+fi
+echo "  folio                    # the interactive client: try help, count love, quote 01310-100 500g"
+echo "  folio-bench -c 50 -d 10 --admin /tmp/folio/admin.sock   # 10 s of load, the server's CPU per request"
+echo "  (README.md \"Running it\", man folio, man foliod)"

@@ -9,7 +9,9 @@
  * a request is sent: on every answer (closed loop), on a schedule
  * (open loop: latency counts from the intended send time, so a stall
  * cannot hide), while a virtual user is running (ramp), or while the
- * round lasts (rounds).  Nothing is allocated once the loop runs.
+ * round lasts (rounds): each is a row of modes.c's table, which the
+ * engine calls at its moments (a slot free, an answer, a tick).  Nothing
+ * is allocated once the loop runs.
  */
 #include "config.h"
 
@@ -30,27 +32,13 @@
 
 #include "bench/bench.h"
 #include "bench/engine_int.h"
+#include "src/clock.h"
 #include "src/mp.h"
 #include "src/rpc.h"
 
 #define IN_BUF 16384
 #define TICK_MS 50
 #define BUDGET_CHUNK 64
-
-const char *const folio_bench_kind_method[BENCH_NKINDS] = {
-    "server.ping",   "corpus.match_count", "freight.quote",
-    "comments.list", "comments.post",      "peer",
-    "corpus.search",
-};
-
-uint64_t
-folio_bench_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void note_error(struct bench_run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -98,9 +86,8 @@ bench_maybe_finish(struct bench_thread *t)
         event_base_loopbreak(t->base);
 }
 
-/* Run the loop unless there is nothing to wait for. */
-static void
-run_loop(struct bench_thread *t)
+void
+bench_run_loop(struct bench_thread *t)
 {
     if (!(t->stopping && t->inflight == 0))
         event_base_dispatch(t->base);
@@ -135,13 +122,13 @@ conn_fail(struct bench_conn *c, const char *why)
     if (c->fd == -1)
         return;
     note_error(t->r, "connection %u: %s", c->index, why);
-    bench_add(&t->c.conn_failures, 1);
+    folio_stat_add(&t->c.conn_failures, 1);
     for (i = 0; i < c->inflight; i++) {
         q = c->ring_req[(c->head + i) & c->mask];
         if (q & BENCH_COUNTED) {
-            bench_add(&t->c.lost, 1);
-            bench_add(&t->c.kind_err[t->pool->reqs[q & ~BENCH_COUNTED].kind],
-                      1);
+            folio_stat_add(&t->c.lost, 1);
+            folio_stat_add(
+                &t->c.kind_err[t->pool->reqs[q & ~BENCH_COUNTED].kind], 1);
         }
     }
     t->inflight -= c->inflight;
@@ -208,8 +195,8 @@ bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
     c->inflight++;
     t->inflight++;
     if (counted) {
-        bench_add(&t->c.sent, 1);
-        bench_add(&t->c.kind_sent[q->kind], 1);
+        folio_stat_add(&t->c.sent, 1);
+        folio_stat_add(&t->c.kind_sent[q->kind], 1);
     }
 }
 
@@ -315,7 +302,7 @@ wrong_answer(struct bench_thread *t, const struct bench_req *q, const char *got)
     struct bench_run *r = t->r;
     char label[200], want[96];
 
-    bench_add(&t->c.wrong, 1);
+    folio_stat_add(&t->c.wrong, 1);
     if (q->expect == BENCH_X_INT)
         snprintf(want, sizeof(want), "%lld", (long long)q->x_int);
     else if (q->expect == BENCH_X_LEN)
@@ -340,21 +327,21 @@ account_outcome(struct bench_thread *t, const struct bench_req *q, int ok,
                 int code, uint64_t dt, uint64_t now)
 {
     if (ok) {
-        bench_add(&t->c.ok, 1);
+        folio_stat_add(&t->c.ok, 1);
     } else if (code >= 0) {
-        bench_add(&t->c.err_replies, 1);
-        bench_add(&t->c.codes[code], 1);
-        bench_add(&t->c.kind_err[q->kind], 1);
+        folio_stat_add(&t->c.err_replies, 1);
+        folio_stat_add(&t->c.codes[code], 1);
+        folio_stat_add(&t->c.kind_err[q->kind], 1);
         if (q->ok_codes & BENCH_CODE(code)) {
-            bench_add(&t->c.expected, 1);
-            bench_add(&t->c.codes_expected[code], 1);
+            folio_stat_add(&t->c.expected, 1);
+            folio_stat_add(&t->c.codes_expected[code], 1);
         }
     }
-    bench_add(&t->c.kind_hist[q->kind][folio_lat_bucket(dt)], 1);
-    bench_add(&t->c.kind_sum_ns[q->kind], dt);
-    if (dt > bench_get(&t->c.kind_max_ns[q->kind]))
-        bench_set(&t->c.kind_max_ns[q->kind], dt);
-    bench_set(&t->c.last_ns, now);
+    folio_stat_add(&t->c.kind_hist[q->kind][folio_lat_bucket(dt)], 1);
+    folio_stat_add(&t->c.kind_sum_ns[q->kind], dt);
+    if (dt > folio_stat_get(&t->c.kind_max_ns[q->kind]))
+        folio_stat_set(&t->c.kind_max_ns[q->kind], dt);
+    folio_stat_set(&t->c.last_ns, now);
 }
 
 /* Count one measured msgpack-RPC answer. */
@@ -452,10 +439,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->in.b_len += (size_t)n;
-    now = folio_bench_now_ns();
-    if (t->r->stop_ns != 0 && now >= t->r->stop_ns &&
-        t->o->mode == BENCH_CLOSED)
-        t->stopping = 1;
+    now = folio_mono_ns();
     while ((avail = folio_buf_pending(&c->in)) > 0) {
         p = c->in.b_data + c->in.b_off;
         if (t->o->proto != BENCH_P_MSGPACK) {
@@ -501,20 +485,12 @@ on_read(evutil_socket_t fd, short what, void *arg)
         c->inflight--;
         t->inflight--;
         c->progress_ns = now;
-        if (t->o->mode == BENCH_OPEN) {
-            t->free_slots++;
-        } else {
-            bench_refill(c, now);
-            if (t->o->mode == BENCH_ROUNDS && --t->round_recv == 0)
-                event_base_loopbreak(t->base);
-        }
+        t->mode->answered(c, now);
     }
     if (c->out_len > c->out_off && bench_flush(c) != 0)
         return;
-    if (t->o->mode == BENCH_OPEN)
-        bench_issue_due(t, now);
-    else if (t->o->mode == BENCH_RAMP && !c->want && c->inflight == 0)
-        bench_conn_close(c);
+    if (t->mode->after_read != NULL)
+        t->mode->after_read(c, now);
     bench_maybe_finish(t);
 }
 
@@ -561,7 +537,7 @@ bench_prime(struct bench_conn *c, uint64_t now)
     for (j = 0; j < c->t->o->pipeline && c->fd != -1 && !c->dead; j++) {
         if ((uint32_t)j < c->inflight)
             continue;
-        bench_refill(c, now);
+        c->t->mode->refill(c, now);
     }
     if (c->fd != -1 && c->out_len > c->out_off)
         bench_flush(c);
@@ -572,24 +548,12 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct bench_thread *t = arg;
     struct bench_conn *c;
-    uint64_t now = folio_bench_now_ns();
+    uint64_t now = folio_mono_ns();
     int i;
 
     (void)fd;
     (void)what;
-    if (atomic_load(&t->r->stop)) {
-        if (t->o->mode == BENCH_OPEN)
-            bench_pace_stop(t, now);
-        else
-            t->stopping = 1;
-    } else if (t->r->stop_ns != 0 && now >= t->r->stop_ns &&
-               t->o->mode != BENCH_OPEN) {
-        t->stopping = 1; /* the open loop stops in bench_issue_due() */
-    }
-    if (t->o->mode == BENCH_RAMP)
-        bench_ramp_update(t, now);
-    else if (t->o->mode == BENCH_OPEN && !t->stopping)
-        bench_issue_due(t, now);
+    t->mode->tick(t, now);
     for (i = 0; i < t->nconns; i++) {
         c = &t->conns[i];
         if (c->fd != -1 && c->inflight > 0 &&
@@ -613,7 +577,7 @@ thread_setup(struct bench_thread *t)
     if ((cfg = event_config_new()) == NULL)
         return -1;
     event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
-    if (o->mode == BENCH_OPEN)
+    if (t->mode->pace != NULL) /* a schedule */
         event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
     t->base = event_base_new_with_config(cfg);
     event_config_free(cfg);
@@ -622,8 +586,8 @@ thread_setup(struct bench_thread *t)
     t->tick = event_new(t->base, -1, EV_PERSIST, on_tick, t);
     if (t->tick == NULL || event_add(t->tick, &tick) != 0)
         return -1;
-    if (o->mode == BENCH_OPEN &&
-        (t->pace = evtimer_new(t->base, bench_on_pace, t)) == NULL)
+    if (t->mode->pace != NULL &&
+        (t->pace = evtimer_new(t->base, t->mode->pace, t)) == NULL)
         return -1;
     for (i = 0; i < t->nconns; i++) {
         struct bench_conn *c = &t->conns[i];
@@ -676,7 +640,6 @@ thread_main(void *arg)
 {
     struct bench_thread *t = arg;
     struct bench_run *r = t->r;
-    uint64_t now;
     int i, ok;
 
     ok = thread_setup(t) == 0;
@@ -693,29 +656,7 @@ thread_main(void *arg)
     pthread_barrier_wait(&r->go); /* main has set the clock */
     if (r->connect_failed)
         goto out;
-    now = folio_bench_now_ns();
-    switch (t->o->mode) {
-    case BENCH_CLOSED:
-        for (i = 0; i < t->nconns; i++)
-            bench_prime(&t->conns[i], now);
-        run_loop(t);
-        break;
-    case BENCH_OPEN:
-        t->pace_interval =
-            1e9 * (double)r->o->conns / ((double)t->nconns * r->o->rate);
-        t->pace_t0 =
-            r->t0 + (uint64_t)(t->pace_interval * t->id / (double)r->nthreads);
-        bench_issue_due(t, now);
-        run_loop(t);
-        break;
-    case BENCH_RAMP:
-        bench_ramp_update(t, now);
-        run_loop(t);
-        break;
-    case BENCH_ROUNDS:
-        bench_run_rounds(t);
-        break;
-    }
+    t->mode->run(t, folio_mono_ns());
 out:
     thread_teardown(t);
     pthread_mutex_lock(&r->lock);
@@ -758,6 +699,7 @@ folio_bench_run_start(struct bench_run *r)
         t->id = i;
         t->r = r;
         t->o = o;
+        t->mode = &folio_bench_modes[o->mode];
         t->pool = r->pool;
         t->rng = (o->seed + 1) * 0x9E3779B97F4A7C15ULL ^
                  (uint64_t)(i + 1) * 0xBF58476D1CE4E5B9ULL;
@@ -797,47 +739,4 @@ const struct bench_counts *
 folio_bench_run_counts(const struct bench_run *r, int i)
 {
     return &r->th[i].c;
-}
-
-void
-folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
-{
-    uint64_t v;
-    int i, b;
-
-    t->sent += bench_get(&c->sent);
-    t->ok += bench_get(&c->ok);
-    t->err_replies += bench_get(&c->err_replies);
-    t->expected += bench_get(&c->expected);
-    t->lost += bench_get(&c->lost);
-    t->wrong += bench_get(&c->wrong);
-    t->behind += bench_get(&c->behind);
-    for (i = 0; i < BENCH_CODES; i++) {
-        t->codes[i] += bench_get(&c->codes[i]);
-        t->codes_expected[i] += bench_get(&c->codes_expected[i]);
-    }
-    for (i = 0; i < BENCH_NKINDS; i++) {
-        t->kind_sent[i] += bench_get(&c->kind_sent[i]);
-        t->kind_err[i] += bench_get(&c->kind_err[i]);
-        if ((v = bench_get(&c->kind_max_ns[i])) == 0 &&
-            bench_get(&c->kind_sum_ns[i]) == 0)
-            continue; /* no answer of this kind: nothing to add */
-        for (b = 0; b < FOLIO_LAT_BUCKETS; b++) {
-            uint64_t n = bench_get(&c->kind_hist[i][b]);
-
-            t->kind_hist[i][b] += n;
-            t->hist[b] += n;
-        }
-        if (v > t->kind_max_ns[i])
-            t->kind_max_ns[i] = v;
-        if (v > t->max_ns)
-            t->max_ns = v;
-        t->kind_sum_ns[i] += bench_get(&c->kind_sum_ns[i]);
-        t->sum_ns += bench_get(&c->kind_sum_ns[i]);
-    }
-    if ((v = bench_get(&c->last_ns)) > t->last_ns)
-        t->last_ns = v;
-    t->conn_failures += bench_get(&c->conn_failures);
-    t->vus += bench_get(&c->vus);
-    t->paced += bench_get(&c->paced);
 }

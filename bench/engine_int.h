@@ -1,9 +1,11 @@
 /*
  * engine_int.h - between folio-bench's engine (engine.c: threads,
  * connections, reading and accounting the answers) and its modes
- * (modes.c: when each mode sends).  Private to bench/engine.c and
- * bench/modes.c.  Everything here runs in one engine thread, on that
- * thread's own connections: no locks.
+ * (modes.c: when each mode sends).  The engine calls a mode through its
+ * row of folio_bench_modes[] only; the modes call the engine's
+ * primitives below.  Private to bench/engine.c and bench/modes.c.
+ * Everything here runs in one engine thread, on that thread's own
+ * connections: no locks.
  */
 #ifndef FOLIO_BENCH_ENGINE_INT_H
 #define FOLIO_BENCH_ENGINE_INT_H
@@ -17,6 +19,33 @@
 #include "src/mp.h"
 
 #define BENCH_COUNTED 0x80000000u /* ring_req: a measured request */
+
+struct bench_conn;
+struct bench_thread;
+
+/*
+ * A mode (modes.c): what the engine calls, at each of its moments.
+ * Each hook runs on the thread's loop; NULL: nothing to do then.
+ */
+struct bench_mode_ops {
+    const char *name; /* the command line's word for it */
+    /* the thread's work once its connections are open: send, run the
+     * loop until done (bench_run_loop), return */
+    void (*run)(struct bench_thread *t, uint64_t now);
+    /* a slot of c is free and the mode may fill it: bench_prime() */
+    void (*refill)(struct bench_conn *c, uint64_t now);
+    /* an answer came on c (accounted, its slot free) */
+    void (*answered)(struct bench_conn *c, uint64_t now);
+    /* a read of c's answers is over and what c had queued was sent */
+    void (*after_read)(struct bench_conn *c, uint64_t now);
+    /* every tick (50 ms): stop when told to (r->stop) or when due */
+    void (*tick)(struct bench_thread *t, uint64_t now);
+    /* a schedule: the callback of the thread's pace timer (and the
+     * loop's precise timer); NULL for the modes that follow answers */
+    event_callback_fn pace;
+};
+
+extern const struct bench_mode_ops folio_bench_modes[BENCH_NMODES];
 
 struct bench_conn {
     int fd;
@@ -41,6 +70,7 @@ struct bench_thread {
     int id;
     struct bench_run *r;
     const struct bench_opts *o;
+    const struct bench_mode_ops *mode; /* &folio_bench_modes[o->mode] */
     const struct bench_pool *pool;
     struct event_base *base;
     struct event *tick, *pace;
@@ -76,7 +106,7 @@ bench_pick(struct bench_thread *t, uint32_t n)
     return (uint32_t)((((x * 0x2545F4914F6CDD1DULL) >> 32) * n) >> 32);
 }
 
-/* engine.c */
+/* The engine's primitives (engine.c), for the modes. */
 
 /*
  * bench_take_budget - with -n, may one more measured request be sent?
@@ -104,41 +134,17 @@ void bench_send_one(struct bench_conn *c, uint64_t now, int counted);
  */
 int bench_flush(struct bench_conn *c);
 
-/* bench_prime - fill c up to -P requests through bench_refill(), send. */
+/* bench_prime - fill c up to -P requests through the mode's refill, send. */
 void bench_prime(struct bench_conn *c, uint64_t now);
+
+/* bench_run_loop - run the thread's loop, unless there is nothing to
+ * wait for (stopping, nothing in flight). */
+void bench_run_loop(struct bench_thread *t);
 
 /* bench_conn_open - connect c (blocking, 5 s at most).  0 or -1 (noted). */
 int bench_conn_open(struct bench_thread *t, struct bench_conn *c);
 
 /* bench_conn_close - close c, not a failure (a ramp user stopping). */
 void bench_conn_close(struct bench_conn *c);
-
-/* modes.c */
-
-/*
- * bench_refill - closed loop, ramp, rounds: a slot of c is free (an
- * answer came, or the run starts); send the next request if the mode
- * says so.
- */
-void bench_refill(struct bench_conn *c, uint64_t now);
-
-/*
- * bench_issue_due - open loop: send every request whose intended time
- * has come on a connection with room, and arm the pace timer for the
- * next one.  Stops the thread when the schedule or -n is done.
- */
-void bench_issue_due(struct bench_thread *t, uint64_t now);
-
-/* bench_on_pace - the pace timer's callback (arg: the thread). */
-void bench_on_pace(evutil_socket_t fd, short what, void *arg);
-
-/* bench_pace_stop - open loop: stop, counting what was due but not sent. */
-void bench_pace_stop(struct bench_thread *t, uint64_t now);
-
-/* bench_ramp_update - ramp: start and stop virtual users for `now`. */
-void bench_ramp_update(struct bench_thread *t, uint64_t now);
-
-/* bench_run_rounds - rounds: the thread's share of each round, in step. */
-void bench_run_rounds(struct bench_thread *t);
 
 #endif

@@ -22,12 +22,6 @@ folio_bench_errors_allowed(const struct bench_opts *o, uint64_t sent)
                : o->max_errors;
 }
 
-uint64_t
-folio_bench_answered(const struct bench_totals *t)
-{
-    return t->ok + t->wrong + t->err_replies;
-}
-
 const char *
 folio_bench_codes_text(const uint64_t counts[BENCH_CODES], uint64_t lost,
                        char *buf, size_t len)

@@ -2,8 +2,10 @@
  * modes.c - when each of folio-bench's modes sends a request: on every
  * answer (closed loop), on a schedule whatever the server does (open
  * loop, latency from the intended send time), while a virtual user runs
- * (ramp), or while the round lasts (rounds).  Runs in the engine's
- * threads (engine_int.h).
+ * (ramp), or while the round lasts (rounds).  Each mode is a row of the
+ * table at the end (engine_int.h): the engine calls a mode only through
+ * its row, and the modes call the engine's primitives, never the other
+ * way round.  Runs in the engine's threads.
  */
 #include "config.h"
 
@@ -12,49 +14,66 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include <event2/event.h>
 
 #include "bench/bench.h"
 #include "bench/engine_int.h"
+#include "src/clock.h"
 
-/*
- * Closed loop, ramp and rounds: an answer (or the start) frees a slot on
- * connection c; send the next request if the mode says so.
- */
-void
-bench_refill(struct bench_conn *c, uint64_t now)
+/* Closed loop, ramp, rounds: the thread is told to stop, or -d is over. */
+static void
+stop_when_due(struct bench_thread *t, uint64_t now)
+{
+    if (atomic_load(&t->r->stop))
+        t->stopping = 1;
+    else if (t->r->stop_ns != 0 && now >= t->r->stop_ns)
+        t->stopping = 1;
+}
+
+/* ---- closed loop: send on every answer ---- */
+
+static void
+closed_refill(struct bench_conn *c, uint64_t now)
 {
     struct bench_thread *t = c->t;
     int counted;
 
     if (t->stopping)
         return;
-    switch (t->o->mode) {
-    case BENCH_CLOSED:
-        counted = now >= t->r->measure_ns;
-        if (counted && !bench_take_budget(t)) {
-            t->stopping = 1;
-            return;
-        }
-        bench_send_one(c, now, counted);
-        break;
-    case BENCH_RAMP:
-        if (c->want)
-            bench_send_one(c, now, now >= t->r->measure_ns);
-        break;
-    case BENCH_ROUNDS:
-        if (t->round_send > 0) {
-            t->round_send--;
-            bench_send_one(c, now, 1);
-        }
-        break;
-    case BENCH_OPEN:
-        break;
+    counted = now >= t->r->measure_ns;
+    if (counted && !bench_take_budget(t)) {
+        t->stopping = 1;
+        return;
     }
+    bench_send_one(c, now, counted);
 }
 
-/* Open loop: the number of schedule slots due strictly before `until`. */
+static void
+closed_answered(struct bench_conn *c, uint64_t now)
+{
+    struct bench_thread *t = c->t;
+
+    /* -d is over: this answer frees a slot that stays free. */
+    if (t->r->stop_ns != 0 && now >= t->r->stop_ns)
+        t->stopping = 1;
+    closed_refill(c, now);
+}
+
+static void
+closed_run(struct bench_thread *t, uint64_t now)
+{
+    int i;
+
+    for (i = 0; i < t->nconns; i++)
+        bench_prime(&t->conns[i], now);
+    bench_run_loop(t);
+}
+
+/* ---- open loop: on a schedule ---- */
+
+/* The number of schedule slots due strictly before `until`. */
 static uint64_t
 pace_slots_before(const struct bench_thread *t, uint64_t until)
 {
@@ -69,9 +88,9 @@ pace_due(const struct bench_thread *t, uint64_t k)
     return t->pace_t0 + (uint64_t)((double)k * t->pace_interval);
 }
 
-/* Open loop: stop; what was due but never sent is reported as behind. */
-void
-bench_pace_stop(struct bench_thread *t, uint64_t now)
+/* Stop; what was due but never sent is reported as behind. */
+static void
+pace_stop(struct bench_thread *t, uint64_t now)
 {
     uint64_t until, due, from;
 
@@ -86,15 +105,17 @@ bench_pace_stop(struct bench_thread *t, uint64_t now)
     if (from < t->pace_k)
         from = t->pace_k;
     if (due > from && t->o->total == 0)
-        bench_add(&t->c.behind, due - from);
+        folio_stat_add(&t->c.behind, due - from);
 }
 
 /*
- * Open loop: send every request whose intended time has come, on the
- * next connection with room.  Latency counts from the intended time.
+ * Send every request whose intended time has come, on the next
+ * connection with room, and arm the pace timer for the next one.
+ * Latency counts from the intended time.  Stops the thread when the
+ * schedule or -n is done.
  */
-void
-bench_issue_due(struct bench_thread *t, uint64_t now)
+static void
+issue_due(struct bench_thread *t, uint64_t now)
 {
     struct bench_conn *c;
     struct timeval tv;
@@ -104,7 +125,7 @@ bench_issue_due(struct bench_thread *t, uint64_t now)
     while (!t->stopping) {
         due = pace_due(t, t->pace_k);
         if (t->r->stop_ns != 0 && due >= t->r->stop_ns) {
-            bench_pace_stop(t, now);
+            pace_stop(t, now);
             break;
         }
         if (due > now)
@@ -112,7 +133,7 @@ bench_issue_due(struct bench_thread *t, uint64_t now)
         if (t->free_slots == 0) {
             /* Behind: answers will free a slot, unless time is up. */
             if (t->r->stop_ns != 0 && now >= t->r->stop_ns) {
-                bench_pace_stop(t, now);
+                pace_stop(t, now);
                 break;
             }
             return;
@@ -127,13 +148,13 @@ bench_issue_due(struct bench_thread *t, uint64_t now)
         t->rr = (t->rr + i + 1) % t->nconns;
         counted = due >= t->r->measure_ns;
         if (counted && !bench_take_budget(t)) {
-            bench_pace_stop(t, now);
+            pace_stop(t, now);
             break;
         }
         bench_append(c, bench_pick(t, t->pool->n), due, counted, now);
         t->free_slots--;
         t->pace_k++;
-        bench_set(&t->c.paced, t->pace_k);
+        folio_stat_set(&t->c.paced, t->pace_k);
         if (bench_flush(c) != 0)
             continue;
     }
@@ -148,17 +169,54 @@ bench_issue_due(struct bench_thread *t, uint64_t now)
     event_add(t->pace, &tv);
 }
 
-void
-bench_on_pace(evutil_socket_t fd, short what, void *arg)
+static void
+on_pace(evutil_socket_t fd, short what, void *arg)
 {
     struct bench_thread *t = arg;
 
     (void)fd;
     (void)what;
-    bench_issue_due(t, folio_bench_now_ns());
+    issue_due(t, folio_mono_ns());
 }
 
-/* Ramp: virtual users at time `now`, linear within each stage. */
+static void
+open_answered(struct bench_conn *c, uint64_t now)
+{
+    (void)now;
+    c->t->free_slots++;
+}
+
+static void
+open_after_read(struct bench_conn *c, uint64_t now)
+{
+    issue_due(c->t, now);
+}
+
+static void
+open_tick(struct bench_thread *t, uint64_t now)
+{
+    if (atomic_load(&t->r->stop))
+        pace_stop(t, now);
+    else if (!t->stopping)
+        issue_due(t, now); /* it stops the loop when -d is over */
+}
+
+static void
+open_run(struct bench_thread *t, uint64_t now)
+{
+    struct bench_run *r = t->r;
+
+    t->pace_interval =
+        1e9 * (double)r->o->conns / ((double)t->nconns * r->o->rate);
+    t->pace_t0 =
+        r->t0 + (uint64_t)(t->pace_interval * t->id / (double)r->nthreads);
+    issue_due(t, now);
+    bench_run_loop(t);
+}
+
+/* ---- ramp: virtual users ---- */
+
+/* Virtual users at time `now`, linear within each stage. */
 static uint32_t
 ramp_target(const struct bench_thread *t, uint64_t now, int *over)
 {
@@ -182,8 +240,9 @@ ramp_target(const struct bench_thread *t, uint64_t now, int *over)
     return 0;
 }
 
-void
-bench_ramp_update(struct bench_thread *t, uint64_t now)
+/* Start and stop virtual users for `now`. */
+static void
+ramp_update(struct bench_thread *t, uint64_t now)
 {
     struct bench_conn *c;
     uint32_t target;
@@ -202,7 +261,7 @@ bench_ramp_update(struct bench_thread *t, uint64_t now)
                 c->want = 1;
                 if (c->fd == -1 && bench_conn_open(t, c) != 0) {
                     c->dead = 1;
-                    bench_add(&t->c.conn_failures, 1);
+                    folio_stat_add(&t->c.conn_failures, 1);
                     continue;
                 }
                 bench_prime(c, now);
@@ -214,16 +273,72 @@ bench_ramp_update(struct bench_thread *t, uint64_t now)
         }
         running += c->want && c->fd != -1;
     }
-    bench_set(&t->c.vus, running);
+    folio_stat_set(&t->c.vus, running);
 }
 
-void
-bench_run_rounds(struct bench_thread *t)
+static void
+ramp_refill(struct bench_conn *c, uint64_t now)
+{
+    struct bench_thread *t = c->t;
+
+    if (!t->stopping && c->want)
+        bench_send_one(c, now, now >= t->r->measure_ns);
+}
+
+/* A user that stopped leaves once its last answer came. */
+static void
+ramp_after_read(struct bench_conn *c, uint64_t now)
+{
+    (void)now;
+    if (!c->want && c->inflight == 0)
+        bench_conn_close(c);
+}
+
+static void
+ramp_tick(struct bench_thread *t, uint64_t now)
+{
+    stop_when_due(t, now);
+    ramp_update(t, now);
+}
+
+static void
+ramp_run(struct bench_thread *t, uint64_t now)
+{
+    ramp_update(t, now);
+    bench_run_loop(t);
+}
+
+/* ---- rounds: the thread's share of each round, in step ---- */
+
+static void
+rounds_refill(struct bench_conn *c, uint64_t now)
+{
+    struct bench_thread *t = c->t;
+
+    if (!t->stopping && t->round_send > 0) {
+        t->round_send--;
+        bench_send_one(c, now, 1);
+    }
+}
+
+static void
+rounds_answered(struct bench_conn *c, uint64_t now)
+{
+    struct bench_thread *t = c->t;
+
+    rounds_refill(c, now);
+    if (--t->round_recv == 0)
+        event_base_loopbreak(t->base);
+}
+
+static void
+rounds_run(struct bench_thread *t, uint64_t now)
 {
     struct bench_run *r = t->r;
-    uint64_t share, now;
+    uint64_t share;
     int i;
 
+    (void)now;
     for (;;) {
         pthread_barrier_wait(&r->round);
         if (atomic_load(&r->stop))
@@ -232,11 +347,43 @@ bench_run_rounds(struct bench_thread *t)
                 ((uint64_t)t->id < r->round_n % (uint64_t)r->nthreads);
         t->round_send = t->round_recv = share;
         t->stopping = t->live == 0;
-        now = folio_bench_now_ns();
+        now = folio_mono_ns();
         for (i = 0; i < t->nconns && t->round_send > 0; i++)
             bench_prime(&t->conns[i], now);
         if (t->round_recv > 0 && t->inflight > 0)
             event_base_dispatch(t->base);
         pthread_barrier_wait(&r->round);
     }
+}
+
+/* ------------------------------------------------------------------ */
+
+const struct bench_mode_ops folio_bench_modes[BENCH_NMODES] = {
+    [BENCH_CLOSED] = {"closed", closed_run, closed_refill, closed_answered,
+                      NULL, stop_when_due, NULL},
+    [BENCH_OPEN] = {"open", open_run, NULL, open_answered, open_after_read,
+                    open_tick, on_pace},
+    [BENCH_RAMP] = {"ramp", ramp_run, ramp_refill, ramp_refill, ramp_after_read,
+                    ramp_tick, NULL},
+    [BENCH_ROUNDS] = {"rounds", rounds_run, rounds_refill, rounds_answered,
+                      NULL, stop_when_due, NULL},
+};
+
+const char *
+folio_bench_mode_name(enum bench_mode m)
+{
+    return folio_bench_modes[m].name;
+}
+
+int
+folio_bench_mode_parse(const char *s, enum bench_mode *out)
+{
+    int m;
+
+    for (m = 0; m < BENCH_NMODES; m++)
+        if (strcmp(s, folio_bench_modes[m].name) == 0) {
+            *out = (enum bench_mode)m;
+            return 0;
+        }
+    return -1;
 }

@@ -306,7 +306,7 @@ folio_bench_peer_frame(const struct bench_opts *o, const char *p,
 static const char *
 key_of(const struct bench_opts *o)
 {
-    return o->key != NULL ? o->key : "folio-bench:key";
+    return o->key != NULL ? o->key : BENCH_DEFAULT_KEY;
 }
 
 /* The value get reads and set writes: value_size bytes of 'x'. */

@@ -22,8 +22,8 @@ static struct {
     const char *addr;
     char path[64];
     int timeout_ms;
-    struct folio_buf body;
-    int status, rc;
+    struct folio_http_answer ans;
+    int rc;
     char err[512];
 } prof;
 
@@ -31,9 +31,8 @@ static void *
 fetch(void *arg)
 {
     (void)arg;
-    prof.rc = folio_http_get(prof.addr, prof.path, prof.timeout_ms,
-                             &prof.body, &prof.status, prof.err,
-                             sizeof(prof.err));
+    prof.rc = folio_http_get(prof.addr, prof.path, prof.timeout_ms, &prof.ans,
+                             prof.err, sizeof(prof.err));
     return NULL;
 }
 
@@ -65,7 +64,7 @@ folio_bench_profile_start(const struct bench_opts *o)
     snprintf(prof.path, sizeof(prof.path), "/debug/pprof/profile?seconds=%u",
              s);
     prof.timeout_ms = (int)(s + 60) * 1000;
-    memset(&prof.body, 0, sizeof(prof.body));
+    memset(&prof.ans, 0, sizeof(prof.ans));
     if (pthread_create(&prof.th, NULL, fetch, NULL) != 0) {
         prof.rc = FOLIO_ESYS;
         snprintf(prof.err, sizeof(prof.err), "cannot start a thread");
@@ -86,23 +85,24 @@ folio_bench_profile_finish(const struct bench_opts *o)
     if (prof.started)
         pthread_join(prof.th, NULL);
     prof.started = 0;
-    if (prof.rc != 0 || prof.status != 200) {
+    if (prof.rc != 0 || prof.ans.status != 200) {
         if (prof.rc == 0) {
-            size_t n = folio_buf_pending(&prof.body);
+            size_t n = folio_buf_pending(&prof.ans.body);
 
-            while (n > 0 && folio_buf_at(&prof.body, 0)[n - 1] == '\n')
+            while (n > 0 && folio_buf_at(&prof.ans.body, 0)[n - 1] == '\n')
                 n--;
             snprintf(prof.err, sizeof(prof.err), "%s answered %d: %.*s",
-                     prof.addr, prof.status, (int)(n > 300 ? 300 : n),
-                     n > 0 ? folio_buf_at(&prof.body, 0) : "");
+                     prof.addr, prof.ans.status, (int)(n > 300 ? 300 : n),
+                     n > 0 ? folio_buf_at(&prof.ans.body, 0) : "");
         }
         fprintf(stderr, "folio-bench: --profile: %s\n", prof.err);
-        folio_buf_free(&prof.body);
+        folio_http_answer_free(&prof.ans);
         return -1;
     }
     ok = (f = fopen(o->profile, "wb")) != NULL &&
-         fwrite(folio_buf_at(&prof.body, 0), 1, folio_buf_pending(&prof.body),
-                f) == folio_buf_pending(&prof.body);
+         fwrite(folio_buf_at(&prof.ans.body, 0), 1,
+                folio_buf_pending(&prof.ans.body),
+                f) == folio_buf_pending(&prof.ans.body);
     if (f != NULL && fclose(f) != 0)
         ok = 0;
     if (!ok)
@@ -113,6 +113,6 @@ folio_bench_profile_finish(const struct bench_opts *o)
                 "folio-bench: the server's CPU profile is in %s (go tool "
                 "pprof %s)\n",
                 o->profile, o->profile);
-    folio_buf_free(&prof.body);
+    folio_http_answer_free(&prof.ans);
     return ok ? 0 : -1;
 }

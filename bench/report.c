@@ -15,21 +15,6 @@
 #include "bench/bench.h"
 
 const char *
-folio_bench_mode_name(enum bench_mode m)
-{
-    switch (m) {
-    case BENCH_OPEN:
-        return "open";
-    case BENCH_RAMP:
-        return "ramp";
-    case BENCH_ROUNDS:
-        return "rounds";
-    default:
-        return "closed";
-    }
-}
-
-const char *
 folio_bench_fmt_ns(double ns, char *buf, size_t len)
 {
     if (ns < 1e3)
@@ -45,38 +30,6 @@ folio_bench_fmt_ns(double ns, char *buf, size_t len)
     else
         snprintf(buf, len, "%.2fs", ns / 1e9);
     return buf;
-}
-
-uint64_t
-folio_bench_unexpected(const struct bench_totals *t)
-{
-    return t->err_replies - t->expected + t->lost;
-}
-
-uint64_t
-folio_bench_pct_of(const uint64_t *hist, uint64_t max_ns, double q)
-{
-    uint64_t v = folio_lat_percentile(hist, q);
-
-    /* A bucket's bound may pass the largest latency seen: clamp it. */
-    return v < max_ns ? v : max_ns;
-}
-
-uint64_t
-folio_bench_pct(const struct bench_totals *t, double q)
-{
-    return folio_bench_pct_of(t->hist, t->max_ns, q);
-}
-
-uint64_t
-folio_bench_kind_answered(const struct bench_totals *t, int k)
-{
-    uint64_t n = 0;
-    unsigned b;
-
-    for (b = 0; b < FOLIO_LAT_BUCKETS; b++)
-        n += t->kind_hist[k][b];
-    return n;
 }
 
 static double

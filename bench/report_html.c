@@ -26,6 +26,7 @@
  * (bench/include.am makes the header from the two files).
  */
 #include "bench/report_page.h"
+#include "src/clock.h"
 
 /* A number for JSON: null where unknown (< 0 or NaN). */
 static void
@@ -232,8 +233,7 @@ settings_json(FILE *f, const struct bench_run *r,
     size_t n;
 
     /* The wall clock when the threads were told to go. */
-    started =
-        time(NULL) - (time_t)((folio_bench_now_ns() - r->t0) / 1000000000u);
+    started = time(NULL) - (time_t)((folio_mono_ns() - r->t0) / 1000000000u);
     gmtime_r(&started, &tm);
     strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
     fputc('{', f);

@@ -265,7 +265,11 @@ function draw() {
   var codeSeries = Object.keys(ser.codes).map(function (k) {
     return {name: k + ' ' + (set.codes[k] || ''), y: ser.codes[k].map(function (v, i) { return ser.interval[i] > 0 ? v / ser.interval[i] : null; })};
   });
-  chart('codes-time', {xs: xs, x0: 0, fmtX: fmtS, series: codeSeries, empty: 'no errors'});
+  /* With no errors, the bars above say so once: no empty chart below. */
+  if (codeRows.length > 0)
+    chart('codes-time', {xs: xs, x0: 0, fmtX: fmtS, series: codeSeries, empty: 'no errors'});
+  else
+    document.getElementById('codes-time').style.display = 'none';
   table('methods', ['method', 'sent', 'answers', 'errors', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean'],
     Object.keys(sum.methods).map(function (m) {
       var r = sum.methods[m];

@@ -16,7 +16,7 @@ PACKAGES="
     python3 python3-pynvim
     clang libclang-rt-14-dev valgrind
     redis-server redis-tools memcached
-    libpq-dev libssl-dev postgresql haproxy
+    libpq-dev libssl-dev postgresql haproxy socat rsync
 "
 
 SUDO=""

@@ -1,18 +1,20 @@
 /*
- * cycle.c - the master's loop and its one decision place, as nginx's
- * ngx_master_process_cycle and Postfix's master.c: what happened (the
- * events that signal.c and proc.c post, the deadlines' timers, the
- * answers of what it asked for) is stepped into decide.c, and the actions
- * it returns are carried out here, in order, by calling down into the
- * files that do them.  Nothing below calls back up: an answer (a worker
- * forked, a generation built) is queued and stepped after the actions of
- * the step that asked for it.
+ * cycle.c - the master's loop, as nginx's ngx_master_process_cycle and
+ * Postfix's master.c: it takes the events of the master's ring (what
+ * signal.c and proc.c posted, its own timers' deadlines, the answers to
+ * what it asked for), steps each into decide.c, and carries out the
+ * actions it returns, in order, by calling down into the files that do
+ * them.  It decides nothing itself, and nothing below calls back up: an
+ * answer (a worker forked, a generation built, a worker reaped) goes into
+ * the ring, stepped before anything else once the actions of the step
+ * that asked for it are carried out.
  *
  * Each of decide.c's deadlines has its own libevent timer, armed after
- * every step for what decide.c says it is due at; stepping one never
- * moves another.  An upgrade leaves the loop to re-execute: what the
- * kernel and libevent caught before it is taken first, with the signals
- * blocked, so that nothing is lost across the exec.
+ * the events are taken for what decide.c says it is due at; stepping one
+ * never moves another.  An upgrade leaves the loop to re-execute: what
+ * the kernel and libevent caught before it is taken first, with the
+ * signals blocked, so that nothing is lost across the exec; decide.c
+ * then says whether the exec is still due.
  */
 #include "config.h"
 
@@ -27,42 +29,6 @@
 #include "src/log.h"
 #include "src/title.h"
 #include "worker/dispatch.h"
-
-#define NANSWERS (2 * FOLIO_MAX_SLOTS + 16)
-
-/* Answers waiting to be stepped, with room for their reasons. */
-static struct {
-    struct folio_dec_ev ev;
-    char why[1024];
-} answers[NANSWERS];
-static unsigned ans_head, ans_tail;
-
-/* What a timer's callback needs: the master and which deadline. */
-static struct timer_arg {
-    struct folio_master *m;
-    int timer;
-} timer_arg[FOLIO_T_MAX];
-
-static int upgrade_due; /* an UPGRADE action left the loop */
-static int exiting;     /* an EXIT action did */
-
-static void
-answer(const struct folio_dec_ev *ev, const char *why)
-{
-    unsigned i;
-
-    if (ans_tail - ans_head >= NANSWERS) {
-        folio_log_errorx("the master's answer queue is full: %d dropped",
-                         ev->type);
-        return;
-    }
-    i = ans_tail++ % NANSWERS;
-    answers[i].ev = *ev;
-    if (why != NULL) {
-        snprintf(answers[i].why, sizeof(answers[i].why), "%s", why);
-        answers[i].ev.why = answers[i].why;
-    }
-}
 
 static struct folio_gen *
 gen_of(struct folio_master *m, uint64_t id)
@@ -129,6 +95,7 @@ execute(struct folio_master *m, const struct folio_dec_act *a)
     struct folio_gen *g;
     char err[1024];
     pid_t pid;
+    int status;
 
     memset(&ev, 0, sizeof(ev));
     switch (a->type) {
@@ -138,7 +105,6 @@ execute(struct folio_master *m, const struct folio_dec_act *a)
         break;
     case FOLIO_ACT_SPAWN:
         ev.slot = a->slot;
-        ev.now_ms = folio_mono_ms();
         if ((g = gen_of(m, a->gen)) != NULL &&
             folio_proc_spawn(m, g, a->slot, a->index, &pid) == 0) {
             ev.type = FOLIO_EV_SPAWNED;
@@ -146,7 +112,7 @@ execute(struct folio_master *m, const struct folio_dec_act *a)
         } else {
             ev.type = FOLIO_EV_SPAWN_FAILED;
         }
-        answer(&ev, NULL);
+        folio_ring_answer(&m->ring, &ev);
         break;
     case FOLIO_ACT_RETIRE:
         folio_proc_retire(m, a->slot);
@@ -158,20 +124,25 @@ execute(struct folio_master *m, const struct folio_dec_act *a)
         log_hung(m, a->slot, a->arg);
         break;
     case FOLIO_ACT_RELOAD:
-        ev.now_ms = folio_mono_ms();
         if (folio_reload_build(m, err, sizeof(err)) == 0) {
             ev.type = FOLIO_EV_GEN_BUILT;
             folio_gen_params(m->next, &ev.gen);
-            answer(&ev, NULL);
         } else {
             ev.type = FOLIO_EV_GEN_FAILED;
-            answer(&ev, err);
+            ev.why = err;
         }
+        folio_ring_answer(&m->ring, &ev);
         break;
     case FOLIO_ACT_UPGRADE:
-        /* Out of the loop first: see folio_cycle_run. */
-        upgrade_due = 1;
+        /* Out of the loop first (decide.c's mode says why): see upgrade. */
         event_base_loopbreak(m->base);
+        break;
+    case FOLIO_ACT_EXEC:
+        /* Returns only if it failed. */
+        folio_upgrade_exec(m, err, sizeof(err));
+        ev.type = FOLIO_EV_UPGRADE_FAILED;
+        ev.why = err;
+        folio_ring_answer(&m->ring, &ev);
         break;
     case FOLIO_ACT_SWITCH:
         folio_reload_switch(m);
@@ -202,9 +173,22 @@ execute(struct folio_master *m, const struct folio_dec_act *a)
         close_public(m->cur);
         close_public(m->next);
         break;
+    case FOLIO_ACT_REAP:
+        ev.type = FOLIO_EV_EXIT;
+        while (folio_proc_reap(m, &ev.slot, &status)) {
+            ev.status = status;
+            folio_ring_answer(&m->ring, &ev);
+        }
+        break;
+    case FOLIO_ACT_REOPEN:
+        folio_log_reopen();
+        folio_proc_signal_all(m, SIGUSR1);
+        break;
+    case FOLIO_ACT_SNAPSHOT:
+        folio_stats_log_snapshot(m);
+        break;
     case FOLIO_ACT_EXIT:
         m->exit_code = (int)a->arg;
-        exiting = 1;
         event_base_loopbreak(m->base);
         break;
     }
@@ -219,130 +203,65 @@ sync_timers(struct folio_master *m)
     int k;
 
     for (k = 0; k < FOLIO_T_MAX; k++) {
+        struct folio_timer *t = &m->timers[k];
+
         at = folio_dec_deadline(&m->dec, k);
-        if (at == m->timer_at[k])
+        if (at == t->at)
             continue;
-        m->timer_at[k] = at;
+        t->at = at;
         if (at == 0) {
-            evtimer_del(m->ev_timer[k]);
+            evtimer_del(t->ev);
             continue;
         }
         ms = at > now ? at - now : 0;
         tv.tv_sec = (time_t)(ms / 1000);
         tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-        evtimer_add(m->ev_timer[k], &tv);
+        evtimer_add(t->ev, &tv);
     }
 }
 
-/* Step ev, carry out its actions, then step their answers. */
+/*
+ * Step every event of the ring, answers first, carrying out the actions
+ * of each; then the timers and the region's header say where it left
+ * decide.c.
+ */
 static void
-step(struct folio_master *m, const struct folio_dec_ev *first)
+drain(struct folio_master *m)
 {
     struct folio_dec_ev ev;
     int i, n;
 
-    answer(first, first->why);
-    while (ans_head != ans_tail) {
-        ev = answers[ans_head++ % NANSWERS].ev;
+    while (folio_ring_take(&m->ring, &ev)) {
+        ev.now_ms = folio_mono_ms();
         n = folio_dec_step(&m->dec, &ev);
         for (i = 0; i < n; i++)
             execute(m, &m->dec.acts[i]);
+    }
+    if (m->ring.lost > 0) {
+        folio_log_errorx("%u events were lost (the ring was full)",
+                         m->ring.lost);
+        m->ring.lost = 0;
     }
     sync_timers(m);
     folio_stats_publish(m);
 }
 
 static void
-step_simple(struct folio_master *m, int type, int slot)
-{
-    struct folio_dec_ev ev;
-
-    memset(&ev, 0, sizeof(ev));
-    ev.type = type;
-    ev.slot = slot;
-    ev.now_ms = folio_mono_ms();
-    step(m, &ev);
-}
-
-static void
-on_signal(struct folio_master *m, int sig)
-{
-    struct folio_dec_ev ev;
-    int slot, status;
-
-    memset(&ev, 0, sizeof(ev));
-    switch (sig) {
-    case SIGTERM:
-    case SIGINT:
-        step_simple(m, FOLIO_EV_TERM, -1);
-        break;
-    case SIGQUIT:
-        step_simple(m, FOLIO_EV_QUIT, -1);
-        break;
-    case SIGHUP:
-        ev.type = FOLIO_EV_HUP;
-        ev.now_ms = folio_mono_ms();
-        ev.changed = folio_upgrade_changed(m);
-        step(m, &ev);
-        break;
-    case SIGUSR1:
-        folio_log_reopen();
-        folio_proc_signal_all(m, SIGUSR1);
-        break;
-    case SIGUSR2:
-        folio_stats_log_snapshot(m);
-        break;
-    case SIGCHLD:
-        while (folio_proc_reap(m, &slot, &status)) {
-            ev.type = FOLIO_EV_EXIT;
-            ev.now_ms = folio_mono_ms();
-            ev.slot = slot;
-            ev.status = status;
-            step(m, &ev);
-        }
-        break;
-    }
-}
-
-/* What signal.c and proc.c reported, in the order they did. */
-static void
 on_wake(evutil_socket_t fd, short what, void *arg)
 {
-    struct folio_master *m = arg;
-    struct folio_mev e;
-
-    while (folio_mq_take(&m->mq, &e)) {
-        switch (e.type) {
-        case FOLIO_MEV_SIGNAL:
-            on_signal(m, e.arg);
-            break;
-        case FOLIO_MEV_READY:
-        case FOLIO_MEV_RECYCLE:
-            /* Only if the slot still holds the process that said it. */
-            if (e.arg >= 0 && e.arg < FOLIO_MAX_SLOTS &&
-                m->procs[e.arg].seq == e.seq)
-                step_simple(m,
-                            e.type == FOLIO_MEV_READY ? FOLIO_EV_READY
-                                                      : FOLIO_EV_RECYCLE,
-                            e.arg);
-            break;
-        }
-    }
-    if (m->mq.lost > 0) {
-        folio_log_errorx("%u events were lost (queue full)", m->mq.lost);
-        m->mq.lost = 0;
-    }
+    drain(arg);
 }
 
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
 {
-    struct folio_master *m = ((struct timer_arg *)arg)->m;
+    struct folio_timer *t = arg;
+    struct folio_master *m = t->m;
     struct folio_dec_ev ev;
-    int k = ((struct timer_arg *)arg)->timer, i;
+    int i;
 
-    m->timer_at[k] = 0; /* fired: sync_timers arms it again if due */
-    if (k == FOLIO_T_WATCHDOG)
+    t->at = 0; /* fired: sync_timers arms it again if due */
+    if (t->id == FOLIO_T_WATCHDOG)
         for (i = 0; i < FOLIO_MAX_SLOTS; i++)
             if (folio_dec_live(&m->dec, i))
                 folio_dec_beat(&m->dec, i,
@@ -350,42 +269,31 @@ on_timer(evutil_socket_t fd, short what, void *arg)
                                    m->stats, (unsigned)i)->ws_beat_ms));
     memset(&ev, 0, sizeof(ev));
     ev.type = FOLIO_EV_TIMER;
-    ev.timer = k;
-    ev.now_ms = folio_mono_ms();
-    step(m, &ev);
+    ev.slot = -1;
+    ev.timer = t->id;
+    folio_ring_post(&m->ring, &ev);
 }
 
 /*
- * Re-execute for an upgrade, from outside the loop: with the signals
- * blocked, what libevent had already caught is dispatched first (a TERM
- * caught just before would otherwise be lost with the old image); then,
- * if decide.c still serves, the exec.  If it returns, decide.c hears why.
+ * Out of the loop for an upgrade: with the signals blocked, what libevent
+ * had already caught is taken first (a TERM caught just before would
+ * otherwise be lost with the old image); then decide.c, told so, execs
+ * if that is still due.  If the exec returns, decide.c hears why.
  */
 static void
 upgrade(struct folio_master *m)
 {
     struct folio_dec_ev ev;
     sigset_t all, old;
-    char err[1024];
 
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);
     event_base_loop(m->base, EVLOOP_NONBLOCK);
-    if (!exiting && m->dec.mode == FOLIO_SS_SERVING) {
-        upgrade_due = 0;
-        memset(&ev, 0, sizeof(ev));
-        ev.type = FOLIO_EV_UPGRADE_FAILED;
-        if (folio_upgrade_exec(m, err, sizeof(err)) != 0) {
-            ev.now_ms = folio_mono_ms();
-            ev.why = err;
-            step(m, &ev);
-        }
-    } else if (!exiting) {
-        folio_log_notice("upgrade abandoned: the master is %s",
-                         m->dec.mode == FOLIO_SS_STOPPING ? "stopping"
-                                                          : "reloading");
-    }
-    upgrade_due = 0;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = FOLIO_EV_EXEC_DUE;
+    ev.slot = -1;
+    folio_ring_post(&m->ring, &ev);
+    drain(m);
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -396,13 +304,13 @@ folio_cycle_run(struct folio_master *m, int resumed)
     sigset_t none;
     int k;
 
-    if ((m->mq.wake = event_new(m->base, -1, 0, on_wake, m)) == NULL)
+    if ((m->ring.wake = event_new(m->base, -1, 0, on_wake, m)) == NULL)
         folio_fatalx("cannot set up the master's events");
     for (k = 0; k < FOLIO_T_MAX; k++) {
-        timer_arg[k].m = m;
-        timer_arg[k].timer = k;
-        if ((m->ev_timer[k] = evtimer_new(m->base, on_timer,
-                                          &timer_arg[k])) == NULL)
+        m->timers[k].m = m;
+        m->timers[k].id = k;
+        if ((m->timers[k].ev = evtimer_new(m->base, on_timer, &m->timers[k])) ==
+            NULL)
             folio_fatalx("cannot set up the master's timers");
     }
     if (folio_signals_init(m) != 0)
@@ -412,25 +320,27 @@ folio_cycle_run(struct folio_master *m, int resumed)
     sigprocmask(SIG_SETMASK, &none, NULL);
 
     memset(&ev, 0, sizeof(ev));
-    ev.now_ms = folio_mono_ms();
+    ev.slot = -1;
     if (resumed) {
         ev.type = FOLIO_EV_RESUME;
-        ev.changed = 1;
-        /* Workers that exited during the exec: reaped first. */
-        folio_mq_post(&m->mq, FOLIO_MEV_SIGNAL, SIGCHLD, 0);
     } else {
         ev.type = FOLIO_EV_START;
         folio_gen_params(m->cur, &ev.gen);
     }
-    step(m, &ev);
-    for (;;) {
-        if (!exiting && event_base_dispatch(m->base) < 0) {
+    folio_ring_post(&m->ring, &ev);
+    drain(m);
+    /*
+     * The mode says why the loop was left (EXIT and UPGRADE break it), and
+     * what to do when an action outside it (an upgrade's) asked for
+     * either: a loopbreak outside the loop is forgotten by the next one.
+     */
+    while (m->dec.mode != FOLIO_DM_EXITING) {
+        if (m->dec.mode == FOLIO_DM_UPGRADING) {
+            upgrade(m); /* returns if the exec did not happen */
+        } else if (event_base_dispatch(m->base) != 0) {
             folio_log_errorx("event loop failed");
             break;
         }
-        if (exiting || !upgrade_due)
-            break;
-        upgrade(m);
     }
     return m->exit_code;
 }

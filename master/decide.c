@@ -8,7 +8,10 @@
  *      |                  |--(TERM)--> STOPPING --exit--> FREE
  *      +--(heartbeat older than worker_timeout)--> HUNG --SIGABRT, then
  *                                                  SIGKILL--> FREE
- * and of the master: STARTING -> SERVING <-> RELOADING, any -> STOPPING.
+ * and of the master (enum folio_dec_mode): STARTING -> SERVING <->
+ * RELOADING, SERVING -> UPGRADING -> (exec) or back to SERVING, any ->
+ * STOPPING -> EXITING.  Whether a reload is in progress is the mode's to
+ * say (RELOADING); d->next is the generation it starts, once built.
  */
 #include "config.h"
 
@@ -24,8 +27,7 @@
 #include "src/err.h"
 #include "src/log.h"
 
-static void reload_begin(struct folio_dec *d, const struct folio_dec_ev *ev,
-                         int changed);
+static void reload_begin(struct folio_dec *d, int changed);
 
 /* ---- actions ---- */
 
@@ -106,6 +108,40 @@ nlive(const struct folio_dec *d, uint64_t gen)
         if (live(&d->procs[i]) && (gen == 0 || d->procs[i].gen == gen))
             n++;
     return n;
+}
+
+/* Whether generation `gen` is the one a reload is starting. */
+static int
+of_next(const struct folio_dec *d, uint64_t gen)
+{
+    return d->mode == FOLIO_DM_RELOADING && gen != 0 && gen == d->next.id;
+}
+
+/* The slot of the process starting to replace `slot` (recycling), or -1. */
+static int
+replacement_of(const struct folio_dec *d, int slot)
+{
+    int i;
+
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (live(&d->procs[i]) && d->procs[i].replaces == slot)
+            return i;
+    return -1;
+}
+
+/*
+ * `slot` is gone (dead, or hung): a replacement already starting for it
+ * takes over, replacing no one now.  Whether there was one.
+ */
+static int
+take_over(struct folio_dec *d, int slot)
+{
+    int r = replacement_of(d, slot);
+
+    if (r < 0)
+        return 0;
+    d->procs[r].replaces = -1;
+    return 1;
 }
 
 /* Logical workers of generation g with a process in `state`. */
@@ -249,7 +285,7 @@ update_status(struct folio_dec *d)
 {
     int serving;
 
-    if (!d->ever_ready || d->mode == FOLIO_SS_STOPPING)
+    if (!d->ever_ready || d->mode == FOLIO_DM_STOPPING)
         return;
     serving = nindices(d, &d->cur, FOLIO_WS_READY);
     if (serving == d->status_serving)
@@ -263,20 +299,21 @@ update_status(struct folio_dec *d)
 
 /* After a reload ended (or the start did): run a queued SIGHUP. */
 static void
-after_reload(struct folio_dec *d, const struct folio_dec_ev *ev)
+after_reload(struct folio_dec *d)
 {
-    if (!d->hup_pending || d->mode != FOLIO_SS_SERVING)
+    if (!d->hup_pending || d->mode != FOLIO_DM_SERVING)
         return;
     d->hup_pending = 0;
     say(d, FOLIO_LOG_NOTICE, "running the SIGHUP queued during the reload");
-    reload_begin(d, ev, d->hup_changed);
+    reload_begin(d, d->hup_changed);
     d->hup_changed = 0;
 }
 
+/* The reload (or upgrade) in progress failed: serving on. */
 static void
-reload_failed(struct folio_dec *d, const struct folio_dec_ev *ev,
-              const char *why)
+reload_failed(struct folio_dec *d, const char *why)
 {
+    d->mode = FOLIO_DM_SERVING;
     d->reload_failures++;
     say(d, FOLIO_LOG_ERROR, "reload failed: %s; still serving generation %llu",
         why, (unsigned long long)d->cur.id);
@@ -285,9 +322,10 @@ reload_failed(struct folio_dec *d, const struct folio_dec_ev *ev,
              (unsigned long long)d->cur.id);
     d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
     notify(d, 1, "READY=1\nSTATUS=%s", d->status);
-    after_reload(d, ev);
+    after_reload(d);
 }
 
+/* The generation being started cannot be: its workers go. */
 static void
 reload_abort(struct folio_dec *d, const struct folio_dec_ev *ev,
              const char *why)
@@ -295,48 +333,59 @@ reload_abort(struct folio_dec *d, const struct folio_dec_ev *ev,
     uint64_t gen = d->next.id;
     int i;
 
-    if (gen == 0)
+    if (d->mode != FOLIO_DM_RELOADING)
         return;
     /* Ready ones may have taken connections: they hand them back. */
     for (i = 0; i < FOLIO_MAX_SLOTS; i++)
         if (live(&d->procs[i]) && d->procs[i].gen == gen)
             retire(d, i, ev->now_ms);
-    act(d, FOLIO_ACT_DROP)->gen = gen;
+    if (gen != 0)
+        act(d, FOLIO_ACT_DROP)->gen = gen;
     memset(&d->next, 0, sizeof(d->next));
     d->reload_at = 0;
-    d->mode = FOLIO_SS_SERVING;
-    reload_failed(d, ev, why);
+    reload_failed(d, why);
 }
 
+/* A SIGHUP served: a new generation, or first the binary on disk. */
 static void
-reload_begin(struct folio_dec *d, const struct folio_dec_ev *ev, int changed)
+reload_begin(struct folio_dec *d, int changed)
 {
     say(d, FOLIO_LOG_NOTICE, changed ? "reloading: the binary changed, "
                                        "upgrading to it"
                                      : "reloading");
     act(d, FOLIO_ACT_RELOADING);
+    d->mode = changed ? FOLIO_DM_UPGRADING : FOLIO_DM_RELOADING;
     act(d, changed ? FOLIO_ACT_UPGRADE : FOLIO_ACT_RELOAD);
 }
 
 static void
 on_hup(struct folio_dec *d, const struct folio_dec_ev *ev)
 {
+    static const char *const busy[] = {
+        [FOLIO_DM_STARTING] = "starting",
+        [FOLIO_DM_RELOADING] = "reload in progress",
+        [FOLIO_DM_UPGRADING] = "upgrade in progress",
+    };
+
     switch (d->mode) {
-    case FOLIO_SS_STOPPING:
+    case FOLIO_DM_STOPPING:
         say(d, FOLIO_LOG_NOTICE, "stopping: SIGHUP ignored");
         return;
-    case FOLIO_SS_STARTING:
-    case FOLIO_SS_RELOADING:
-        /* Never lost: several coalesce into one, run when this ends. */
+    case FOLIO_DM_STARTING:
+    case FOLIO_DM_RELOADING:
+    case FOLIO_DM_UPGRADING:
+        /*
+         * Never lost: several coalesce into one, run when this ends.  An
+         * upgrade that succeeds needs none: the next image reloads from
+         * the configuration as it is then.
+         */
         if (!d->hup_pending)
-            say(d, FOLIO_LOG_NOTICE, "%s: SIGHUP queued",
-                d->mode == FOLIO_SS_STARTING ? "starting"
-                                             : "reload in progress");
+            say(d, FOLIO_LOG_NOTICE, "%s: SIGHUP queued", busy[d->mode]);
         d->hup_pending = 1;
         d->hup_changed |= ev->changed;
         return;
     }
-    reload_begin(d, ev, ev->changed);
+    reload_begin(d, ev->changed);
 }
 
 static void
@@ -345,12 +394,11 @@ on_gen_built(struct folio_dec *d, const struct folio_dec_ev *ev)
     uint64_t ms;
     int k;
 
-    if (d->mode == FOLIO_SS_STOPPING || d->next.id != 0) {
+    if (d->mode != FOLIO_DM_RELOADING || d->next.id != 0) {
         act(d, FOLIO_ACT_DROP)->gen = ev->gen.id;
         return;
     }
     d->next = ev->gen;
-    d->mode = FOLIO_SS_RELOADING;
     ms = d->next.shutdown_ms > FOLIO_DEC_RELOAD_MIN_MS
              ? d->next.shutdown_ms
              : FOLIO_DEC_RELOAD_MIN_MS;
@@ -380,7 +428,7 @@ switch_gen(struct folio_dec *d, const struct folio_dec_ev *ev)
     d->cur = d->next;
     memset(&d->next, 0, sizeof(d->next));
     d->reload_at = 0;
-    d->mode = FOLIO_SS_SERVING;
+    d->mode = FOLIO_DM_SERVING;
     d->reloads++;
     a = act(d, FOLIO_ACT_SWITCH);
     a->gen = d->cur.id;
@@ -388,18 +436,60 @@ switch_gen(struct folio_dec *d, const struct folio_dec_ev *ev)
     say(d, FOLIO_LOG_NOTICE, "reloaded: generation %llu ready with %d workers",
         (unsigned long long)d->cur.id, d->cur.nworkers);
     announce_ready(d);
-    after_reload(d, ev);
+    after_reload(d);
+}
+
+/* ---- upgrades ---- */
+
+/* Out of the loop, nothing caught left behind: exec, if still due. */
+static void
+on_exec_due(struct folio_dec *d)
+{
+    if (d->mode == FOLIO_DM_UPGRADING)
+        act(d, FOLIO_ACT_EXEC);
+}
+
+/* The image an upgrade executed took the state over: on with it. */
+static void
+on_resume(struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    if (d->mode != FOLIO_DM_UPGRADING)
+        return;
+    status_text(d, d->status, sizeof(d->status));
+    d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
+    arm_watchdog(d, ev->now_ms);
+    /* Workers that exited during the exec: reaped first. */
+    act(d, FOLIO_ACT_REAP);
+    /* The reload the upgrade began: its generation, from this image. */
+    say(d, FOLIO_LOG_NOTICE,
+        "upgraded: generation %llu serves on; starting the next from the "
+        "new binary",
+        (unsigned long long)d->cur.id);
+    d->mode = FOLIO_DM_RELOADING;
+    act(d, FOLIO_ACT_RELOAD);
 }
 
 /* ---- workers ---- */
+
+/* Whether ev (READY, RECYCLE) comes from the process its slot holds. */
+static int
+from_slot(const struct folio_dec *d, const struct folio_dec_ev *ev)
+{
+    const struct folio_dec_proc *p = &d->procs[ev->slot];
+
+    return live(p) && p->pid != 0 && p->pid == ev->pid;
+}
 
 static void
 on_ready(struct folio_dec *d, const struct folio_dec_ev *ev)
 {
     struct folio_dec_proc *p = &d->procs[ev->slot];
 
-    /* A worker told to stop (or found hung) that still says ready. */
-    if (p->state != FOLIO_WS_STARTING)
+    /*
+     * A worker told to stop (or found hung) that still says ready, or one
+     * gone whose slot another took.
+     */
+    if (p->state != FOLIO_WS_STARTING || !from_slot(d, ev))
         return;
     p->state = FOLIO_WS_READY;
     if (p->replaces >= 0) {
@@ -413,7 +503,7 @@ on_ready(struct folio_dec *d, const struct folio_dec_ev *ev)
         }
         p->replaces = -1;
     }
-    if (d->next.id != 0 && p->gen == d->next.id) {
+    if (of_next(d, p->gen)) {
         if (nindices(d, &d->next, FOLIO_WS_READY) >= d->next.nworkers)
             switch_gen(d, ev);
         return;
@@ -424,13 +514,13 @@ on_ready(struct folio_dec *d, const struct folio_dec_ev *ev)
         d->idx[p->index].fatal = 0;
         d->idx[p->index].why[0] = '\0';
     }
-    if (d->mode == FOLIO_SS_STARTING &&
+    if (d->mode == FOLIO_DM_STARTING &&
         nindices(d, &d->cur, FOLIO_WS_READY) >= d->cur.nworkers) {
-        d->mode = FOLIO_SS_SERVING;
+        d->mode = FOLIO_DM_SERVING;
         d->ever_ready = 1;
         say(d, FOLIO_LOG_NOTICE, "ready");
         announce_ready(d);
-        after_reload(d, ev);
+        after_reload(d);
         return;
     }
     update_status(d);
@@ -440,14 +530,12 @@ static void
 on_recycle(struct folio_dec *d, const struct folio_dec_ev *ev)
 {
     const struct folio_dec_proc *p = &d->procs[ev->slot];
-    int i;
 
-    if (d->mode != FOLIO_SS_SERVING || p->gen != d->cur.id ||
-        p->state != FOLIO_WS_READY)
+    /* Not while a new generation starts: it replaces every worker. */
+    if ((d->mode != FOLIO_DM_SERVING && d->mode != FOLIO_DM_UPGRADING) ||
+        !from_slot(d, ev) || p->gen != d->cur.id ||
+        p->state != FOLIO_WS_READY || replacement_of(d, ev->slot) >= 0)
         return;
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
-        if (live(&d->procs[i]) && d->procs[i].replaces == ev->slot)
-            return; /* a replacement is already starting */
     spawn(d, &d->cur, p->index, ev->slot, ev->now_ms);
 }
 
@@ -503,9 +591,21 @@ still_replacing(const struct folio_dec *d, int slot)
                : -1;
 }
 
+/* The n-th consecutive wait (n >= 1): `first`, doubling, at most `max`. */
+static uint64_t
+backoff(uint64_t first, uint64_t max, int n)
+{
+    uint64_t delay = first;
+
+    while (--n > 0 && delay < max)
+        delay *= 2;
+    return delay < max ? delay : max;
+}
+
 /*
  * A worker of the serving generation is gone (dead, or hung): start
- * another now, or after a backoff.  `fatal`: it exited FOLIO_EXIT_FATAL.
+ * another now, or after a backoff.  `fatal`: it exited FOLIO_EXIT_FATAL;
+ * `early`: it died starting, or soon after.
  */
 static void
 restart(struct folio_dec *d, const struct folio_dec_ev *ev,
@@ -523,57 +623,59 @@ restart(struct folio_dec *d, const struct folio_dec_ev *ev,
     ix->replaces = still_replacing(d, dead->replaces);
     if (fatal) {
         ix->fatal++;
-        delay = (uint64_t)FOLIO_DEC_FATAL_MS << (ix->fatal > 10 ? 10 : ix->fatal - 1);
-        if (delay > FOLIO_DEC_FATAL_MAX_MS)
-            delay = FOLIO_DEC_FATAL_MAX_MS;
-        ix->respawn_at = ev->now_ms + delay;
-        snprintf(ix->why, sizeof(ix->why), "%s, retried in %s", how,
-                 duration(delay, when, sizeof(when)));
+        delay = backoff(FOLIO_DEC_FATAL_MS, FOLIO_DEC_FATAL_MAX_MS, ix->fatal);
+        duration(delay, when, sizeof(when));
+        snprintf(ix->why, sizeof(ix->why), "%s, retried in %s", how, when);
         say(d, FOLIO_LOG_ERROR,
             "worker %d cannot start (%s): retrying in %s; %d of %d workers "
             "serving",
             k, how, when, nindices(d, &d->cur, FOLIO_WS_READY),
             d->cur.nworkers);
-        update_status(d);
-        return;
+    } else {
+        ix->fails = early ? ix->fails + 1 : 0;
+        if (ix->fails == 0) {
+            d->restarts++;
+            spawn(d, &d->cur, k, ix->replaces, ev->now_ms);
+            return;
+        }
+        delay =
+            backoff(FOLIO_DEC_BACKOFF_MS, FOLIO_DEC_BACKOFF_MAX_MS, ix->fails);
+        snprintf(ix->why, sizeof(ix->why), "%s, restarted in %s", how,
+                 duration(delay, when, sizeof(when)));
+        say(d, FOLIO_LOG_WARN, "worker %d died %s: respawning in %llu ms", k,
+            dead->state == FOLIO_WS_STARTING ? "before it was ready"
+                                             : "soon after starting",
+            (unsigned long long)delay);
     }
-    if (early)
-        ix->fails++;
-    else
-        ix->fails = 0;
-    if (ix->fails == 0) {
-        d->restarts++;
-        spawn(d, &d->cur, k, ix->replaces, ev->now_ms);
-        return;
-    }
-    delay = (uint64_t)FOLIO_DEC_BACKOFF_MS << (ix->fails > 9 ? 9 : ix->fails - 1);
-    if (delay > FOLIO_DEC_BACKOFF_MAX_MS)
-        delay = FOLIO_DEC_BACKOFF_MAX_MS;
     ix->respawn_at = ev->now_ms + delay;
-    snprintf(ix->why, sizeof(ix->why), "%s, restarted in %s", how,
-             duration(delay, when, sizeof(when)));
-    say(d, FOLIO_LOG_WARN, "worker %d died %s: respawning in %llu ms", k,
-        dead->state == FOLIO_WS_STARTING ? "before it was ready"
-                                         : "soon after starting",
-        (unsigned long long)delay);
     update_status(d);
 }
 
 static void stop(struct folio_dec *d, const struct folio_dec_ev *ev, int quit);
+
+/* Stopping, and no worker is left: the master exits. */
+static void
+exit_if_done(struct folio_dec *d)
+{
+    if (d->mode != FOLIO_DM_STOPPING || nlive(d, 0) > 0)
+        return;
+    d->mode = FOLIO_DM_EXITING;
+    act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+}
 
 static void
 on_exit_ev(struct folio_dec *d, const struct folio_dec_ev *ev)
 {
     struct folio_dec_proc dead = d->procs[ev->slot];
     char how[128], why[192];
-    int st = ev->status, i, expected, fatal;
+    int st = ev->status, expected, fatal;
 
     if (!live(&dead))
         return;
     memset(&d->procs[ev->slot], 0, sizeof(dead));
     folio_dec_describe(st, how, sizeof(how));
     expected = dead.state == FOLIO_WS_RETIRING ||
-               dead.state == FOLIO_WS_STOPPING || d->mode == FOLIO_SS_STOPPING;
+               dead.state == FOLIO_WS_STOPPING || d->mode == FOLIO_DM_STOPPING;
     fatal = WIFEXITED(st) && WEXITSTATUS(st) == FOLIO_EXIT_FATAL;
     if (dead.state == FOLIO_WS_HUNG)
         say(d, FOLIO_LOG_WARN, "worker %d (pid %ld) %s: killed by the "
@@ -588,9 +690,8 @@ on_exit_ev(struct folio_dec *d, const struct folio_dec_ev *ev)
         say(d, FOLIO_LOG_WARN, "worker %d (pid %ld) %s", dead.index, dead.pid,
             how);
 
-    if (d->mode == FOLIO_SS_STOPPING) {
-        if (nlive(d, 0) == 0)
-            act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+    if (d->mode == FOLIO_DM_STOPPING) {
+        exit_if_done(d);
         return;
     }
     if (dead.state == FOLIO_WS_RETIRING || dead.state == FOLIO_WS_STOPPING ||
@@ -599,20 +700,14 @@ on_exit_ev(struct folio_dec *d, const struct folio_dec_ev *ev)
         update_status(d);
         return;
     }
-    if (d->next.id != 0 && dead.gen == d->next.id) {
+    if (of_next(d, dead.gen)) {
         snprintf(why, sizeof(why), "a new worker %s", how);
         reload_abort(d, ev, why);
         return;
     }
-    if (dead.gen != d->cur.id)
+    if (dead.gen != d->cur.id || take_over(d, ev->slot))
         return;
-    /* A replacement already starting for a recycled worker takes over. */
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
-        if (live(&d->procs[i]) && d->procs[i].replaces == ev->slot) {
-            d->procs[i].replaces = -1;
-            return;
-        }
-    if (fatal && d->mode == FOLIO_SS_STARTING && nlive(d, d->cur.id) == 0) {
+    if (fatal && d->mode == FOLIO_DM_STARTING && nlive(d, d->cur.id) == 0) {
         say(d, FOLIO_LOG_CRIT, "no worker could start: stopping");
         d->exit_code = FOLIO_EXIT_FAILURE;
         stop(d, ev, 0);
@@ -640,13 +735,12 @@ on_spawn_failed(struct folio_dec *d, const struct folio_dec_ev *ev)
     if (!live(&dead))
         return;
     memset(&d->procs[ev->slot], 0, sizeof(dead));
-    if (d->next.id != 0 && dead.gen == d->next.id) {
+    if (of_next(d, dead.gen)) {
         reload_abort(d, ev, "cannot start new workers");
         return;
     }
-    if (d->mode == FOLIO_SS_STOPPING) {
-        if (nlive(d, 0) == 0)
-            act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+    if (d->mode == FOLIO_DM_STOPPING) {
+        exit_if_done(d);
         return;
     }
     if (dead.gen == d->cur.id)
@@ -660,20 +754,22 @@ stop(struct folio_dec *d, const struct folio_dec_ev *ev, int quit)
 {
     int i;
 
-    if (d->mode == FOLIO_SS_STOPPING && (!quit || d->quitting))
+    if (d->mode == FOLIO_DM_STOPPING && (!quit || d->quitting))
         return;
+    if (d->mode == FOLIO_DM_UPGRADING)
+        say(d, FOLIO_LOG_NOTICE, "upgrade abandoned: the master is stopping");
     if (quit) {
         d->quitting = 1;
         say(d, FOLIO_LOG_NOTICE, "quitting now");
     } else {
         say(d, FOLIO_LOG_NOTICE, "stopping: draining connections");
     }
-    if (d->mode != FOLIO_SS_STOPPING) {
+    if (d->mode != FOLIO_DM_STOPPING) {
         notify(d, 0, "STOPPING=1\nSTATUS=%s",
                quit ? "quitting now" : "draining connections");
         act(d, FOLIO_ACT_CLOSE_LISTENERS);
     }
-    d->mode = FOLIO_SS_STOPPING;
+    d->mode = FOLIO_DM_STOPPING;
     d->hup_pending = 0;
     d->reload_at = 0;
     for (i = 0; i < FOLIO_MAX_WORKERS; i++)
@@ -689,8 +785,7 @@ stop(struct folio_dec *d, const struct folio_dec_ev *ev, int quit)
     }
     if (!quit)
         d->stop_at = ev->now_ms + d->cur.shutdown_ms + FOLIO_DEC_KILL_GRACE_MS;
-    if (nlive(d, 0) == 0)
-        act(d, FOLIO_ACT_EXIT)->arg = (uint64_t)d->exit_code;
+    exit_if_done(d);
 }
 
 /* ---- timers ---- */
@@ -701,9 +796,9 @@ hung(struct folio_dec *d, const struct folio_dec_ev *ev, int slot,
 {
     struct folio_dec_proc *p = &d->procs[slot];
     struct folio_dec_act *a;
-    int was = p->state, i;
+    int was = p->state;
 
-    d->timeouts++;
+    d->worker_timeouts++;
     a = act(d, FOLIO_ACT_HUNG);
     a->slot = slot;
     a->arg = stalled;
@@ -712,17 +807,13 @@ hung(struct folio_dec *d, const struct folio_dec_ev *ev, int slot,
     p->kill_at = ev->now_ms + FOLIO_DEC_ABORT_GRACE_MS;
     if (was != FOLIO_WS_STARTING && was != FOLIO_WS_READY)
         return; /* told to go already: nothing to replace */
-    if (d->next.id != 0 && p->gen == d->next.id) {
+    if (of_next(d, p->gen)) {
         reload_abort(d, ev, "a new worker hung");
         return;
     }
-    if (p->gen != d->cur.id || d->mode == FOLIO_SS_STOPPING)
+    if (p->gen != d->cur.id || d->mode == FOLIO_DM_STOPPING ||
+        take_over(d, slot))
         return;
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
-        if (live(&d->procs[i]) && d->procs[i].replaces == slot) {
-            d->procs[i].replaces = -1; /* it takes over when ready */
-            return;
-        }
     d->restarts++;
     spawn(d, &d->cur, p->index, still_replacing(d, p->replaces), ev->now_ms);
 }
@@ -780,7 +871,7 @@ on_respawn_due(struct folio_dec *d, const struct folio_dec_ev *ev)
         if (ix->respawn_at == 0 || ix->respawn_at > ev->now_ms)
             continue;
         ix->respawn_at = 0;
-        if (d->mode == FOLIO_SS_STOPPING || k >= d->cur.nworkers)
+        if (d->mode == FOLIO_DM_STOPPING || k >= d->cur.nworkers)
             continue;
         for (i = 0, covered = 0; i < FOLIO_MAX_SLOTS; i++) {
             const struct folio_dec_proc *p = &d->procs[i];
@@ -842,15 +933,9 @@ folio_dec_init(struct folio_dec *d)
     int i;
 
     memset(d, 0, sizeof(*d));
-    d->mode = FOLIO_SS_STARTING;
+    d->mode = FOLIO_DM_STARTING;
     for (i = 0; i < FOLIO_MAX_WORKERS; i++)
         d->idx[i].replaces = -1;
-}
-
-static int
-valid_slot(const struct folio_dec_ev *ev)
-{
-    return ev->slot >= 0 && ev->slot < FOLIO_MAX_SLOTS;
 }
 
 int
@@ -859,23 +944,20 @@ folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
     int k;
 
     d->nacts = 0;
+    if (d->mode == FOLIO_DM_EXITING)
+        return 0; /* the loop is over */
+    if (ev->type >= FOLIO_EV_SPAWNED && ev->type <= FOLIO_EV_EXIT &&
+        (ev->slot < 0 || ev->slot >= FOLIO_MAX_SLOTS))
+        return 0; /* a worker's event, of no slot */
     switch (ev->type) {
     case FOLIO_EV_START:
         d->cur = ev->gen;
-        d->mode = FOLIO_SS_STARTING;
+        d->mode = FOLIO_DM_STARTING;
         for (k = 0; k < d->cur.nworkers; k++)
             spawn(d, &d->cur, k, -1, ev->now_ms);
         break;
     case FOLIO_EV_RESUME:
-        /* The reload the upgrade began: its generation, from this image. */
-        arm_watchdog(d, ev->now_ms);
-        if (ev->changed && d->mode == FOLIO_SS_SERVING) {
-            say(d, FOLIO_LOG_NOTICE,
-                "upgraded: generation %llu serves on; starting the next "
-                "from the new binary",
-                (unsigned long long)d->cur.id);
-            act(d, FOLIO_ACT_RELOAD);
-        }
+        on_resume(d, ev);
         break;
     case FOLIO_EV_HUP:
         on_hup(d, ev);
@@ -886,33 +968,43 @@ folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
     case FOLIO_EV_QUIT:
         stop(d, ev, 1);
         break;
+    case FOLIO_EV_REOPEN:
+        act(d, FOLIO_ACT_REOPEN);
+        break;
+    case FOLIO_EV_SNAPSHOT:
+        act(d, FOLIO_ACT_SNAPSHOT);
+        break;
+    case FOLIO_EV_CHILD:
+        act(d, FOLIO_ACT_REAP);
+        break;
     case FOLIO_EV_GEN_BUILT:
         on_gen_built(d, ev);
         break;
     case FOLIO_EV_GEN_FAILED:
+        if (d->mode == FOLIO_DM_RELOADING)
+            reload_failed(d, ev->why != NULL ? ev->why : "unknown");
+        break;
+    case FOLIO_EV_EXEC_DUE:
+        on_exec_due(d);
+        break;
     case FOLIO_EV_UPGRADE_FAILED:
-        if (d->mode != FOLIO_SS_STOPPING)
-            reload_failed(d, ev, ev->why != NULL ? ev->why : "unknown");
+        if (d->mode == FOLIO_DM_UPGRADING)
+            reload_failed(d, ev->why != NULL ? ev->why : "unknown");
         break;
     case FOLIO_EV_SPAWNED:
-        if (valid_slot(ev))
-            on_spawned(d, ev);
+        on_spawned(d, ev);
         break;
     case FOLIO_EV_SPAWN_FAILED:
-        if (valid_slot(ev))
-            on_spawn_failed(d, ev);
+        on_spawn_failed(d, ev);
         break;
     case FOLIO_EV_READY:
-        if (valid_slot(ev))
-            on_ready(d, ev);
+        on_ready(d, ev);
         break;
     case FOLIO_EV_RECYCLE:
-        if (valid_slot(ev))
-            on_recycle(d, ev);
+        on_recycle(d, ev);
         break;
     case FOLIO_EV_EXIT:
-        if (valid_slot(ev))
-            on_exit_ev(d, ev);
+        on_exit_ev(d, ev);
         break;
     case FOLIO_EV_TIMER:
         on_timer(d, ev);
@@ -958,20 +1050,29 @@ folio_dec_deadline(const struct folio_dec *d, int timer)
 }
 
 int
-folio_dec_adopter(struct folio_dec *d, int from)
+folio_dec_adopter(const struct folio_dec *d, int from, int after)
 {
-    int i, k;
+    unsigned first = after >= 0 ? (unsigned)after + 1 : 0, k;
+    int i;
 
     for (k = 0; k < FOLIO_MAX_SLOTS; k++) {
-        i = (int)((d->rr + (unsigned)k) % FOLIO_MAX_SLOTS);
+        i = (int)((first + k) % FOLIO_MAX_SLOTS);
         if (i != from && d->procs[i].state == FOLIO_WS_READY &&
-            d->procs[i].gen == d->cur.id) {
-            d->rr = (unsigned)i + 1;
+            d->procs[i].gen == d->cur.id)
             return i;
-        }
     }
     return -1;
 }
+
+/* What the world is told of each mode (the header's sh_state). */
+static const int published[] = {
+    [FOLIO_DM_STARTING] = FOLIO_SS_STARTING,
+    [FOLIO_DM_SERVING] = FOLIO_SS_SERVING,
+    [FOLIO_DM_RELOADING] = FOLIO_SS_RELOADING,
+    [FOLIO_DM_UPGRADING] = FOLIO_SS_RELOADING,
+    [FOLIO_DM_STOPPING] = FOLIO_SS_STOPPING,
+    [FOLIO_DM_EXITING] = FOLIO_SS_STOPPING,
+};
 
 void
 folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c)
@@ -979,30 +1080,16 @@ folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c)
     int i, accepting = 0;
 
     memset(c, 0, sizeof(*c));
-    c->state = d->mode;
+    c->state = published[d->mode];
     c->configured = d->cur.nworkers;
     c->serving = nindices(d, &d->cur, FOLIO_WS_READY);
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         const struct folio_dec_proc *p = &d->procs[i];
 
-        switch (p->state) {
-        case FOLIO_WS_READY:
-            c->n_serving++;
-            accepting = 1;
-            break;
-        case FOLIO_WS_STARTING:
-            c->n_starting++;
-            break;
-        case FOLIO_WS_HUNG:
-            c->n_hung++;
-            break;
-        case FOLIO_WS_RETIRING:
-            c->n_retiring++;
-            break;
-        case FOLIO_WS_STOPPING:
-            c->n_stopping++;
-            break;
-        }
+        if (!live(p))
+            continue;
+        c->n[p->state]++;
+        accepting |= p->state == FOLIO_WS_READY;
     }
     /* Configured workers with no process: waiting to be restarted. */
     for (i = 0; i < d->cur.nworkers; i++) {
@@ -1013,148 +1100,9 @@ folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c)
                   (d->procs[j].state == FOLIO_WS_READY ||
                    d->procs[j].state == FOLIO_WS_STARTING ||
                    d->procs[j].state == FOLIO_WS_HUNG);
-        c->n_down += !has;
+        c->n[FOLIO_WS_DOWN] += !has;
     }
-    c->healthy = d->mode != FOLIO_SS_STOPPING && accepting;
-    c->ready = d->mode != FOLIO_SS_STOPPING && d->mode != FOLIO_SS_STARTING &&
+    c->healthy = c->state != FOLIO_SS_STOPPING && accepting;
+    c->ready = c->state != FOLIO_SS_STOPPING && c->state != FOLIO_SS_STARTING &&
                c->configured > 0 && c->serving >= c->configured;
-}
-
-/* ---- save and restore, for an upgrade ---- */
-
-#define SAVE_MAGIC "folio-dec 1"
-
-size_t
-folio_dec_save(const struct folio_dec *d, char *buf, size_t len)
-{
-    size_t n = 0;
-    int i, r;
-
-#define OUT(...)                                                               \
-    do {                                                                       \
-        r = snprintf(buf + n, len - n, __VA_ARGS__);                           \
-        if (r < 0 || (size_t)r >= len - n)                                     \
-            return 0;                                                          \
-        n += (size_t)r;                                                        \
-    } while (0)
-    OUT("%s\n", SAVE_MAGIC);
-    OUT("mode %d %d %d\n", d->mode, d->ever_ready, d->exit_code);
-    OUT("cur %llu %d %u %u\n", (unsigned long long)d->cur.id, d->cur.nworkers,
-        d->cur.shutdown_ms, d->cur.worker_timeout_ms);
-    OUT("counters %llu %llu %llu %llu %llu\n",
-        (unsigned long long)d->restarts, (unsigned long long)d->reloads,
-        (unsigned long long)d->reload_failures,
-        (unsigned long long)d->recycles, (unsigned long long)d->timeouts);
-    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
-        const struct folio_dec_proc *p = &d->procs[i];
-
-        if (!live(p))
-            continue;
-        OUT("proc %d %d %ld %d %llu %llu %llu %llu %d %u %u\n", i, p->state,
-            p->pid, p->index, (unsigned long long)p->gen,
-            (unsigned long long)p->spawned_ms, (unsigned long long)p->beat_ms,
-            (unsigned long long)p->kill_at, p->replaces, p->timeout_ms,
-            p->shutdown_ms);
-    }
-    for (i = 0; i < FOLIO_MAX_WORKERS; i++) {
-        const struct folio_dec_index *x = &d->idx[i];
-
-        if (x->fails == 0 && x->fatal == 0 && x->respawn_at == 0)
-            continue;
-        OUT("index %d %d %d %llu %d %s\n", i, x->fails, x->fatal,
-            (unsigned long long)x->respawn_at, x->replaces,
-            x->why[0] != '\0' ? x->why : "-");
-    }
-    OUT("end\n");
-#undef OUT
-    return n;
-}
-
-int
-folio_dec_restore(struct folio_dec *d, const char *text, char *err,
-                  size_t errlen)
-{
-    const char *line = text, *nl;
-    unsigned long long a, b, c, e, f;
-    char buf[512];
-    int lineno = 0, ended = 0;
-
-    while (*line != '\0' && !ended) {
-        size_t n;
-
-        nl = strchr(line, '\n');
-        n = nl != NULL ? (size_t)(nl - line) : strlen(line);
-        if (n >= sizeof(buf))
-            n = sizeof(buf) - 1;
-        memcpy(buf, line, n);
-        buf[n] = '\0';
-        line = nl != NULL ? nl + 1 : line + strlen(line);
-        lineno++;
-        if (lineno == 1) {
-            if (strcmp(buf, SAVE_MAGIC) != 0)
-                goto bad;
-        } else if (strncmp(buf, "mode ", 5) == 0) {
-            if (sscanf(buf, "mode %d %d %d", &d->mode, &d->ever_ready,
-                       &d->exit_code) != 3)
-                goto bad;
-        } else if (strncmp(buf, "cur ", 4) == 0) {
-            if (sscanf(buf, "cur %llu %d %u %u", &a, &d->cur.nworkers,
-                       &d->cur.shutdown_ms, &d->cur.worker_timeout_ms) != 4)
-                goto bad;
-            d->cur.id = a;
-        } else if (strncmp(buf, "counters ", 9) == 0) {
-            if (sscanf(buf, "counters %llu %llu %llu %llu %llu", &a, &b, &c,
-                       &e, &f) != 5)
-                goto bad;
-            d->restarts = a;
-            d->reloads = b;
-            d->reload_failures = c;
-            d->recycles = e;
-            d->timeouts = f;
-        } else if (strncmp(buf, "proc ", 5) == 0) {
-            struct folio_dec_proc p;
-            int slot;
-
-            memset(&p, 0, sizeof(p));
-            if (sscanf(buf, "proc %d %d %ld %d %llu %llu %llu %llu %d %u %u",
-                       &slot, &p.state, &p.pid, &p.index, &a, &b, &c, &e,
-                       &p.replaces, &p.timeout_ms, &p.shutdown_ms) != 11 ||
-                slot < 0 || slot >= FOLIO_MAX_SLOTS ||
-                p.state <= FOLIO_WS_FREE || p.state > FOLIO_WS_HUNG)
-                goto bad;
-            p.gen = a;
-            p.spawned_ms = b;
-            p.beat_ms = c;
-            p.kill_at = e;
-            d->procs[slot] = p;
-        } else if (strncmp(buf, "index ", 6) == 0) {
-            struct folio_dec_index x;
-            int k, off = 0;
-
-            memset(&x, 0, sizeof(x));
-            if (sscanf(buf, "index %d %d %d %llu %d %n", &k, &x.fails,
-                       &x.fatal, &a, &x.replaces, &off) != 5 ||
-                k < 0 || k >= FOLIO_MAX_WORKERS || off == 0)
-                goto bad;
-            x.respawn_at = a;
-            if (strcmp(buf + off, "-") != 0)
-                snprintf(x.why, sizeof(x.why), "%s", buf + off);
-            d->idx[k] = x;
-        } else if (strcmp(buf, "end") == 0) {
-            ended = 1;
-        } else {
-            goto bad;
-        }
-    }
-    if (!ended || d->mode != FOLIO_SS_SERVING || d->cur.id == 0) {
-        snprintf(err, errlen, "the master's saved state is incomplete");
-        return -1;
-    }
-    status_text(d, d->status, sizeof(d->status));
-    d->status_serving = nindices(d, &d->cur, FOLIO_WS_READY);
-    return 0;
-bad:
-    snprintf(err, errlen, "the master's saved state, line %d: '%s'", lineno,
-             buf);
-    return -1;
 }

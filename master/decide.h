@@ -1,17 +1,19 @@
 /*
  * decide.h - every decision of the master, as a library of its own:
- * events in, actions out.  It owns the master's state (starting, serving,
- * reloading, stopping), the table of worker processes as the master sees
- * them, the respawn backoff, the queued reload, each deadline and the
- * watchdog; it reads no clock, makes no system call and knows nothing of
- * libevent, so that tests/check_decide.c drives it without a process.
+ * events in, actions out.  It owns the master's mode (starting, serving,
+ * reloading, upgrading, stopping, exiting), the table of worker
+ * processes as the master sees them, the respawn backoff, the queued
+ * reload, each deadline and the watchdog; it reads no clock, makes no
+ * system call and knows nothing of libevent, so that tests/check_decide.c
+ * drives it without a process.
  *
- * master/cycle.c is its only caller that steps it: it turns what happened
- * (a signal, a worker's message, an exit, a timer) into a folio_dec_ev,
- * calls folio_dec_step(), and carries out the actions it returns, in
- * order, by calling down into proc.c, reload.c, upgrade.c, notify.c.
- * Some actions ask for an answer (SPAWN, RELOAD, UPGRADE): cycle.c steps
- * the answer in as the next event.  Lower files may read the state
+ * master/cycle.c is its only caller that steps it: it takes the events
+ * signal.c and proc.c post into the master's ring (what happened: a
+ * signal, a worker's message) and its own (a deadline passed), calls
+ * folio_dec_step(), and carries out the actions it returns, in order, by
+ * calling down into proc.c, reload.c, upgrade.c, notify.c.  Some actions
+ * ask for an answer (SPAWN, RELOAD, REAP, EXEC): cycle.c steps the
+ * answers before any other event.  Lower files may read the state
  * (folio_dec_adopter, folio_dec_counts) but never step it.
  *
  * Modelled on Postfix's master (master_sig.c only records, master.c's loop
@@ -77,21 +79,48 @@ enum folio_dec_timer {
     FOLIO_T_MAX
 };
 
+/*
+ * The master's modes.  STARTING -> SERVING <-> RELOADING; SERVING ->
+ * UPGRADING, which an exec ends (the next image resumes it and reloads)
+ * or a failure returns to SERVING; any -> STOPPING -> EXITING.  Published
+ * as an enum folio_server_state (folio_dec_counts): UPGRADING as
+ * reloading, EXITING as stopping.
+ */
+enum folio_dec_mode {
+    FOLIO_DM_STARTING = 0, /* the first generation's workers start */
+    FOLIO_DM_SERVING,      /* one generation serves */
+    FOLIO_DM_RELOADING,    /* a new generation is built and started */
+    FOLIO_DM_UPGRADING,    /* the master re-executes the binary on disk;
+                              the workers serve on */
+    FOLIO_DM_STOPPING,     /* TERM or QUIT: the workers drain, or die */
+    FOLIO_DM_EXITING       /* none is left: the loop ends, no event
+                              applies any more */
+};
+
 enum folio_dec_ev_type {
     FOLIO_EV_START = 1,      /* gen: the first generation is built */
-    FOLIO_EV_RESUME,         /* d restored after an upgrade (changed: build
-                                the new generation now) */
-    FOLIO_EV_HUP,            /* changed: the binary on disk is not ours */
-    FOLIO_EV_TERM,
-    FOLIO_EV_QUIT,
+    FOLIO_EV_RESUME,         /* d restored (folio_dec_restore) by the image
+                                an upgrade executed */
+    FOLIO_EV_HUP,            /* SIGHUP; changed: the binary on disk is not
+                                the one running */
+    FOLIO_EV_TERM,           /* SIGTERM, SIGINT */
+    FOLIO_EV_QUIT,           /* SIGQUIT */
+    FOLIO_EV_REOPEN,         /* SIGUSR1 */
+    FOLIO_EV_SNAPSHOT,       /* SIGUSR2 */
+    FOLIO_EV_CHILD,          /* SIGCHLD: a worker may have exited */
     FOLIO_EV_GEN_BUILT,      /* gen: the answer to RELOAD */
     FOLIO_EV_GEN_FAILED,     /* why */
-    FOLIO_EV_UPGRADE_FAILED, /* why: the answer to UPGRADE, when it returns */
+    FOLIO_EV_EXEC_DUE,       /* the loop was left for UPGRADE and what it
+                                had caught is taken: the time to exec */
+    FOLIO_EV_UPGRADE_FAILED, /* why: the answer to EXEC, when it returns */
+    /* From here to EXIT, a worker's events: of slot (0..MAX_SLOTS-1). */
     FOLIO_EV_SPAWNED,        /* slot, pid: the answer to SPAWN */
     FOLIO_EV_SPAWN_FAILED,   /* slot */
-    FOLIO_EV_READY,          /* slot: the worker accepts connections */
-    FOLIO_EV_RECYCLE,        /* slot: it served max_requests_per_worker */
-    FOLIO_EV_EXIT,           /* slot, status (a wait status): reaped */
+    FOLIO_EV_READY,          /* slot, pid: the worker accepts connections */
+    FOLIO_EV_RECYCLE,        /* slot, pid: it served
+                                max_requests_per_worker */
+    FOLIO_EV_EXIT,           /* slot, status (a wait status): the answer to
+                                REAP, one per worker reaped */
     FOLIO_EV_TIMER           /* timer: its deadline passed */
 };
 
@@ -119,7 +148,9 @@ enum folio_dec_act_type {
                            what it was doing (its slot says) */
     FOLIO_ACT_RELOAD,   /* build the next generation: answer GEN_BUILT or
                            GEN_FAILED */
-    FOLIO_ACT_UPGRADE,  /* re-execute the binary on disk, keeping the
+    FOLIO_ACT_UPGRADE,  /* leave the loop; with the signals blocked, take
+                           what it had caught, then step EXEC_DUE */
+    FOLIO_ACT_EXEC,     /* re-execute the binary on disk, keeping the
                            workers; answer UPGRADE_FAILED if that returns */
     FOLIO_ACT_SWITCH,   /* gen serves now, arg is the old one: apply the
                            new settings, free the old generation */
@@ -131,6 +162,10 @@ enum folio_dec_act_type {
     FOLIO_ACT_RELOADING, /* sd_notify RELOADING=1, with the time */
     FOLIO_ACT_CLOSE_LISTENERS, /* a stop: close the public sockets (the
                                   admin socket stays) */
+    FOLIO_ACT_REAP,     /* reap the workers that exited: answer EXIT for
+                           each */
+    FOLIO_ACT_REOPEN,   /* reopen the log file; SIGUSR1 to every worker */
+    FOLIO_ACT_SNAPSHOT, /* log the counters (a line per worker, totals) */
     FOLIO_ACT_EXIT      /* arg: the exit code; leave the loop */
 };
 
@@ -146,7 +181,7 @@ struct folio_dec_act {
 };
 
 struct folio_dec {
-    int mode;        /* enum folio_server_state */
+    int mode;        /* enum folio_dec_mode */
     int quitting;    /* QUIT: everything was killed */
     int ever_ready;  /* the first generation was ready once */
     int hup_pending; /* a SIGHUP for after the reload in progress */
@@ -156,8 +191,10 @@ struct folio_dec {
     uint64_t stop_at, reload_at, watchdog_at;
     struct folio_dec_proc procs[FOLIO_MAX_SLOTS];
     struct folio_dec_index idx[FOLIO_MAX_WORKERS];
-    unsigned rr; /* round robin over adopters */
-    uint64_t restarts, reloads, reload_failures, recycles, timeouts;
+    /* The master's counters (FOLIO_MASTER_COUNTERS, shm/stats.h). */
+#define FOLIO_X_COUNTER(field, key, kind, family, help) uint64_t field;
+    FOLIO_MASTER_COUNTERS(FOLIO_X_COUNTER)
+#undef FOLIO_X_COUNTER
     int exit_code;
     char status[FOLIO_DEC_TEXT]; /* the last STATUS= sent */
     int status_serving;          /* ... and how many served then */
@@ -167,13 +204,14 @@ struct folio_dec {
 
 /* The master's view, counted (folio_dec_counts). */
 struct folio_dec_counts {
-    int state;      /* enum folio_server_state */
+    int state;      /* enum folio_server_state, as published */
     int configured; /* workers of the serving generation */
     int serving;    /* of those, how many have a worker accepting */
-    /* Processes by state (FOLIO_WORKER_STATES), "down" by worker. */
-#define FOLIO_X_COUNT(name, help) int n_##name;
-    FOLIO_WORKER_STATES(FOLIO_X_COUNT)
-#undef FOLIO_X_COUNT
+    /*
+     * Processes by state (FOLIO_WORKER_STATE_LIST), and in n[FOLIO_WS_DOWN]
+     * the configured workers without one.
+     */
+    int n[FOLIO_WS_NSTATES];
     int healthy; /* a worker accepts and the server is not stopping */
     int ready;   /* every configured worker accepts, not stopping */
 };
@@ -202,11 +240,13 @@ void folio_dec_beat(struct folio_dec *d, int slot, uint64_t beat_ms);
 uint64_t folio_dec_deadline(const struct folio_dec *d, int timer);
 
 /*
- * folio_dec_adopter - the slot of a worker of the serving generation that
- * accepts connections, other than `from`, taken round robin: who adopts a
- * connection a retiring worker handed back.  -1 if none.
+ * folio_dec_adopter - who adopts a connection a retiring worker handed
+ * back: the first slot after `after` (round robin: the caller passes the
+ * one it chose last, or -1) holding a worker of the serving generation
+ * that accepts connections, other than `from`.  -1 if none.  A query: d
+ * is not changed.
  */
-int folio_dec_adopter(struct folio_dec *d, int from);
+int folio_dec_adopter(const struct folio_dec *d, int from, int after);
 
 /* folio_dec_counts - the workers by state, health and readiness. */
 void folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c);
@@ -215,15 +255,17 @@ void folio_dec_counts(const struct folio_dec *d, struct folio_dec_counts *c);
 int folio_dec_live(const struct folio_dec *d, int slot);
 
 /*
+ * decide_save.c
  * folio_dec_save - the state a master's next image needs (an upgrade) as
- * text lines into buf (len bytes, NUL-terminated).  Only while serving.
- * Returns the length, or 0 if it does not fit.
+ * text lines into buf (len bytes, NUL-terminated).  Only while upgrading.
+ * Returns the length, or 0 if it does not fit (or d is not upgrading).
  */
 size_t folio_dec_save(const struct folio_dec *d, char *buf, size_t len);
 
 /*
- * folio_dec_restore - read what folio_dec_save wrote into a fresh d
- * (folio_dec_init).  Returns 0, or -1 with the reason in err.
+ * folio_dec_restore - read what folio_dec_save wrote (this image's or an
+ * older one's) into a fresh d (folio_dec_init): upgrading, until
+ * FOLIO_EV_RESUME is stepped.  Returns 0, or -1 with the reason in err.
  */
 int folio_dec_restore(struct folio_dec *d, const char *text, char *err,
                       size_t errlen);

@@ -2,7 +2,11 @@
  * gen.c - configuration generations.  A generation is everything a set of
  * workers is forked with: the configuration, the listening sockets, the
  * shared data.  Start-up makes the first; every reload makes a new one
- * and, once its workers are ready, retires the old one.
+ * and, once its workers are ready, retires the old one.  What a
+ * generation sets in the master itself (its log level, its heap
+ * sampling, the counters log, the metrics listener) is applied here
+ * alone, when it starts to serve: at start, after an upgrade, at a
+ * reload's switch.
  */
 #include "config.h"
 
@@ -13,6 +17,8 @@
 #include "src/alloc.h"
 #include "src/cpus.h"
 #include "src/err.h"
+#include "src/log.h"
+#include "src/prof/prof.h"
 
 struct folio_gen *
 folio_gen_open(struct folio_master *m, char *err, size_t errlen)
@@ -73,6 +79,46 @@ folio_gen_params(const struct folio_gen *g, struct folio_dec_gen *out)
     out->nworkers = g->nworkers;
     out->shutdown_ms = g->cfg.shutdown_timeout_ms;
     out->worker_timeout_ms = g->cfg.worker_timeout_ms;
+}
+
+void
+folio_gen_apply_process(const struct folio_config *cfg)
+{
+    folio_log_level = cfg->log_level;
+    folio_prof_heap_rate(
+        cfg->profiling == FOLIO_PROFILING_OFF ? 0 : cfg->profile_heap_rate);
+}
+
+static int
+same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+           (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+int
+folio_gen_apply(struct folio_master *m, const struct folio_gen *old, char *err,
+                size_t errlen)
+{
+    const struct folio_config *cfg = &m->cur->cfg;
+    int rc = 0, fd;
+
+    folio_gen_apply_process(cfg);
+    if (old == NULL) {
+        /* -1 at start; after an upgrade, the socket the old image bound. */
+        fd = m->metrics_fd;
+        m->metrics_fd = -1;
+        rc = folio_metrics_start(m, fd, err, errlen);
+    } else if (!same(old->cfg.metrics_listen, cfg->metrics_listen)) {
+        /* A changed address: the new one, or none if it fails. */
+        folio_metrics_stop(m);
+        rc = folio_metrics_start(m, -1, err, errlen);
+    }
+    if (folio_stats_log_start(m) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot start the counters log");
+        rc = -1;
+    }
+    return rc;
 }
 
 void

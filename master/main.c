@@ -1,9 +1,11 @@
 /*
  * main.c - foliod: start-up and shutdown.  The master reads the
  * configuration, builds what is shared (listening sockets, data, the stats
- * region), drops its privileges, and hands over to cycle.c, which forks
- * the workers and supervises them until it stops.  An image started by an
- * upgrade (upgrade.c) takes the running state over instead.
+ * region), applies the first generation's settings (gen.c), drops its
+ * privileges, and hands over to cycle.c, whose loop carries out decide.c's
+ * decisions (forking the workers, supervising them) until it stops.  An
+ * image started by an upgrade (upgrade.c) takes the running state over
+ * instead.
  */
 #include "config.h"
 
@@ -28,7 +30,7 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/prof.h"
+#include "src/prof/prof.h"
 #include "src/title.h"
 
 static void
@@ -152,10 +154,10 @@ cleanup(struct folio_master *m)
         if (m->ev_sig[i] != NULL)
             event_free(m->ev_sig[i]);
     for (i = 0; i < FOLIO_T_MAX; i++)
-        if (m->ev_timer[i] != NULL)
-            event_free(m->ev_timer[i]);
-    if (m->mq.wake != NULL)
-        event_free(m->mq.wake);
+        if (m->timers[i].ev != NULL)
+            event_free(m->timers[i].ev);
+    if (m->ring.wake != NULL)
+        event_free(m->ring.wake);
     folio_metrics_stop(m);
     if (m->ev_stats_log != NULL)
         event_free(m->ev_stats_log);
@@ -177,17 +179,15 @@ static int
 resume(struct folio_master *m)
 {
     char err[1024];
-    int rc, fd;
+    int rc;
 
     if ((m->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
     if (folio_upgrade_resume(m, err, sizeof(err)) != 0)
         /* The workers see us go and drain: a restart starts clean. */
         folio_fatalx("upgrade: cannot take over the running server: %s", err);
-    folio_log_level = m->cur->cfg.log_level;
-    folio_prof_heap_rate(m->cur->cfg.profiling == FOLIO_PROFILING_OFF
-                             ? 0
-                             : m->cur->cfg.profile_heap_rate);
+    if (folio_gen_apply(m, NULL, err, sizeof(err)) != 0)
+        folio_log_errorx("%s", err);
     folio_title_set("foliod: master (generation %llu)",
                     (unsigned long long)m->cur->id);
     if (folio_data_load(&m->cur->cfg, &m->cur->data, err, sizeof(err)) != 0)
@@ -195,12 +195,6 @@ resume(struct folio_master *m)
                          "serve on; one that dies cannot be replaced until "
                          "a reload)",
                          (unsigned long long)m->cur->id, err);
-    fd = m->metrics_fd;
-    m->metrics_fd = -1;
-    if (folio_metrics_start(m, fd, err, sizeof(err)) != 0)
-        folio_log_errorx("metrics: %s", err);
-    if (folio_stats_log_start(m) != 0)
-        folio_log_errorx("cannot start the counters log");
     folio_upgrade_init(m);
     folio_worker_preload();
     folio_log_notice("upgraded: foliod %s now runs as the master (pid %ld), "
@@ -228,6 +222,7 @@ main(int argc, char *argv[])
     m->ready_pipe = -1;
     m->ready_fd = -1;
     m->metrics_fd = -1;
+    m->adopter = -1;
     folio_dec_init(&m->dec);
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         m->procs[i].m = m;
@@ -258,10 +253,8 @@ main(int argc, char *argv[])
         folio_config_free(&probe);
         return FOLIO_EXIT_OK;
     }
-    folio_log_level = probe.log_level;
-    folio_prof_heap_rate(probe.profiling == FOLIO_PROFILING_OFF
-                             ? 0
-                             : probe.profile_heap_rate);
+    /* Until the first generation serves: for what start-up logs. */
+    folio_gen_apply_process(&probe);
     if (probe.build_data != NULL) {
         rc = folio_data_build(&probe, probe.build_data, err, sizeof(err));
         if (rc != 0)
@@ -323,7 +316,8 @@ main(int argc, char *argv[])
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));
-    if (folio_metrics_start(m, -1, err, sizeof(err)) != 0)
+    /* As root too: the metrics listener's port may be privileged. */
+    if (folio_gen_apply(m, NULL, err, sizeof(err)) != 0)
         folio_fatalx("%s", err);
     folio_announce_open(m, probe.ready_file);
 
@@ -338,12 +332,10 @@ main(int argc, char *argv[])
         folio_fatalx("%s", err);
     folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
                    folio_unix_ms());
-    if (folio_stats_log_start(m) != 0)
-        folio_fatalx("cannot start the counters log");
     folio_upgrade_init(m);
     folio_worker_preload();
-    folio_log_notice("foliod %s starting %d workers", PACKAGE_VERSION,
-                     m->cur->nworkers);
+    folio_log_notice("foliod %s starting %d worker%s", PACKAGE_VERSION,
+                     m->cur->nworkers, m->cur->nworkers == 1 ? "" : "s");
     rc = folio_cycle_run(m, 0);
     folio_log_notice("stopped");
     cleanup(m);

@@ -8,9 +8,9 @@
  * Who calls whom (no circle; dist/callgraph.sh checks it):
  *
  *   main.c     start-up, then folio_cycle_run()
- *   cycle.c    the one place that decides, through decide.c: it steps
- *              events into folio_dec_step() and carries out the actions,
- *              calling down into
+ *   cycle.c    the loop: it takes the ring's events into decide.c's
+ *              folio_dec_step() and carries out the actions, deciding
+ *              nothing itself, calling down into
  *   proc.c     workers: fork, channels, reaping, signals
  *   reload.c   a new generation built, switched to, or dropped
  *   upgrade.c  re-executing the binary on disk, and the next image's
@@ -21,12 +21,13 @@
  *   metrics.c  Prometheus and the health endpoints (reads the region)
  *   signal.c   signals, as libevent events
  *   gen.c, listen.c, data.c, activate.c, priv.c  the pieces of a generation
- *   events.c   the queue lower files report into (a leaf)
- *   decide.c   the decisions (a leaf library: master/decide.h)
+ *   events.c   the ring everything is reported into (a leaf)
+ *   decide.c, decide_save.c  the decisions and their saved state (a leaf
+ *              library: master/decide.h)
  *
- * signal.c and proc.c report what happened by posting to m->mq
- * (events.c); they never call cycle.c.  Lower files may read m->dec (the
- * decisions' state) but only cycle.c steps it.
+ * There is one vocabulary of events, decide.h's: signal.c and proc.c post
+ * what happened to m->ring (events.c); they never call cycle.c.  Lower
+ * files may read m->dec (the decisions' state) but only cycle.c steps it.
  */
 #ifndef FOLIO_MASTER_INT_H
 #define FOLIO_MASTER_INT_H
@@ -73,26 +74,33 @@ struct folio_proc {
     int reaped;   /* exited: only its hand-overs are still read */
 };
 
-/* events.c: what lower files report to cycle.c. */
-enum folio_mev_type {
-    FOLIO_MEV_SIGNAL = 1, /* arg: the signal */
-    FOLIO_MEV_READY,      /* arg: slot, seq: its spawn number */
-    FOLIO_MEV_RECYCLE     /* arg: slot, seq */
+/*
+ * events.c: the events decide.c steps, in the order cycle.c takes them.
+ * The length is a power of two, more than every slot's READY, RECYCLE and
+ * EXIT at once.
+ */
+#define FOLIO_RING_LEN 1024
+
+struct folio_ring_ev {
+    struct folio_dec_ev ev; /* its why is the text below */
+    char why[FOLIO_DEC_TEXT];
 };
 
-struct folio_mev {
-    int type;
-    int arg;
-    uint64_t seq;
-};
-
-#define FOLIO_MQ_LEN 2048 /* more than every slot's READY and RECYCLE */
-
-struct folio_mq {
-    struct folio_mev ev[FOLIO_MQ_LEN];
+struct folio_ring {
+    struct folio_ring_ev ev[FOLIO_RING_LEN];
     unsigned head, tail; /* taken from head, posted at tail */
+    unsigned answers;    /* given at head since the last take */
     struct event *wake;  /* cycle.c's: activated by each post */
     unsigned lost;       /* posts over the length (never expected) */
+    char why[FOLIO_DEC_TEXT]; /* the reason of the event taken last */
+};
+
+/* cycle.c: a timer per deadline of decide.c. */
+struct folio_timer {
+    struct folio_master *m; /* for its callback */
+    int id;                 /* enum folio_dec_timer */
+    struct event *ev;
+    uint64_t at; /* what it is armed for; 0: not armed */
 };
 
 /* upgrade.c: the binary this image runs, as it was at start. */
@@ -108,16 +116,16 @@ struct folio_master {
     char **argv; /* a copy: argv's own memory holds the process title */
     struct event_base *base;
     struct folio_dec dec; /* every decision (decide.h); cycle.c steps it */
-    struct folio_mq mq;
+    struct folio_ring ring; /* the events it steps */
     struct folio_gen *cur;  /* serving (dec.cur) */
     struct folio_gen *next; /* being started by a reload (dec.next) */
     uint64_t next_gen_id;
     uint64_t spawn_seq;
     struct folio_stats_region *stats;
     struct folio_proc procs[FOLIO_MAX_SLOTS];
+    int adopter; /* proc.c: the slot that adopted a connection last */
     struct event *ev_sig[8];
-    struct event *ev_timer[FOLIO_T_MAX]; /* one per deadline (cycle.c) */
-    uint64_t timer_at[FOLIO_T_MAX];      /* what each is armed for */
+    struct folio_timer timers[FOLIO_T_MAX];
     int ready_pipe;      /* daemon: tell the waiting parent, or -1 */
     int tell_mainpid;    /* daemon: MAINPID= with the first READY=1 */
     int ready_fd;        /* the ready file, opened before the drop, or -1 */
@@ -142,14 +150,18 @@ struct folio_master {
 int folio_cycle_run(struct folio_master *m, int resumed);
 
 /*
- * events.c
- * folio_mq_post - report an event to cycle.c: queued, and the queue's
- * wake event activated (cycle.c takes it in this turn of the loop).  Any
- * file of master/, in loop context (not in a signal handler).
- * folio_mq_take - the oldest event into *ev: 1, or 0 when empty.
+ * events.c: the ring, m->ring.  Any file of master/, in loop context (not
+ * in a signal handler).
+ * folio_ring_post - report ev (copied, its why too): queued, and the
+ * ring's wake event activated (cycle.c takes it in this turn of the loop).
+ * folio_ring_answer - cycle.c only: the answer to an action of the step
+ * being carried out, taken before every event posted.
+ * folio_ring_take - the next event into *ev (its why valid until the next
+ * take): 1, or 0 when empty.
  */
-void folio_mq_post(struct folio_mq *q, int type, int arg, uint64_t seq);
-int folio_mq_take(struct folio_mq *q, struct folio_mev *ev);
+void folio_ring_post(struct folio_ring *r, const struct folio_dec_ev *ev);
+void folio_ring_answer(struct folio_ring *r, const struct folio_dec_ev *ev);
+int folio_ring_take(struct folio_ring *r, struct folio_dec_ev *ev);
 
 /*
  * activate.c: sockets passed by systemd (LISTEN_PID, LISTEN_FDS).
@@ -209,6 +221,14 @@ int folio_data_build(const struct folio_config *cfg, const char *dir,
  * returns the generation (owned by the caller: folio_gen_free), or NULL /
  * -1 with the reason in err.  folio_gen_params - what decide.c needs of
  * g.  folio_gen_free accepts NULL and keeps the sockets `keep` shares.
+ * folio_gen_apply - m->cur serves: its settings apply to the master (log
+ * level, heap sampling, counters log; the metrics listener started, or
+ * moved if `old`, the generation it replaces, listened elsewhere).  At
+ * start and after an upgrade old is NULL (the metrics socket an older
+ * image bound, m->metrics_fd, is taken over).  0, or -1 with the first
+ * failure in err (the rest is applied still).
+ * folio_gen_apply_process - what cfg sets in this process alone: the log
+ * level, the heap profiler's rate.
  */
 struct folio_gen *folio_gen_new(struct folio_master *m, char *err,
                                 size_t errlen);
@@ -217,6 +237,9 @@ struct folio_gen *folio_gen_open(struct folio_master *m, char *err,
 int folio_gen_load(struct folio_master *m, struct folio_gen *g, char *err,
                    size_t errlen);
 void folio_gen_params(const struct folio_gen *g, struct folio_dec_gen *out);
+int folio_gen_apply(struct folio_master *m, const struct folio_gen *old,
+                    char *err, size_t errlen);
+void folio_gen_apply_process(const struct folio_config *cfg);
 void folio_gen_free(struct folio_gen *g, const struct folio_gen *keep);
 
 /*
@@ -248,8 +271,8 @@ void folio_proc_release(struct folio_master *m);
  * reload.c: a SIGHUP's generation (validate-then-switch).
  * folio_reload_build - build the next generation into m->next; 0, or -1
  * with the reason in err (nothing changed).
- * folio_reload_switch - m->next serves: its log level, counters log and
- * metrics listener apply, the title says so, the old one is freed.
+ * folio_reload_switch - m->next serves: its settings apply
+ * (folio_gen_apply), the old one is freed.
  * folio_reload_drop - free m->next (an aborted reload).
  */
 int folio_reload_build(struct folio_master *m, char *err, size_t errlen);
@@ -318,7 +341,8 @@ int folio_priv_drop(struct folio_priv *p, char *err, size_t errlen);
 /*
  * signal.c
  * folio_signals_init - take TERM, INT, QUIT, HUP, USR1, USR2 and CHLD as
- * libevent events that post FOLIO_MEV_SIGNAL; ignore SIGPIPE.  0 or -1.
+ * libevent events, each posting its event (FOLIO_EV_TERM, ...); ignore
+ * SIGPIPE.  0 or -1.
  */
 int folio_signals_init(struct folio_master *m);
 

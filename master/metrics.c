@@ -146,22 +146,22 @@ render_methods(struct evbuffer *b, const struct folio_worker_slot *t)
 }
 
 /*
- * A worker's state as the master sees it (decide.c: it knows a stalled
- * one), named as folio_workers' `state` label; NULL for none.
+ * A worker process's state as the master sees it (decide.c: it knows a
+ * stalled one), named as folio_workers' `state` label; NULL for none.
  */
-static const char *const state_names[] = {
-    [FOLIO_WS_STARTING] = "starting", [FOLIO_WS_READY] = "serving",
-    [FOLIO_WS_RETIRING] = "retiring", [FOLIO_WS_STOPPING] = "stopping",
-    [FOLIO_WS_HUNG] = "hung",
+static const char *const state_names[FOLIO_WS_NSTATES] = {
+#define LABEL(NAME, value, count, name, help) [FOLIO_WS_##NAME] = #count,
+    FOLIO_WORKER_STATE_LIST(LABEL)
+#undef LABEL
 };
-#define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
 static unsigned
 state_of(const struct folio_master *m, unsigned slot)
 {
     int st = m->dec.procs[slot].state;
 
-    return st > 0 && (unsigned)st < NSTATES && state_names[st] != NULL
+    /* DOWN is a count, no process's state. */
+    return st > FOLIO_WS_FREE && st < FOLIO_WS_NSTATES && st != FOLIO_WS_DOWN
                ? (unsigned)st
                : FOLIO_WS_FREE;
 }
@@ -222,8 +222,8 @@ render_workers(struct folio_master *m, struct evbuffer *b)
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         if (!folio_dec_live(&m->dec, (int)i))
             continue;
-        for (n = 0; n < NSTATES; n++)
-            if (state_names[n] != NULL)
+        for (n = 0; n < FOLIO_WS_NSTATES; n++)
+            if (n != FOLIO_WS_FREE && n != FOLIO_WS_DOWN)
                 evbuffer_add_printf(
                     b,
                     "folio_worker_state{worker=\"%d\",slot=\"%u\","

@@ -2,10 +2,11 @@
  * proc.c - worker processes, the mechanism: fork, the channel to each
  * worker (ready, connection hand-over, recycling), signals, reaping.
  * What to start, stop or kill is decided in decide.c; what a worker says
- * on its channel is reported to cycle.c (events.c), except connections
- * handed back by a retiring worker, passed straight on to the worker
- * decide.c names (folio_dec_adopter).  Shaped after Postfix's
- * master_spawn.c and nginx's ngx_process.c.
+ * on its channel is posted to the master's ring (events.c), except
+ * connections handed back by a retiring worker, passed straight on to a
+ * worker that accepts (folio_dec_adopter, round robin), and profiles
+ * (profile.c).  Shaped after Postfix's master_spawn.c and nginx's
+ * ngx_process.c.
  */
 #include "config.h"
 
@@ -32,6 +33,19 @@ static pid_t
 pid_of(const struct folio_master *m, int slot)
 {
     return (pid_t)m->dec.procs[slot].pid;
+}
+
+/* What slot's worker said (READY, RECYCLE), for decide.c. */
+static void
+post(struct folio_master *m, int type, int slot)
+{
+    struct folio_dec_ev ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = type;
+    ev.slot = slot;
+    ev.pid = pid_of(m, slot); /* the step ignores it if the slot has another */
+    folio_ring_post(&m->ring, &ev);
 }
 
 void
@@ -206,8 +220,9 @@ relay(struct folio_master *m, int from, const struct folio_chan_hdr *h,
     int tries, to;
 
     for (tries = 0; tries < 4; tries++) {
-        if ((to = folio_dec_adopter(&m->dec, from)) < 0)
+        if ((to = folio_dec_adopter(&m->dec, from, m->adopter)) < 0)
             break;
+        m->adopter = to;
         if (m->procs[to].chan == -1)
             continue;
         if (folio_chan_send(m->procs[to].chan, FOLIO_CHAN_ADOPT, h->ch_flags,
@@ -251,7 +266,7 @@ chan_read(struct folio_master *m, int slot, int max)
         switch (h.ch_type) {
         case FOLIO_CHAN_READY:
             if (!p->reaped)
-                folio_mq_post(&m->mq, FOLIO_MEV_READY, slot, p->seq);
+                post(m, FOLIO_EV_READY, slot);
             break;
         case FOLIO_CHAN_HANDOFF:
             if (passfd >= 0) {
@@ -261,7 +276,7 @@ chan_read(struct folio_master *m, int slot, int max)
             break;
         case FOLIO_CHAN_RECYCLE:
             if (!p->reaped)
-                folio_mq_post(&m->mq, FOLIO_MEV_RECYCLE, slot, p->seq);
+                post(m, FOLIO_EV_RECYCLE, slot);
             break;
         case FOLIO_CHAN_PROFILE_DONE:
             folio_profile_on_done(m, p, &h, data, passfd);

@@ -12,6 +12,14 @@
  * (a second is 409: a process has one profiling timer); heap profiles
  * are taken at once, several may be in flight.
  *
+ * A request goes through three phases, each a function of its own:
+ * parse (what its path and query ask for), decide (whether it is served,
+ * and by which processes), send_asks (ask them).  The answers come back
+ * through folio_profile_on_done and on_poll, and finish merges them and
+ * encodes the reply: what the processes sent is all in r->parts by then,
+ * so a step between the two (symbols resolved by the master) has one
+ * place to go.
+ *
  * Called from metrics.c (the route) and proc.c (a worker's answer); the
  * state is this file's, for the one master of the process.
  */
@@ -40,8 +48,8 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/pprof.h"
-#include "src/prof.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 
 #define MAX_INFLIGHT 8
 #define SECONDS_DEFAULT 30
@@ -66,6 +74,7 @@ struct part {
 struct preq {
     struct folio_master *m;
     struct evhttp_request *req; /* NULL once the client is gone */
+    int at;                     /* its place in inflight[] */
     uint32_t id;
     int kind;    /* enum folio_chan_profile_kind */
     int debug;   /* ?debug=1: the top as text */
@@ -521,23 +530,310 @@ parse_num(const char *s, long lo, long hi)
     return v;
 }
 
+/*
+ * A request, in three phases: parse (what it asks for, from its path and
+ * query alone), decide (whether it is served, and by which processes),
+ * send (ask them).  Parse and decide answer nothing themselves: a request
+ * that ends at once (an error, the index) carries its answer out of them,
+ * and folio_profile_http replies.
+ */
+
+#define KIND_INDEX (-1) /* /debug/pprof/ itself */
+
+/* An answer given at once. */
+struct now {
+    int code;             /* 0: none */
+    unsigned retry_after; /* seconds, for a 409; 0: no header */
+    char text[1024];
+};
+
+static void say_now(struct now *n, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void
-index_page(struct folio_master *m, struct evhttp_request *req)
+say_now(struct now *n, int code, const char *fmt, ...)
 {
-    reply_text(req, 200,
-               "foliod %s profiles (pprof format; go tool pprof "
-               "http://%s/debug/pprof/profile):\n"
-               "/debug/pprof/profile?seconds=N  CPU profile of every worker "
-               "for N seconds (default %d, 1..%d)\n"
-               "/debug/pprof/heap               sampled live heap of every "
-               "worker\n"
-               "/debug/pprof/allocs             sampled allocations since "
-               "start (&reset=1: since then)\n"
-               "parameters: worker=K|master (one process), debug=1 (the top "
-               "functions as text),\n"
-               "            format=legacy (gperftools' format: google-pprof "
-               "--text FILE)",
-               PACKAGE_VERSION, m->metrics_name, SECONDS_DEFAULT, SECONDS_MAX);
+    va_list ap;
+
+    n->code = code;
+    va_start(ap, fmt);
+    vsnprintf(n->text, sizeof(n->text), fmt, ap);
+    va_end(ap);
+}
+
+/* What a request asks for (parse). */
+struct ask {
+    int kind;         /* enum folio_chan_profile_kind, or KIND_INDEX */
+    const char *name; /* its path's last part, for the log */
+    unsigned seconds; /* CPU: how long; 0 for a snapshot */
+    long worker;      /* worker=K; -1: every one */
+    int master;       /* worker=master */
+    int debug;        /* debug=1: the top as text */
+    int legacy;       /* format=legacy */
+    int reset;        /* allocs reset=1 */
+    struct now bad;   /* bad.code: malformed (404, 405, 400) */
+};
+
+/* The path's and the query's parameters into *a; nworkers bounds worker. */
+static void
+parse(struct evhttp_request *req, const char *path, const char *query,
+      int nworkers, struct ask *a)
+{
+    struct evkeyvalq q;
+    const char *v;
+    long seconds = SECONDS_DEFAULT, debug = 0, reset = 0;
+
+    memset(a, 0, sizeof(*a));
+    a->worker = -1;
+    a->name = path[12] == '/' ? path + 13 : "";
+    if (*a->name == '\0') {
+        a->kind = KIND_INDEX;
+        return;
+    }
+    for (a->kind = 0; a->kind < 3 && strcmp(a->name, kind_path[a->kind]) != 0;
+         a->kind++)
+        ;
+    if (a->kind == 3) {
+        say_now(&a->bad, 404,
+                "no profile %s: foliod serves profile, heap and allocs (see "
+                "/debug/pprof/)",
+                a->name);
+        return;
+    }
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
+        say_now(&a->bad, 405, "profiles are taken with GET");
+        return;
+    }
+    memset(&q, 0, sizeof(q));
+    if (query != NULL && evhttp_parse_query_str(query, &q) != 0) {
+        say_now(&a->bad, 400, "malformed query string");
+        return;
+    }
+    if ((v = evhttp_find_header(&q, "seconds")) != NULL) {
+        if (a->kind != FOLIO_PROFILE_CPU)
+            say_now(&a->bad, 400,
+                    "seconds=%s: only /debug/pprof/profile takes seconds (%s "
+                    "is a snapshot)",
+                    v, a->name);
+        else if ((seconds = parse_num(v, 1, SECONDS_MAX)) < 0)
+            say_now(&a->bad, 400, "seconds=%s: expected 1 to %d", v,
+                    SECONDS_MAX);
+    }
+    if (a->bad.code == 0 && (v = evhttp_find_header(&q, "worker")) != NULL) {
+        if (strcmp(v, "master") == 0)
+            a->master = 1;
+        else if ((a->worker = parse_num(v, 0, nworkers - 1)) < 0)
+            say_now(&a->bad, 400, "worker=%s: expected 0 to %d, or master", v,
+                    nworkers - 1);
+    }
+    if (a->bad.code == 0 && (v = evhttp_find_header(&q, "debug")) != NULL &&
+        (debug = parse_num(v, 0, 1)) < 0)
+        say_now(&a->bad, 400, "debug=%s: expected 0 or 1", v);
+    if (a->bad.code == 0 && (v = evhttp_find_header(&q, "reset")) != NULL &&
+        (a->kind != FOLIO_PROFILE_ALLOCS || (reset = parse_num(v, 0, 1)) < 0))
+        say_now(&a->bad, 400,
+                "reset=%s: /debug/pprof/allocs takes reset=0 or 1", v);
+    if (a->bad.code == 0 && (v = evhttp_find_header(&q, "format")) != NULL) {
+        if (strcmp(v, "legacy") == 0)
+            a->legacy = 1;
+        else if (strcmp(v, "proto") != 0)
+            say_now(&a->bad, 400,
+                    "format=%s: expected proto (pprof's profile.proto) or "
+                    "legacy (gperftools', for google-pprof)",
+                    v);
+    }
+    evhttp_clear_headers(&q);
+    a->seconds = a->kind == FOLIO_PROFILE_CPU ? (unsigned)seconds : 0;
+    a->debug = (int)debug;
+    a->reset = (int)reset;
+}
+
+static void
+index_page(const struct folio_master *m, struct now *n)
+{
+    say_now(n, 200,
+            "foliod %s profiles (pprof format; go tool pprof "
+            "http://%s/debug/pprof/profile):\n"
+            "/debug/pprof/profile?seconds=N  CPU profile of every worker "
+            "for N seconds (default %d, 1..%d)\n"
+            "/debug/pprof/heap               sampled live heap of every "
+            "worker\n"
+            "/debug/pprof/allocs             sampled allocations since "
+            "start (&reset=1: since then)\n"
+            "parameters: worker=K|master (one process), debug=1 (the top "
+            "functions as text),\n"
+            "            format=legacy (gperftools' format: google-pprof "
+            "--text FILE)",
+            PACKAGE_VERSION, m->metrics_name, SECONDS_DEFAULT, SECONDS_MAX);
+}
+
+/*
+ * Whether a is served, and by whom: 0 with *out, a request in flight with
+ * its parts chosen (the master, or the serving generation's workers that
+ * accept, decide.h) and nothing asked yet; or -1 with the answer in n.
+ */
+static int
+decide(struct folio_master *m, const struct ask *a, struct now *n,
+       struct preq **out)
+{
+    const struct folio_config *cfg = &m->cur->cfg;
+    struct preq *r, *busy;
+    int i, free_at = -1;
+
+#ifndef FOLIO_PROFILING
+    say_now(n, 404,
+            "profiling is not built into this foliod (configured "
+            "--disable-profiling)");
+    return -1;
+#endif
+    if (cfg->profiling == FOLIO_PROFILING_OFF) {
+        say_now(n, 404, "profiling is off (profiling = off)");
+        return -1;
+    }
+    if (cfg->profiling == FOLIO_PROFILING_AUTO && !listener_is_loopback(m)) {
+        say_now(n, 403,
+                "profiles reveal the server's internals: they are served on "
+                "a loopback metrics_listen only, unless profiling = on "
+                "(metrics_listen is %s)",
+                m->metrics_name);
+        return -1;
+    }
+    if (a->kind == KIND_INDEX) {
+        index_page(m, n);
+        return -1;
+    }
+    if (a->bad.code != 0) {
+        *n = a->bad;
+        return -1;
+    }
+    if (a->kind == FOLIO_PROFILE_CPU && (busy = cpu_running()) != NULL) {
+        uint64_t now = folio_mono_ms();
+
+        n->retry_after = busy->end_ms > now
+                             ? (unsigned)((busy->end_ms - now + 999) / 1000)
+                             : 1;
+        say_now(n, 409,
+                "a CPU profile is already running (%u s left): one at a time",
+                n->retry_after);
+        return -1;
+    }
+    for (i = 0; i < MAX_INFLIGHT && free_at < 0; i++)
+        if (inflight[i] == NULL)
+            free_at = i;
+    if (free_at < 0) {
+        say_now(n, 503, "%d profiles are being taken: try again later",
+                MAX_INFLIGHT);
+        return -1;
+    }
+    if ((r = folio_calloc(1, sizeof(*r))) == NULL) {
+        say_now(n, 500, "out of memory");
+        return -1;
+    }
+    r->m = m;
+    r->at = free_at;
+    r->kind = a->kind;
+    r->debug = a->debug;
+    r->legacy = a->legacy;
+    r->reset = a->reset;
+    r->seconds = a->seconds;
+    if (a->master) {
+        struct part *pt = &r->parts[r->nparts++];
+
+        pt->slot = -1;
+        pt->index = -1;
+        pt->pid = getpid();
+    }
+    for (i = 0; i < FOLIO_MAX_SLOTS && !a->master; i++) {
+        const struct folio_dec_proc *d = &m->dec.procs[i];
+        struct part *pt;
+
+        if (d->state != FOLIO_WS_READY || d->gen != m->dec.cur.id ||
+            m->procs[i].chan < 0 || (a->worker >= 0 && d->index != a->worker))
+            continue;
+        pt = &r->parts[r->nparts++];
+        pt->slot = i;
+        pt->index = d->index;
+        pt->pid = (pid_t)d->pid;
+        pt->seq = m->procs[i].seq;
+    }
+    if (r->nparts == 0) {
+        say_now(n, 503, "no worker is serving%s",
+                a->worker >= 0 ? " as that index" : "");
+        folio_free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+/*
+ * Ask r's parts for their profiles (the master's own is started or
+ * taken here), and keep r in flight until they answered: 0, or -1 with
+ * the answer in n (r freed).
+ */
+static int
+send_asks(struct folio_master *m, struct evhttp_request *req, struct preq *r,
+          struct now *n)
+{
+    struct timeval tv = {0, POLL_MS * 1000};
+    struct folio_chan_profile cp;
+    int i, rc;
+
+    r->req = req;
+    r->id = next_id++;
+    r->start_ms = folio_mono_ms();
+    r->end_ms = r->start_ms + (uint64_t)r->seconds * 1000;
+    r->deadline_ms = r->end_ms + ANSWER_GRACE_MS;
+    if (r->parts[0].slot < 0) {
+        if (r->kind == FOLIO_PROFILE_CPU &&
+            (rc = folio_prof_cpu_start(FOLIO_PROF_HZ)) != 0) {
+            say_now(n, 500, "cannot profile the master: %s%s%s",
+                    folio_strerror(rc), rc == FOLIO_ESYS ? ": " : "",
+                    rc == FOLIO_ESYS ? strerror(errno) : "");
+            folio_free(r);
+            return -1;
+        }
+        if (r->reset && r->kind == FOLIO_PROFILE_ALLOCS) {
+            master_part(&r->parts[0], r->kind);
+            folio_prof_heap_reset();
+        }
+    }
+    memset(&cp, 0, sizeof(cp));
+    cp.cp_kind = (uint32_t)r->kind;
+    cp.cp_seconds = r->seconds;
+    cp.cp_hz = FOLIO_PROF_HZ;
+    cp.cp_flags = r->reset ? FOLIO_CHAN_PROFILE_RESET : 0;
+    for (i = 0; i < r->nparts; i++) {
+        struct part *pt = &r->parts[i];
+
+        if (pt->slot < 0 ||
+            folio_chan_send(m->procs[pt->slot].chan, FOLIO_CHAN_PROFILE, 0,
+                            r->id, &cp, sizeof(cp), -1) == 0)
+            continue;
+        pt->state = PART_FAILED;
+        snprintf(pt->why, sizeof(pt->why),
+                 "worker %d (pid %ld) could not be asked: %s", pt->index,
+                 (long)pt->pid, strerror(errno));
+    }
+    inflight[r->at] = r;
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+                                  on_close, r);
+    if ((r->ev_poll = event_new(m->base, -1, EV_PERSIST, on_poll, r)) == NULL ||
+        event_add(r->ev_poll, &tv) != 0) {
+        say_now(n, 500, "cannot set a timer");
+        r->req = NULL;
+        preq_free(r);
+        return -1;
+    }
+    folio_log_info("profile: %s%s for %u s from %d process%s",
+                   kind_path[r->kind], r->debug ? " (text)" : "", r->seconds,
+                   r->nparts, r->nparts == 1 ? "" : "es");
+    if (r->kind != FOLIO_PROFILE_CPU && r->parts[0].slot < 0 &&
+        r->parts[0].state == PART_WAIT)
+        master_part(&r->parts[0], r->kind);
+    if (all_answered(r))
+        finish(r);
+    return 0;
 }
 
 int
@@ -545,226 +841,24 @@ folio_profile_http(struct folio_master *m, struct evhttp_request *req)
 {
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-    const char *query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
-    const struct folio_config *cfg = &m->cur->cfg;
-    struct evkeyvalq q;
-    const char *v, *name;
-    struct preq *r = NULL, *busy;
-    struct folio_chan_profile cp;
-    long seconds = SECONDS_DEFAULT, worker = -1, debug = 0, reset = 0;
-    int legacy = 0;
-    int kind, i, slot_free = -1, want_master = 0;
+    struct preq *r = NULL;
+    struct ask a;
+    struct now n;
 
     if (path == NULL || strncmp(path, "/debug/pprof", 12) != 0 ||
         (path[12] != '\0' && path[12] != '/'))
         return 0;
-#ifndef FOLIO_PROFILING
-    reply_text(req, 404,
-               "profiling is not built into this foliod (configured "
-               "--disable-profiling)");
-    return 1;
-#endif
-    if (cfg->profiling == FOLIO_PROFILING_OFF) {
-        reply_text(req, 404, "profiling is off (profiling = off)");
+    memset(&n, 0, sizeof(n));
+    parse(req, path, evhttp_uri_get_query(uri), m->cur->nworkers, &a);
+    if (decide(m, &a, &n, &r) == 0 && send_asks(m, req, r, &n) == 0)
         return 1;
-    }
-    if (cfg->profiling == FOLIO_PROFILING_AUTO && !listener_is_loopback(m)) {
-        reply_text(req, 403,
-                   "profiles reveal the server's internals: they are served "
-                   "on a loopback metrics_listen only, unless profiling = on "
-                   "(metrics_listen is %s)",
-                   m->metrics_name);
-        return 1;
-    }
-    name = path[12] == '/' ? path + 13 : "";
-    if (*name == '\0') {
-        index_page(m, req);
-        return 1;
-    }
-    for (kind = 0; kind < 3 && strcmp(name, kind_path[kind]) != 0; kind++)
-        ;
-    if (kind == 3) {
-        reply_text(req, 404,
-                   "no profile %s: foliod serves profile, heap and allocs "
-                   "(see /debug/pprof/)",
-                   name);
-        return 1;
-    }
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
-        reply_text(req, 405, "profiles are taken with GET");
-        return 1;
-    }
-    memset(&q, 0, sizeof(q));
-    if (query != NULL && evhttp_parse_query_str(query, &q) != 0) {
-        reply_text(req, 400, "malformed query string");
-        return 1;
-    }
-    if ((v = evhttp_find_header(&q, "seconds")) != NULL) {
-        if (kind != FOLIO_PROFILE_CPU) {
-            reply_text(req, 400,
-                       "seconds=%s: only /debug/pprof/profile takes seconds "
-                       "(%s is a snapshot)",
-                       v, name);
-            goto bad;
-        }
-        if ((seconds = parse_num(v, 1, SECONDS_MAX)) < 0) {
-            reply_text(req, 400, "seconds=%s: expected 1 to %d", v,
-                       SECONDS_MAX);
-            goto bad;
-        }
-    }
-    if ((v = evhttp_find_header(&q, "worker")) != NULL) {
-        int n = m->cur->nworkers;
-
-        if (strcmp(v, "master") == 0) {
-            want_master = 1;
-        } else if ((worker = parse_num(v, 0, n - 1)) < 0) {
-            reply_text(req, 400, "worker=%s: expected 0 to %d, or master", v,
-                       n - 1);
-            goto bad;
-        }
-    }
-    if ((v = evhttp_find_header(&q, "debug")) != NULL &&
-        (debug = parse_num(v, 0, 1)) < 0) {
-        reply_text(req, 400, "debug=%s: expected 0 or 1", v);
-        goto bad;
-    }
-    if ((v = evhttp_find_header(&q, "reset")) != NULL) {
-        if (kind != FOLIO_PROFILE_ALLOCS || (reset = parse_num(v, 0, 1)) < 0) {
-            reply_text(req, 400,
-                       "reset=%s: /debug/pprof/allocs takes reset=0 or 1", v);
-            goto bad;
-        }
-    }
-    if ((v = evhttp_find_header(&q, "format")) != NULL) {
-        if (strcmp(v, "legacy") == 0) {
-            legacy = 1;
-        } else if (strcmp(v, "proto") != 0) {
-            reply_text(req, 400,
-                       "format=%s: expected proto (pprof's profile.proto) or "
-                       "legacy (gperftools', for google-pprof)",
-                       v);
-            goto bad;
-        }
-    }
-    evhttp_clear_headers(&q);
-    if (kind == FOLIO_PROFILE_CPU && (busy = cpu_running()) != NULL) {
-        uint64_t now = folio_mono_ms();
-        unsigned left = busy->end_ms > now
-                            ? (unsigned)((busy->end_ms - now + 999) / 1000)
-                            : 1;
+    if (n.retry_after != 0) {
         char ra[16];
 
-        snprintf(ra, sizeof(ra), "%u", left);
-        evhttp_add_header(evhttp_request_get_output_headers(req),
-                          "Retry-After", ra);
-        reply_text(req, 409,
-                   "a CPU profile is already running (%u s left): one at a "
-                   "time",
-                   left);
-        return 1;
+        snprintf(ra, sizeof(ra), "%u", n.retry_after);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After",
+                          ra);
     }
-    for (i = 0; i < MAX_INFLIGHT && slot_free < 0; i++)
-        if (inflight[i] == NULL)
-            slot_free = i;
-    if (slot_free < 0) {
-        reply_text(req, 503, "%d profiles are being taken: try again later",
-                   MAX_INFLIGHT);
-        return 1;
-    }
-    if ((r = folio_calloc(1, sizeof(*r))) == NULL) {
-        reply_text(req, 500, "out of memory");
-        return 1;
-    }
-    r->m = m;
-    r->req = req;
-    r->id = next_id++;
-    r->kind = kind;
-    r->debug = (int)debug;
-    r->legacy = legacy;
-    r->reset = (int)reset;
-    r->seconds = kind == FOLIO_PROFILE_CPU ? (unsigned)seconds : 0;
-    r->start_ms = folio_mono_ms();
-    r->end_ms = r->start_ms + (uint64_t)r->seconds * 1000;
-    r->deadline_ms = r->end_ms + ANSWER_GRACE_MS;
-
-    memset(&cp, 0, sizeof(cp));
-    cp.cp_kind = (uint32_t)kind;
-    cp.cp_seconds = r->seconds;
-    cp.cp_hz = FOLIO_PROF_HZ;
-    cp.cp_flags = reset ? FOLIO_CHAN_PROFILE_RESET : 0;
-    if (want_master) {
-        struct part *pt = &r->parts[r->nparts++];
-        int rc;
-
-        pt->slot = -1;
-        pt->index = -1;
-        pt->pid = getpid();
-        if (kind == FOLIO_PROFILE_CPU &&
-            (rc = folio_prof_cpu_start(FOLIO_PROF_HZ)) != 0) {
-            reply_text(req, 500, "cannot profile the master: %s%s%s",
-                       folio_strerror(rc), rc == FOLIO_ESYS ? ": " : "",
-                       rc == FOLIO_ESYS ? strerror(errno) : "");
-            folio_free(r);
-            return 1;
-        }
-        if (reset && kind == FOLIO_PROFILE_ALLOCS) {
-            master_part(pt, kind);
-            folio_prof_heap_reset();
-        }
-    }
-    for (i = 0; i < FOLIO_MAX_SLOTS && !want_master; i++) {
-        const struct folio_dec_proc *d = &m->dec.procs[i];
-        struct folio_proc *p = &m->procs[i];
-        struct part *pt;
-
-        /* The serving generation's workers that accept (decide.h). */
-        if (d->state != FOLIO_WS_READY || d->gen != m->dec.cur.id ||
-            p->chan < 0 || (worker >= 0 && d->index != worker))
-            continue;
-        pt = &r->parts[r->nparts++];
-        pt->slot = i;
-        pt->index = d->index;
-        pt->pid = (pid_t)d->pid;
-        pt->seq = p->seq;
-        if (folio_chan_send(p->chan, FOLIO_CHAN_PROFILE, 0, r->id, &cp,
-                            sizeof(cp), -1) != 0) {
-            pt->state = PART_FAILED;
-            snprintf(pt->why, sizeof(pt->why),
-                     "worker %d (pid %ld) could not be asked: %s", d->index,
-                     (long)d->pid, strerror(errno));
-        }
-    }
-    if (r->nparts == 0) {
-        reply_text(req, 503, "no worker is serving%s",
-                   worker >= 0 ? " as that index" : "");
-        folio_free(r);
-        return 1;
-    }
-    inflight[slot_free] = r;
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-                                  on_close, r);
-    {
-        struct timeval tv = {0, POLL_MS * 1000};
-
-        if ((r->ev_poll = event_new(m->base, -1, EV_PERSIST, on_poll, r)) ==
-                NULL ||
-            event_add(r->ev_poll, &tv) != 0) {
-            reply_text(req, 500, "cannot set a timer");
-            r->req = NULL;
-            preq_free(r);
-            return 1;
-        }
-    }
-    folio_log_info("profile: %s%s for %u s from %d process%s", name,
-                   debug ? " (text)" : "", r->seconds, r->nparts,
-                   r->nparts == 1 ? "" : "es");
-    if (kind != FOLIO_PROFILE_CPU && want_master && r->parts[0].state == PART_WAIT)
-        master_part(&r->parts[0], kind);
-    if (all_answered(r))
-        finish(r);
-    return 1;
-bad:
-    evhttp_clear_headers(&q);
+    reply_text(req, n.code, "%s", n.text);
     return 1;
 }

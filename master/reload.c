@@ -10,11 +10,9 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "master/master_int.h"
 #include "src/log.h"
-#include "src/title.h"
 
 int
 folio_reload_build(struct folio_master *m, char *err, size_t errlen)
@@ -31,36 +29,19 @@ folio_reload_build(struct folio_master *m, char *err, size_t errlen)
     return 0;
 }
 
-/* A changed metrics_listen: bind the new address, or keep the old one. */
-static void
-reload_metrics(struct folio_master *m, const struct folio_gen *old)
-{
-    const char *a = old->cfg.metrics_listen, *b = m->cur->cfg.metrics_listen;
-    char err[512];
-
-    if ((a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0))
-        return;
-    folio_metrics_stop(m);
-    if (folio_metrics_start(m, -1, err, sizeof(err)) != 0)
-        folio_log_errorx("metrics: %s", err);
-}
-
 void
 folio_reload_switch(struct folio_master *m)
 {
     struct folio_gen *old = m->cur, *g = m->next;
+    char err[512];
 
     if (g == NULL)
         return;
     m->cur = g;
     m->next = NULL;
-    folio_log_level = g->cfg.log_level;
-    if (folio_stats_log_start(m) != 0)
-        folio_log_errorx("cannot restart the counters log");
-    reload_metrics(m, old);
+    if (folio_gen_apply(m, old, err, sizeof(err)) != 0)
+        folio_log_errorx("%s", err);
     folio_gen_free(old, g);
-    folio_title_set("foliod: master (generation %llu)",
-                    (unsigned long long)g->id);
 }
 
 void

@@ -38,14 +38,14 @@ folio_stats_publish(struct folio_master *m)
     folio_stat_set(&h->sh_serving, (uint64_t)c.serving);
     folio_stat_set(&h->sh_healthy, (uint64_t)c.healthy);
     folio_stat_set(&h->sh_ready, (uint64_t)c.ready);
-#define SET(name, help) folio_stat_set(&h->sh_w_##name, (uint64_t)c.n_##name);
-    FOLIO_WORKER_STATES(SET)
-#undef SET
-    folio_stat_set(&h->sh_restarts, d->restarts);
-    folio_stat_set(&h->sh_reloads, d->reloads);
-    folio_stat_set(&h->sh_reload_failures, d->reload_failures);
-    folio_stat_set(&h->sh_recycles, d->recycles);
-    folio_stat_set(&h->sh_worker_timeouts, d->timeouts);
+#define STATE(NAME, value, count, name, help)                                  \
+    folio_stat_set(&h->sh_w_##count, (uint64_t)c.n[FOLIO_WS_##NAME]);
+    FOLIO_WORKER_STATE_LIST(STATE)
+#undef STATE
+#define COUNTER(field, key, kind, family, help)                                \
+    folio_stat_set(&h->sh_##field, d->field);
+    FOLIO_MASTER_COUNTERS(COUNTER)
+#undef COUNTER
     for (i = 0; i < FOLIO_MAX_SLOTS; i++)
         if (folio_dec_live(d, i))
             atomic_store_explicit(
@@ -59,6 +59,9 @@ folio_stats_log_snapshot(struct folio_master *m)
     static struct folio_worker_slot total;
     struct folio_stats_header *h = folio_stats_header_of(m->stats);
     struct folio_worker_slot *s;
+    char counters[256] = "";
+    size_t n = 0;
+    unsigned k;
     int i;
 
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
@@ -78,21 +81,26 @@ folio_stats_log_snapshot(struct folio_master *m)
             (unsigned long long)folio_stat_get(&s->ws_alloc.ac_calls),
             (unsigned long long)folio_stat_get(&s->ws_heap_inuse));
     }
+    /* The master's counters, as server.stats names them. */
+    for (k = 0; k < folio_server_nstats; k++) {
+        const struct folio_stat_desc *sd = &folio_server_stat_descs[k];
+
+        if (sd->kind == FOLIO_SK_COUNTER && n < sizeof(counters))
+            n += (size_t)snprintf(counters + n, sizeof(counters) - n,
+                                  " %s %llu", sd->key,
+                                  (unsigned long long)folio_stat_raw(h, sd));
+    }
     folio_stats_total(m->stats, &total);
     folio_log_notice(
         "stats: total requests %llu errors %llu notifications %llu cpu %.3fs "
-        "allocs %llu restarts %llu reloads %llu recycles %llu worker "
-        "timeouts %llu",
+        "allocs %llu%s",
         (unsigned long long)folio_stat_get(&total.ws_requests),
         (unsigned long long)folio_stat_get(&total.ws_errors),
         (unsigned long long)folio_stat_get(&total.ws_notifications),
         (double)(folio_stat_get(&total.ws_cpu_user_us) +
-                 folio_stat_get(&total.ws_cpu_sys_us)) / 1e6,
-        (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls),
-        (unsigned long long)folio_stat_get(&h->sh_restarts),
-        (unsigned long long)folio_stat_get(&h->sh_reloads),
-        (unsigned long long)folio_stat_get(&h->sh_recycles),
-        (unsigned long long)folio_stat_get(&h->sh_worker_timeouts));
+                 folio_stat_get(&total.ws_cpu_sys_us)) /
+            1e6,
+        (unsigned long long)folio_stat_get(&total.ws_alloc.ac_calls), counters);
 }
 
 static void

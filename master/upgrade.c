@@ -40,7 +40,7 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/prof.h"
+#include "src/prof/prof.h"
 
 #define HANDOVER_ENV "FOLIO_HANDOVER"
 #define HANDOVER_MAGIC "folio-handover 1"

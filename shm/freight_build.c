@@ -156,19 +156,239 @@ report_overlap(struct folio_freight_diag *d, const char *carrier,
                          a->fr_w_hi);
 }
 
+/*
+ * A carrier's table as compile_carrier() cuts it: the CEP axis cut at
+ * every row's start and end + 1 (so the points bound its elementary
+ * intervals), and a piece for each row and interval it covers.
+ */
+struct cut {
+    const struct folio_freight_table *t;
+    uint32_t *pts; /* the cut points, sorted, unique */
+    uint32_t npts;
+    struct piece *pc; /* sorted by interval, weight start, row */
+    size_t npc;
+    uint32_t *name_off; /* each row's band name in the string pool */
+};
+
+static void
+cut_free(struct cut *c)
+{
+    folio_free(c->pc);
+    folio_free(c->pts);
+    folio_free(c->name_off);
+}
+
+/* Phase 1: the cut points, every row's start and end + 1. */
+static int
+cut_points(struct cut *c)
+{
+    const struct folio_freight_row *rows = c->t->ft_rows;
+    size_t i, j, n = 0;
+
+    if ((c->pts = folio_malloc(2 * c->t->ft_nrows * sizeof(*c->pts))) == NULL)
+        return FOLIO_ENOMEM;
+    for (i = 0; i < c->t->ft_nrows; i++) {
+        c->pts[n++] = rows[i].fr_cep_lo;
+        c->pts[n++] = rows[i].fr_cep_hi + 1; /* <= 10^8: no overflow */
+    }
+    qsort(c->pts, n, sizeof(*c->pts), u32_cmp);
+    for (i = j = 0; i < n; i++)
+        if (j == 0 || c->pts[j - 1] != c->pts[i])
+            c->pts[j++] = c->pts[i];
+    c->npts = (uint32_t)j;
+    return 0;
+}
+
+/*
+ * Phase 2: the pieces, sorted.  Refused (reported) when the ranges cut
+ * each other into more than MAX_PIECES.
+ */
+static int
+cut_pieces(struct cut *c, struct folio_freight_diag *d)
+{
+    const struct folio_freight_row *rows = c->t->ft_rows;
+    size_t total = 0, i;
+    uint32_t a, b, k;
+
+    for (i = 0; i < c->t->ft_nrows; i++)
+        total += lower_bound(c->pts, c->npts, rows[i].fr_cep_hi + 1) -
+                 lower_bound(c->pts, c->npts, rows[i].fr_cep_lo);
+    if (total > MAX_PIECES) {
+        char file[FOLIO_FREIGHT_NAME_MAX + 8];
+
+        snprintf(file, sizeof(file), "%s.csv", c->t->ft_carrier);
+        folio_freight_report(d, file, 0, 0,
+                             "the CEP ranges cut each other into more than "
+                             "%u pieces",
+                             MAX_PIECES);
+        return FOLIO_ETOOBIG;
+    }
+    if ((c->pc = folio_malloc(total * sizeof(*c->pc))) == NULL)
+        return FOLIO_ENOMEM;
+    for (i = 0; i < c->t->ft_nrows; i++) {
+        a = lower_bound(c->pts, c->npts, rows[i].fr_cep_lo);
+        b = lower_bound(c->pts, c->npts, rows[i].fr_cep_hi + 1);
+        for (k = a; k < b; k++) {
+            c->pc[c->npc].iv = k;
+            c->pc[c->npc].row = (uint32_t)i;
+            c->pc[c->npc].w_lo = rows[i].fr_w_lo;
+            c->npc++;
+        }
+    }
+    qsort(c->pc, c->npc, sizeof(*c->pc), piece_cmp);
+    return 0;
+}
+
+/* The rows' band names into the string pool, in row order. */
+static int
+band_names(struct compiler *cc, struct cut *c)
+{
+    const struct folio_freight_row *rows = c->t->ft_rows;
+    uint32_t len;
+    size_t i;
+    int rc;
+
+    if ((c->name_off = folio_malloc(c->t->ft_nrows * sizeof(*c->name_off))) ==
+        NULL)
+        return FOLIO_ENOMEM;
+    for (i = 0; i < c->t->ft_nrows; i++) {
+        /* Consecutive rows mostly share theirs. */
+        if (i > 0 && strcmp(rows[i].fr_band, rows[i - 1].fr_band) == 0)
+            c->name_off[i] = c->name_off[i - 1];
+        else if ((rc = add_string(cc, rows[i].fr_band, &c->name_off[i],
+                                  &len)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The end of the pieces of pc[i]'s interval: [i, end) share it. */
+static size_t
+interval_end(const struct cut *c, size_t i)
+{
+    size_t j;
+
+    for (j = i + 1; j < c->npc && c->pc[j].iv == c->pc[i].iv; j++)
+        ;
+    return j;
+}
+
+/*
+ * Phase 3: report each two rows of pieces [i, j) (one interval) whose
+ * weight ranges meet, once a pair: in the interval where both start.
+ */
+static void
+check_overlaps(const struct cut *c, size_t i, size_t j,
+               struct folio_freight_diag *d)
+{
+    const struct folio_freight_row *rows = c->t->ft_rows, *r, *o;
+    uint32_t hi_row = c->pc[i].row, start;
+    size_t m, k;
+
+    for (m = i + 1; m < j; m++) {
+        r = &rows[c->pc[m].row];
+        /* Sorted by start: r overlaps an earlier row of the interval
+         * iff it starts at or before the furthest end so far. */
+        if (r->fr_w_lo <= rows[hi_row].fr_w_hi) {
+            for (k = i; k < m; k++) {
+                o = &rows[c->pc[k].row];
+                start =
+                    o->fr_cep_lo > r->fr_cep_lo ? o->fr_cep_lo : r->fr_cep_lo;
+                if (o->fr_w_hi >= r->fr_w_lo && start == c->pts[c->pc[i].iv])
+                    report_overlap(d, c->t->ft_carrier, o, r);
+            }
+        }
+        if (r->fr_w_hi > rows[hi_row].fr_w_hi)
+            hi_row = c->pc[m].row;
+    }
+}
+
+/* The interval emitted last, which the next one may extend. */
+struct emitted {
+    int have;
+    size_t i, j; /* its pieces */
+    uint32_t hi; /* its last CEP */
+};
+
+/*
+ * Phase 4: the interval of pieces [i, j) into the image: it extends the
+ * one emitted last when that ends where it starts and has the same rows;
+ * else it is a new interval, with a band for each of its rows.
+ */
+static int
+emit_interval(struct compiler *cc, const struct cut *c, size_t i, size_t j,
+              struct emitted *last)
+{
+    const struct folio_freight_row *r;
+    uint32_t iv = c->pc[i].iv, hi = c->pts[iv + 1] - 1, k;
+    struct fb_band b;
+    struct fb_iv v;
+    int rc;
+
+    /* (A row's end + 1 is a later point: hi is in the interval.) */
+    if (last->have && last->hi + 1 == c->pts[iv] &&
+        last->j - last->i == j - i) {
+        for (k = 0; k < j - i; k++)
+            if (c->pc[last->i + k].row != c->pc[i + k].row)
+                break;
+        if (k == j - i) {
+            size_t at = (size_t)(cc->niv - 1) * sizeof(v);
+
+            memcpy(&v, cc->ivs.p + at, sizeof(v));
+            v.v_cep_hi = hi;
+            memcpy(cc->ivs.p + at, &v, sizeof(v));
+            last->hi = hi;
+            return 0;
+        }
+    }
+    v.v_cep_lo = c->pts[iv];
+    v.v_cep_hi = hi;
+    v.v_band_first = cc->nbands;
+    v.v_nbands = (uint32_t)(j - i);
+    if ((rc = bytes_add(&cc->ivs, &v, sizeof(v))) != 0)
+        return rc;
+    cc->niv++;
+    for (k = (uint32_t)i; k < j; k++) {
+        r = &c->t->ft_rows[c->pc[k].row];
+        memset(&b, 0, sizeof(b));
+        b.b_w_lo = r->fr_w_lo;
+        b.b_w_hi = r->fr_w_hi;
+        b.b_days = (r->fr_time_s + 86399) / 86400;
+        b.b_pct = r->fr_pct;
+        b.b_name_off = c->name_off[c->pc[k].row];
+        b.b_name_len = (uint32_t)strlen(r->fr_band);
+        b.b_abs_cents = r->fr_abs_cents;
+        b.b_rate = r->fr_rate;
+        if ((rc = bytes_add(&cc->bands, &b, sizeof(b))) != 0)
+            return rc;
+        cc->nbands++;
+    }
+    last->have = 1;
+    last->i = i;
+    last->j = j;
+    last->hi = hi;
+    return 0;
+}
+
+/*
+ * One carrier into the image, in four phases: the cut points, the
+ * pieces, the overlap check (every overlap reported; then nothing is
+ * built), and the intervals merged and emitted.
+ */
 static int
 compile_carrier(struct compiler *cc, const struct folio_freight_table *t,
                 struct folio_freight_diag *d, struct fb_carrier *out)
 {
-    const struct folio_freight_row *rows = t->ft_rows;
-    uint32_t *pts = NULL, *name_off = NULL, npts = 0, k;
-    struct piece *pc = NULL;
-    size_t npc = 0, total = 0, i, j, prev_i = 0, prev_j = 0;
-    uint32_t prev_hi = 0;
-    int rc = 0, have_prev = 0;
+    struct cut c;
+    struct emitted last;
     unsigned errors = d->fd_errors;
+    size_t i, j;
+    int rc;
 
     memset(out, 0, sizeof(*out));
+    memset(&c, 0, sizeof(c));
+    memset(&last, 0, sizeof(last));
+    c.t = t;
     out->c_iv_first = cc->niv;
     out->c_nrows = (uint32_t)t->ft_nrows;
     if ((rc = add_string(cc, t->ft_carrier, &out->c_name_off,
@@ -178,140 +398,24 @@ compile_carrier(struct compiler *cc, const struct folio_freight_table *t,
         return 0;
     if (t->ft_nrows > MAX_PIECES)
         return FOLIO_ETOOBIG;
-    pts = folio_malloc(2 * t->ft_nrows * sizeof(*pts));
-    name_off = folio_malloc(t->ft_nrows * sizeof(*name_off));
-    if (pts == NULL || name_off == NULL) {
-        rc = FOLIO_ENOMEM;
+    if ((rc = cut_points(&c)) != 0 || (rc = cut_pieces(&c, d)) != 0 ||
+        (rc = band_names(cc, &c)) != 0)
+        goto done;
+    for (i = 0; i < c.npc; i = j) {
+        j = interval_end(&c, i);
+        check_overlaps(&c, i, j, d);
+    }
+    if (d->fd_errors != errors) {
+        rc = FOLIO_EINVAL;
         goto done;
     }
-    for (i = 0; i < t->ft_nrows; i++) {
-        pts[npts++] = rows[i].fr_cep_lo;
-        pts[npts++] = rows[i].fr_cep_hi + 1; /* <= 10^8: no overflow */
-    }
-    qsort(pts, npts, sizeof(*pts), u32_cmp);
-    for (i = j = 0; i < npts; i++)
-        if (j == 0 || pts[j - 1] != pts[i])
-            pts[j++] = pts[i];
-    npts = (uint32_t)j;
-    for (i = 0; i < t->ft_nrows; i++)
-        total += lower_bound(pts, npts, rows[i].fr_cep_hi + 1) -
-                 lower_bound(pts, npts, rows[i].fr_cep_lo);
-    if (total > MAX_PIECES) {
-        char file[FOLIO_FREIGHT_NAME_MAX + 8];
-
-        snprintf(file, sizeof(file), "%s.csv", t->ft_carrier);
-        folio_freight_report(d, file, 0, 0,
-                             "the CEP ranges cut each other into more than "
-                             "%u pieces", MAX_PIECES);
-        rc = FOLIO_ETOOBIG;
-        goto done;
-    }
-    if ((pc = folio_malloc(total * sizeof(*pc))) == NULL) {
-        rc = FOLIO_ENOMEM;
-        goto done;
-    }
-    for (i = 0; i < t->ft_nrows; i++) {
-        uint32_t a = lower_bound(pts, npts, rows[i].fr_cep_lo);
-        uint32_t b = lower_bound(pts, npts, rows[i].fr_cep_hi + 1);
-
-        for (k = a; k < b; k++) {
-            pc[npc].iv = k;
-            pc[npc].row = (uint32_t)i;
-            pc[npc].w_lo = rows[i].fr_w_lo;
-            npc++;
-        }
-        /* Band names: consecutive rows mostly share theirs. */
-        if (i > 0 && strcmp(rows[i].fr_band, rows[i - 1].fr_band) == 0) {
-            name_off[i] = name_off[i - 1];
-        } else {
-            uint32_t len;
-
-            if ((rc = add_string(cc, rows[i].fr_band, &name_off[i], &len)) !=
-                0)
-                goto done;
-        }
-    }
-    qsort(pc, npc, sizeof(*pc), piece_cmp);
-
-    for (i = 0; i < npc; i = j) {
-        uint32_t iv = pc[i].iv, hi_row = pc[i].row, hi;
-
-        for (j = i + 1; j < npc && pc[j].iv == iv; j++) {
-            const struct folio_freight_row *r = &rows[pc[j].row];
-
-            /* Sorted by start: r overlaps an earlier row of the piece
-             * iff it starts at or before the furthest end so far. */
-            if (r->fr_w_lo <= rows[hi_row].fr_w_hi) {
-                for (k = (uint32_t)i; k < j; k++) {
-                    const struct folio_freight_row *o = &rows[pc[k].row];
-                    uint32_t start = o->fr_cep_lo > r->fr_cep_lo
-                                         ? o->fr_cep_lo
-                                         : r->fr_cep_lo;
-
-                    /* Report a pair once: where both first meet. */
-                    if (o->fr_w_hi >= r->fr_w_lo && start == pts[iv])
-                        report_overlap(d, t->ft_carrier, o, r);
-                }
-            }
-            if (r->fr_w_hi > rows[hi_row].fr_w_hi)
-                hi_row = pc[j].row;
-        }
-        if (d->fd_errors != errors)
-            continue; /* keep checking; build nothing */
-        hi = pts[iv + 1] - 1; /* a row's end + 1 is a later point */
-
-        /* The same rows as the interval just before: extend it. */
-        if (have_prev && prev_hi + 1 == pts[iv] && prev_j - prev_i == j - i) {
-            for (k = 0; k < j - i; k++)
-                if (pc[prev_i + k].row != pc[i + k].row)
-                    break;
-            if (k == j - i) {
-                struct fb_iv v;
-                size_t at = (size_t)(cc->niv - 1) * sizeof(v);
-
-                memcpy(&v, cc->ivs.p + at, sizeof(v));
-                v.v_cep_hi = hi;
-                memcpy(cc->ivs.p + at, &v, sizeof(v));
-                prev_hi = hi;
-                continue;
-            }
-        }
-        {
-            struct fb_iv v = {pts[iv], hi, cc->nbands, (uint32_t)(j - i)};
-
-            if ((rc = bytes_add(&cc->ivs, &v, sizeof(v))) != 0)
-                goto done;
-            cc->niv++;
-        }
-        for (k = (uint32_t)i; k < j; k++) {
-            const struct folio_freight_row *r = &rows[pc[k].row];
-            struct fb_band b;
-
-            memset(&b, 0, sizeof(b));
-            b.b_w_lo = r->fr_w_lo;
-            b.b_w_hi = r->fr_w_hi;
-            b.b_days = (r->fr_time_s + 86399) / 86400;
-            b.b_pct = r->fr_pct;
-            b.b_name_off = name_off[pc[k].row];
-            b.b_name_len = (uint32_t)strlen(r->fr_band);
-            b.b_abs_cents = r->fr_abs_cents;
-            b.b_rate = r->fr_rate;
-            if ((rc = bytes_add(&cc->bands, &b, sizeof(b))) != 0)
-                goto done;
-            cc->nbands++;
-        }
-        have_prev = 1;
-        prev_i = i;
-        prev_j = j;
-        prev_hi = hi;
+    for (i = 0; i < c.npc && rc == 0; i = j) {
+        j = interval_end(&c, i);
+        rc = emit_interval(cc, &c, i, j, &last);
     }
     out->c_niv = cc->niv - out->c_iv_first;
 done:
-    folio_free(pc);
-    folio_free(pts);
-    folio_free(name_off);
-    if (rc == 0 && d->fd_errors != errors)
-        rc = FOLIO_EINVAL;
+    cut_free(&c);
     return rc;
 }
 

@@ -313,22 +313,28 @@ folio_stats_total(struct folio_stats_region *r, struct folio_worker_slot *acc)
     }
 }
 
+/*
+ * Each state's number is one of 1 .. FOLIO_WS_NSTATES - 1, and the switch
+ * below refuses two of one number: arrays of FOLIO_WS_NSTATES hold them.
+ */
+#define IN_RANGE(NAME, value, count, name, help)                               \
+    _Static_assert(value > 0 && value < FOLIO_WS_NSTATES,                      \
+                   "FOLIO_WS_" #NAME " out of range");
+FOLIO_WORKER_STATE_LIST(IN_RANGE)
+#undef IN_RANGE
+
 const char *
 folio_stats_state_name(unsigned state)
 {
+    /* A switch: two states of one number do not compile. */
     switch (state) {
     case FOLIO_WS_FREE:
         return "free";
-    case FOLIO_WS_STARTING:
-        return "starting";
-    case FOLIO_WS_READY:
-        return "ready";
-    case FOLIO_WS_RETIRING:
-        return "retiring";
-    case FOLIO_WS_STOPPING:
-        return "stopping";
-    case FOLIO_WS_HUNG:
-        return "hung";
+#define CASE(NAME, value, count, name, help)                                   \
+    case FOLIO_WS_##NAME:                                                      \
+        return name;
+        FOLIO_WORKER_STATE_LIST(CASE)
+#undef CASE
     }
     return "unknown";
 }

@@ -18,6 +18,7 @@
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/hist.h"
+#include "src/stat.h" /* folio_stat_add, _set, _get: one writer per slot */
 
 #define FOLIO_MAX_SLOTS 256
 #define FOLIO_MAX_METHODS 31 /* + one row for unknown methods */
@@ -176,11 +177,19 @@
  * region's header (sh_<field>), written by the master: kind as above
  * (FOLIO_SK_COUNTER or FOLIO_SK_GAUGE), family as `total`.
  */
-#define FOLIO_SERVER_STATS(X)                                                  \
+#define FOLIO_SERVER_GAUGES(X)                                                 \
     X(generation, "generation", FOLIO_SK_GAUGE, "generation",                  \
-      "Configuration generation being served (1 + reloads).")                 \
+      "Configuration generation being served (1 + reloads).")                  \
     X(workers, "workers", FOLIO_SK_GAUGE, "workers_configured",                \
-      "Workers of the serving generation's configuration.")                    \
+      "Workers of the serving generation's configuration.")
+
+/*
+ * The master's own counters, counted where it decides (master/decide.h's
+ * struct folio_dec has a field of each name), published in the header,
+ * and carried across an upgrade in this order (master/decide_save.c): a
+ * counter is added at the end.
+ */
+#define FOLIO_MASTER_COUNTERS(X)                                               \
     X(restarts, "restarts", FOLIO_SK_COUNTER, "worker_restarts_total",         \
       "Workers replaced after they died.")                                     \
     X(reloads, "reloads", FOLIO_SK_COUNTER, "reloads_total",                   \
@@ -194,6 +203,9 @@
       "worker_timeouts_total",                                                 \
       "Workers killed by the watchdog (worker_timeout).")
 
+/* Every fact of the header, in the order of its reports. */
+#define FOLIO_SERVER_STATS(X) FOLIO_SERVER_GAUGES(X) FOLIO_MASTER_COUNTERS(X)
+
 /* One statistic, as the lists above describe it (folio_stats_descs). */
 struct folio_stat_desc {
     const char *key;    /* server.stats */
@@ -206,30 +218,53 @@ struct folio_stat_desc {
     size_t off;    /* of its _Atomic uint64_t in the slot or header */
 };
 
+/*
+ * The states of a worker process, listed once: the enum, their names,
+ * the master's counts in the header (sh_w_<count>), server.stats'
+ * worker_states and the folio_workers{state} gauge are generated from
+ * this list, in its order.  Each row is R(X, NAME, value, count, name,
+ * help), so that a list of all the columns and one of the counts alone
+ * can be taken from it:
+ *   NAME   the enum's FOLIO_WS_<NAME>
+ *   value  its number, in the slots (ws_state, ws_mstate) and in the
+ *          master's state saved for an upgrade: workers started by an
+ *          older binary read it across the upgrade, so it never changes
+ *   count  its name as a count, and the `state` label of the metrics
+ *   name   its name in server.stats' workers and in the logs
+ *   help   what the count counts
+ * DOWN is no process's state: it counts the configured workers that have
+ * no process (waiting for a restart, after a crash or a fatal exit); with
+ * serving, starting and hung it adds up to the configured workers.
+ */
+#define FOLIO_WORKER_STATE_ROWS(R, X)                                          \
+    R(X, READY, 2, serving, "ready", "accepting connections")                  \
+    R(X, STARTING, 1, starting, "starting", "started, not yet accepting")      \
+    R(X, HUNG, 5, hung, "hung",                                                \
+      "stalled past worker_timeout, being killed and replaced")                \
+    R(X, DOWN, 6, down, "down",                                                \
+      "configured, without a process: waiting to be restarted")                \
+    R(X, RETIRING, 3, retiring, "retiring",                                    \
+      "of an older generation, handing connections over")                      \
+    R(X, STOPPING, 4, stopping, "stopping", "draining before they exit")
+
+#define FOLIO_WS_ROW_ALL(X, ...) X(__VA_ARGS__)
+#define FOLIO_WS_ROW_COUNT(X, NAME, value, count, name, help) X(count, help)
+/* X(NAME, value, count, name, help): every column. */
+#define FOLIO_WORKER_STATE_LIST(X) FOLIO_WORKER_STATE_ROWS(FOLIO_WS_ROW_ALL, X)
+/* X(count, help): the counts. */
+#define FOLIO_WORKER_STATES(X) FOLIO_WORKER_STATE_ROWS(FOLIO_WS_ROW_COUNT, X)
+
 enum folio_worker_state {
     FOLIO_WS_FREE = 0, /* no process */
-    FOLIO_WS_STARTING, /* forked, not yet accepting */
-    FOLIO_WS_READY,    /* accepting */
-    FOLIO_WS_RETIRING, /* handing its connections to a newer worker */
-    FOLIO_WS_STOPPING, /* draining before exit */
-    FOLIO_WS_HUNG      /* the master's view only: stalled, being killed */
+#define FOLIO_X_ENUM(NAME, value, count, name, help) FOLIO_WS_##NAME = value,
+    FOLIO_WORKER_STATE_LIST(FOLIO_X_ENUM)
+#undef FOLIO_X_ENUM
 };
 
-/*
- * X(name, help): how many workers the master counts in each state, in the
- * header (sh_w_<name>); server.stats and the folio_workers{state} gauge
- * are generated from this list.  "down" counts the configured workers
- * that have no process (waiting for a restart, after a crash or a fatal
- * exit): with serving, starting and hung it adds up to the configured
- * workers.
- */
-#define FOLIO_WORKER_STATES(X)                                                 \
-    X(serving, "accepting connections")                                        \
-    X(starting, "started, not yet accepting")                                  \
-    X(hung, "stalled past worker_timeout, being killed and replaced")          \
-    X(down, "configured, without a process: waiting to be restarted")          \
-    X(retiring, "of an older generation, handing connections over")           \
-    X(stopping, "draining before they exit")
+/* The numbers run from FREE to the last: arrays are indexed by them. */
+#define FOLIO_WS_ONE(NAME, value, count, name, help) +1
+enum { FOLIO_WS_NSTATES = 1 FOLIO_WORKER_STATE_LIST(FOLIO_WS_ONE) };
+#undef FOLIO_WS_ONE
 
 /* The master's state, in the header's sh_state. */
 enum folio_server_state {
@@ -396,26 +431,5 @@ void folio_stats_total(struct folio_stats_region *r,
 
 /* folio_stats_state_name - "starting", "ready", ... */
 const char *folio_stats_state_name(unsigned state);
-
-/* One writer per slot: plain load and store, no locked instruction. */
-static inline void
-folio_stat_add(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c,
-                          atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
-}
-
-static inline void
-folio_stat_set(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_store_explicit(c, v, memory_order_relaxed);
-}
-
-static inline uint64_t
-folio_stat_get(const _Atomic uint64_t *c)
-{
-    return atomic_load_explicit(c, memory_order_relaxed);
-}
 
 #endif

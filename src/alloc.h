@@ -31,7 +31,7 @@ struct folio_alloc_counters {
 void folio_alloc_use(struct folio_alloc_counters *c);
 
 /*
- * Heap sampling hooks, installed by the profiler (src/prof.c) and only
+ * Heap sampling hooks, installed by the profiler (src/prof/prof.c) and only
  * there; in builds configured --disable-profiling they are never called.
  * Every counted allocation subtracts its usable size from fs_left and
  * calls fs_sample(block, size) once that goes below zero (fs_sample sets

@@ -11,11 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "src/defaults.h"
+
 #define FOLIO_MAX_LISTEN 16
 #define FOLIO_MAX_WORKERS 128
-#define FOLIO_DEFAULT_LISTEN "127.0.0.1:7788"
-#define FOLIO_DEFAULT_METRICS "127.0.0.1:9788"
-#define FOLIO_DEFAULT_ADMIN FOLIO_RUNDIR "/admin.sock"
 
 struct folio_config {
     char *conf_file;    /* the file read, or NULL */

@@ -1,7 +1,8 @@
 /*
  * http.c - a blocking HTTP/1.0 GET (see http.h): the server closes the
  * connection after its answer, so the body is what comes before EOF
- * (checked against Content-Length when there is one).
+ * (checked against Content-Length when there is one).  The answer is read
+ * whole, then split into its head and its body.
  */
 #include "config.h"
 
@@ -34,9 +35,28 @@ left_ms(uint64_t deadline)
     return now >= deadline ? 0 : (int)(deadline - now);
 }
 
+/* Append n bytes at p to b, and a NUL that b_len does not count. */
+static int
+append_text(struct folio_buf *b, const char *p, size_t n)
+{
+    if (folio_buf_reserve(b, n + 1) != 0)
+        return FOLIO_ENOMEM;
+    memcpy(b->b_data + b->b_len, p, n);
+    b->b_len += n;
+    b->b_data[b->b_len] = '\0';
+    return 0;
+}
+
+void
+folio_http_answer_free(struct folio_http_answer *ans)
+{
+    folio_buf_free(&ans->head);
+    folio_buf_free(&ans->body);
+}
+
 int
 folio_http_get(const char *addr, const char *path, int timeout_ms,
-               struct folio_buf *body, int *status, char *err, size_t errlen)
+               struct folio_http_answer *ans, char *err, size_t errlen)
 {
     struct folio_buf in;
     struct folio_addr a;
@@ -48,7 +68,7 @@ folio_http_get(const char *addr, const char *path, int timeout_ms,
     ssize_t n;
     int fd, rc = 0, t;
 
-    *status = 0;
+    memset(ans, 0, sizeof(*ans));
     if (folio_addr_parse(addr, &a, why, sizeof(why)) != 0 ||
         a.family == AF_UNIX) {
         snprintf(err, errlen, "bad address %s: %s", addr,
@@ -113,11 +133,12 @@ folio_http_get(const char *addr, const char *path, int timeout_ms,
     }
     /* "HTTP/1.x NNN reason\r\n" headers "\r\n\r\n" body */
     if (folio_buf_reserve(&in, 1) != 0) {
+        snprintf(err, errlen, "out of memory");
         rc = FOLIO_ENOMEM;
         goto done;
     }
     in.b_data[in.b_len] = '\0';
-    if (sscanf(in.b_data, "HTTP/1.%*d %d", status) != 1 ||
+    if (sscanf(in.b_data, "HTTP/1.%*d %d", &ans->status) != 1 ||
         (hdr_end = strstr(in.b_data, "\r\n\r\n")) == NULL) {
         snprintf(err, errlen, "%s did not answer HTTP", addr);
         rc = FOLIO_EPROTO;
@@ -132,8 +153,12 @@ folio_http_get(const char *addr, const char *path, int timeout_ms,
             rc = FOLIO_EPROTO;
             goto done;
         }
-    if (folio_buf_append(body, in.b_data + hlen, in.b_len - hlen) != 0)
+    *hdr_end = '\r';
+    if (append_text(&ans->head, in.b_data, hlen - 2) != 0 ||
+        append_text(&ans->body, in.b_data + hlen, in.b_len - hlen) != 0) {
+        snprintf(err, errlen, "out of memory");
         rc = FOLIO_ENOMEM;
+    }
 done:
     close(fd);
     folio_buf_free(&in);

@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
 
@@ -118,18 +119,18 @@ void
 folio_log_vwrite(int level, int with_errno, const char *fmt, va_list ap)
 {
     char line[2048];
-    struct timespec ts;
+    uint64_t ms = folio_unix_ms();
+    time_t sec = (time_t)(ms / 1000);
     struct tm tm;
     int saved = errno;
     size_t n;
     int r;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
+    gmtime_r(&sec, &tm);
     r = snprintf(line, sizeof(line),
                  "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %ld [%s] ",
                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_role,
+                 tm.tm_min, tm.tm_sec, (long)(ms % 1000), log_role,
                  (long)getpid(), level_tags[level]);
     n = r > 0 ? (size_t)r : 0;
     r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);

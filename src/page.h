@@ -1,7 +1,10 @@
 /*
  * page.h - the page paths of the comments service (PROTOCOL.md section
- * 3), normalized as mouthful does: the store (shm/comments.c) keys pages
- * by them, and the folio client shows the page it asked about by them.
+ * 3), normalized as mouthful does.  A rule of the protocol, which both
+ * ends apply: the store (shm/comments.c) keys pages by it, the worker's
+ * backends look pages up by it (through shm/comments.h), and the folio
+ * client shows the page it asked about by it.  So it is in the core,
+ * beside the codec: the client may include src/ only.
  */
 #ifndef FOLIO_PAGE_H
 #define FOLIO_PAGE_H

@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include <msgpack.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 #include "src/rpc.h"
 #include "tests/check_run.h"
 

@@ -2,7 +2,9 @@
  * check_decide.c - the master's decisions (master/decide.h) driven
  * without a process: events in, actions out.  A small harness answers
  * what decide.c asks for as cycle.c would (a SPAWN is a pid, a RELOAD a
- * generation) and keeps every action of a run for the assertions.
+ * generation, an EXEC that fails its reason; a REAP finds nothing: the
+ * tests step the exits themselves) and keeps every action of a run for
+ * the assertions.
  */
 #include "config.h"
 
@@ -27,6 +29,7 @@ static int nrun;
 static uint64_t now_ms;
 static int spawn_fails;      /* SPAWN answers SPAWN_FAILED */
 static int reload_fails;     /* RELOAD answers GEN_FAILED */
+static int exec_fails;       /* EXEC answers UPGRADE_FAILED (else: exec'd) */
 static struct folio_dec_gen next_gen; /* what RELOAD builds */
 
 static struct folio_dec_gen
@@ -37,7 +40,8 @@ gen(uint64_t id, int n, uint32_t shutdown, uint32_t timeout)
     return g;
 }
 
-/* Step ev and the answers its actions ask for, as cycle.c does. */
+/* Step ev and the answers its actions ask for, answers first, as cycle.c
+ * does. */
 static void
 run(struct folio_dec_ev ev)
 {
@@ -75,6 +79,10 @@ run(struct folio_dec_ev ev)
                     next_gen.id++;
                 }
                 queue[tail++] = ans;
+            } else if (a->type == FOLIO_ACT_EXEC && exec_fails) {
+                ans.type = FOLIO_EV_UPGRADE_FAILED;
+                ans.why = "execve: No such file";
+                queue[tail++] = ans;
             }
         }
     }
@@ -97,12 +105,14 @@ send(int type)
     run(ev_of(type));
 }
 
+/* READY or RECYCLE from the process slot holds. */
 static void
 send_slot(int type, int slot)
 {
     struct folio_dec_ev e = ev_of(type);
 
     e.slot = slot;
+    e.pid = d.procs[slot].pid;
     run(e);
 }
 
@@ -208,7 +218,7 @@ setup(void)
 {
     folio_dec_init(&d);
     now_ms = 100000;
-    spawn_fails = reload_fails = 0;
+    spawn_fails = reload_fails = exec_fails = 0;
     next_gen = gen(2, 2, 3000, 0);
 }
 
@@ -222,7 +232,7 @@ serving(int n, uint32_t timeout)
     run(e);
     ck_assert_int_eq(count(FOLIO_ACT_SPAWN), n);
     all_ready(1);
-    ck_assert_int_eq(d.mode, FOLIO_SS_SERVING);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
     next_gen = gen(2, n, 3000, timeout);
 }
 
@@ -235,11 +245,11 @@ START_TEST(test_start_ready)
     e.gen = gen(1, 2, 3000, 0);
     run(e);
     ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 2);
-    ck_assert_int_eq(d.mode, FOLIO_SS_STARTING);
+    ck_assert_int_eq(d.mode, FOLIO_DM_STARTING);
     folio_dec_counts(&d, &c);
     ck_assert_int_eq(c.healthy, 0);
     ck_assert_int_eq(c.ready, 0);
-    ck_assert_int_eq(c.n_starting, 2);
+    ck_assert_int_eq(c.n[FOLIO_WS_STARTING], 2);
     ck_assert_int_eq(slots_of(1, FOLIO_WS_STARTING, s, 4), 2);
     ck_assert_int_eq(d.procs[s[0]].pid, 1000 + s[0]);
     send_slot(FOLIO_EV_READY, s[0]);
@@ -266,7 +276,7 @@ START_TEST(test_hups_queued_and_coalesced)
     ck_assert_int_eq(count(FOLIO_ACT_RELOADING), 1);
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 1);
     ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 2);
-    ck_assert_int_eq(d.mode, FOLIO_SS_RELOADING);
+    ck_assert_int_eq(d.mode, FOLIO_DM_RELOADING);
     /* Two more during the reload: queued, once, not ignored. */
     send_hup(0);
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 0);
@@ -283,7 +293,7 @@ START_TEST(test_hups_queued_and_coalesced)
     ck_assert_int_eq(d.cur.id, 3);
     ck_assert_int_eq(d.reloads, 2);
     ck_assert_int_eq(d.next.id, 0);
-    ck_assert_int_eq(d.mode, FOLIO_SS_SERVING);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 0); /* coalesced: one */
 }
 END_TEST
@@ -313,19 +323,18 @@ START_TEST(test_failed_reload_then_queued)
     ck_assert_ptr_nonnull(said("READY=1\nSTATUS=reload failed: bad "
                                "configuration; serving generation 1"));
     ck_assert_int_eq(d.reload_failures, 1);
-    ck_assert_int_eq(d.mode, FOLIO_SS_SERVING);
-    /* An upgrade that returns: the same. */
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
+    /* An upgrade whose exec returns: the same. */
+    exec_fails = 1;
     send_hup(1);
     ck_assert_int_eq(count(FOLIO_ACT_UPGRADE), 1);
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 0);
-    {
-        struct folio_dec_ev f = ev_of(FOLIO_EV_UPGRADE_FAILED);
-
-        f.why = "execve: No such file";
-        run(f);
-    }
+    ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
+    send(FOLIO_EV_EXEC_DUE);
+    ck_assert_int_eq(count(FOLIO_ACT_EXEC), 1);
     ck_assert_ptr_nonnull(said("reload failed: execve: No such file"));
     ck_assert_int_eq(d.reload_failures, 2);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
 }
 END_TEST
 
@@ -440,7 +449,7 @@ START_TEST(test_fatal_exit_retried_with_backoff)
                                "workers (worker 1 exited with status 2"));
     folio_dec_counts(&d, &c);
     ck_assert_int_eq(c.serving, 1);
-    ck_assert_int_eq(c.n_down, 1);
+    ck_assert_int_eq(c.n[FOLIO_WS_DOWN], 1);
     ck_assert_int_eq(c.healthy, 1);
     ck_assert_int_eq(c.ready, 0);
     /* Each retry waits twice as long, up to five minutes. */
@@ -466,7 +475,7 @@ START_TEST(test_fatal_exit_retried_with_backoff)
     ck_assert_ptr_nonnull(said("STATUS=serving generation 1 with 2 workers"));
     folio_dec_counts(&d, &c);
     ck_assert_int_eq(c.ready, 1);
-    ck_assert_int_eq(c.n_down, 0);
+    ck_assert_int_eq(c.n[FOLIO_WS_DOWN], 0);
 }
 END_TEST
 
@@ -548,9 +557,9 @@ START_TEST(test_watchdog)
     ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 1); /* replaced at once */
     repl = find(FOLIO_ACT_SPAWN)->slot;
     ck_assert_int_eq(d.procs[repl].index, d.procs[s[1]].index);
-    ck_assert_uint_eq(d.timeouts, 1);
+    ck_assert_uint_eq(d.worker_timeouts, 1);
     folio_dec_counts(&d, &c);
-    ck_assert_int_eq(c.n_hung, 1);
+    ck_assert_int_eq(c.n[FOLIO_WS_HUNG], 1);
     ck_assert_int_eq(c.serving, 1);
     /* Still there after the grace: SIGKILL. */
     now_ms += FOLIO_DEC_ABORT_GRACE_MS;
@@ -607,25 +616,251 @@ START_TEST(test_spawn_failure_aborts_reload)
     send_hup(0);
     ck_assert_ptr_nonnull(said("reload failed: cannot start new workers"));
     ck_assert_int_eq(d.next.id, 0);
-    ck_assert_int_eq(d.mode, FOLIO_SS_SERVING);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
 }
 END_TEST
 
 START_TEST(test_adopter_round_robin)
 {
+    static struct folio_dec before;
     int s[3] = {-1, -1, -1}, a, b, c2;
 
     serving(3, 0);
     ck_assert_int_eq(slots_of(1, FOLIO_WS_READY, s, 3), 3);
-    a = folio_dec_adopter(&d, s[0]);
-    b = folio_dec_adopter(&d, s[0]);
-    c2 = folio_dec_adopter(&d, s[0]);
+    memcpy(&before, &d, sizeof(d));
+    a = folio_dec_adopter(&d, s[0], -1);
+    b = folio_dec_adopter(&d, s[0], a);
+    c2 = folio_dec_adopter(&d, s[0], b);
     ck_assert_int_ne(a, s[0]);
     ck_assert_int_ne(b, s[0]);
     ck_assert_int_ne(a, b);
     ck_assert_int_eq(c2, a);
+    /* The same question, the same answer: a query, d untouched. */
+    ck_assert_int_eq(folio_dec_adopter(&d, s[0], a), b);
+    ck_assert_int_eq(memcmp(&before, &d, sizeof(d)), 0);
+    /* None but the one handing over: nobody. */
+    setup();
+    serving(1, 0);
+    ck_assert_int_eq(slots_of(1, FOLIO_WS_READY, s, 1), 1);
+    ck_assert_int_eq(folio_dec_adopter(&d, s[0], -1), -1);
 }
 END_TEST
+
+/* What the world is told (the header's state, /healthz, /readyz). */
+static void
+published(int state, int healthy, int ready)
+{
+    struct folio_dec_counts c;
+
+    folio_dec_counts(&d, &c);
+    ck_assert_int_eq(c.state, state);
+    ck_assert_int_eq(c.healthy, healthy);
+    ck_assert_int_eq(c.ready, ready);
+}
+
+/*
+ * An upgrading SIGHUP: the mode says so (published as reloading, healthy
+ * and ready all along); the workers are looked after as while serving;
+ * a second SIGHUP waits; the loop is left, and once out of it the exec.
+ */
+START_TEST(test_upgrading)
+{
+    int s[2] = {-1, -1}, r;
+
+    serving(2, 0);
+    ck_assert_int_eq(slots_of(1, FOLIO_WS_READY, s, 2), 2);
+    send_hup(1);
+    ck_assert_ptr_nonnull(said("reloading: the binary changed, upgrading"));
+    ck_assert_int_eq(count(FOLIO_ACT_RELOADING), 1);
+    ck_assert_int_eq(count(FOLIO_ACT_UPGRADE), 1);
+    ck_assert_int_eq(count(FOLIO_ACT_EXEC), 0); /* not inside the loop */
+    ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 0);
+    ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
+    published(FOLIO_SS_RELOADING, 1, 1);
+    /* Another SIGHUP: queued, for a failed exec. */
+    send_hup(0);
+    ck_assert_ptr_nonnull(said("upgrade in progress: SIGHUP queued"));
+    ck_assert_int_eq(count(FOLIO_ACT_RELOAD) + count(FOLIO_ACT_UPGRADE), 0);
+    /* A recycling and a crash meanwhile: as while serving. */
+    send_slot(FOLIO_EV_RECYCLE, s[0]);
+    ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 1);
+    r = find(FOLIO_ACT_SPAWN)->slot;
+    now_ms += 60000;
+    send_exit(s[1], SIGSEGV);
+    ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 1);
+    ck_assert_uint_eq(d.restarts, 1);
+    send_slot(FOLIO_EV_READY, r);
+    ck_assert_int_eq(count(FOLIO_ACT_RETIRE), 1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
+    /* Out of the loop: the exec, which does not return. */
+    send(FOLIO_EV_EXEC_DUE);
+    ck_assert_int_eq(nrun, 1);
+    ck_assert_int_eq(count(FOLIO_ACT_EXEC), 1);
+    /* Had it returned: serving, and the queued SIGHUP runs. */
+    exec_fails = 1;
+    send(FOLIO_EV_EXEC_DUE);
+    ck_assert_ptr_nonnull(said("reload failed: execve"));
+    ck_assert_ptr_nonnull(said("running the SIGHUP queued"));
+    ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_RELOADING);
+    /* An exec due now (a stray one) does nothing. */
+    send(FOLIO_EV_EXEC_DUE);
+    ck_assert_int_eq(nrun, 0);
+    send(FOLIO_EV_UPGRADE_FAILED);
+    ck_assert_int_eq(nrun, 0);
+}
+END_TEST
+
+/* A TERM caught before the exec: the upgrade is abandoned, the stop runs. */
+START_TEST(test_upgrade_abandoned)
+{
+    int i;
+
+    serving(2, 0);
+    send_hup(1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
+    send(FOLIO_EV_TERM);
+    ck_assert_ptr_nonnull(said("upgrade abandoned: the master is stopping"));
+    ck_assert_int_eq(count_kill(SIGTERM), 2);
+    ck_assert_int_eq(d.mode, FOLIO_DM_STOPPING);
+    send(FOLIO_EV_EXEC_DUE);
+    ck_assert_int_eq(count(FOLIO_ACT_EXEC), 0);
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++)
+        if (d.procs[i].state != FOLIO_WS_FREE)
+            send_exit(i, 0);
+    ck_assert_int_eq(count(FOLIO_ACT_EXIT), 1);
+}
+END_TEST
+
+/*
+ * Stopping with nothing left: EXITING, and from then on no event applies
+ * (the loop is over); the world is told the server stops.
+ */
+START_TEST(test_exiting)
+{
+    int s[2] = {-1, -1};
+
+    serving(2, 0);
+    ck_assert_int_eq(slots_of(1, FOLIO_WS_READY, s, 2), 2);
+    send(FOLIO_EV_TERM);
+    ck_assert_int_eq(count(FOLIO_ACT_EXIT), 0);
+    send_exit(s[0], 0);
+    ck_assert_int_eq(count(FOLIO_ACT_EXIT), 0);
+    ck_assert_int_eq(d.mode, FOLIO_DM_STOPPING);
+    send_exit(s[1], 0);
+    ck_assert_int_eq(count(FOLIO_ACT_EXIT), 1);
+    ck_assert_uint_eq(find(FOLIO_ACT_EXIT)->arg, 0);
+    ck_assert_int_eq(d.mode, FOLIO_DM_EXITING);
+    published(FOLIO_SS_STOPPING, 0, 0);
+    send_hup(0);
+    ck_assert_int_eq(nrun, 0);
+    send(FOLIO_EV_TERM);
+    ck_assert_int_eq(nrun, 0);
+    send(FOLIO_EV_CHILD);
+    ck_assert_int_eq(nrun, 0);
+    send_timer(FOLIO_T_STOP);
+    ck_assert_int_eq(nrun, 0);
+    /* A spawn that failed while stopping ends it the same way. */
+    setup();
+    serving(1, 0);
+    send(FOLIO_EV_TERM);
+    ck_assert_int_eq(slots_of(1, FOLIO_WS_STOPPING, s, 1), 1);
+    send_slot(FOLIO_EV_SPAWN_FAILED, s[0]);
+    ck_assert_int_eq(count(FOLIO_ACT_EXIT), 1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_EXITING);
+    /* And a stop with no worker at all exits at once. */
+    setup();
+    {
+        struct folio_dec_ev e = ev_of(FOLIO_EV_START);
+
+        e.gen = gen(1, 0, 3000, 0);
+        run(e);
+    }
+    send(FOLIO_EV_QUIT);
+    ck_assert_int_eq(count(FOLIO_ACT_EXIT), 1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_EXITING);
+}
+END_TEST
+
+/* The signals that decide nothing about the workers are still decide's. */
+START_TEST(test_other_signals)
+{
+    serving(1, 0);
+    send(FOLIO_EV_REOPEN);
+    ck_assert_int_eq(nrun, 1);
+    ck_assert_int_eq(count(FOLIO_ACT_REOPEN), 1);
+    send(FOLIO_EV_SNAPSHOT);
+    ck_assert_int_eq(count(FOLIO_ACT_SNAPSHOT), 1);
+    send(FOLIO_EV_CHILD);
+    ck_assert_int_eq(nrun, 1);
+    ck_assert_int_eq(count(FOLIO_ACT_REAP), 1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
+}
+END_TEST
+
+/* What a slot's previous process said is not its new process's. */
+START_TEST(test_stale_messages)
+{
+    struct folio_dec_ev e;
+    int s[1] = {-1}, r;
+
+    serving(1, 0);
+    ck_assert_int_eq(slots_of(1, FOLIO_WS_READY, s, 1), 1);
+    now_ms += 60000;
+    send_exit(s[0], SIGKILL);
+    ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 1);
+    r = find(FOLIO_ACT_SPAWN)->slot;
+    ck_assert_int_eq(d.procs[r].state, FOLIO_WS_STARTING);
+    e = ev_of(FOLIO_EV_READY);
+    e.slot = r;
+    e.pid = d.procs[r].pid + 1; /* another process said it */
+    run(e);
+    ck_assert_int_eq(d.procs[r].state, FOLIO_WS_STARTING);
+    send_slot(FOLIO_EV_READY, r);
+    ck_assert_int_eq(d.procs[r].state, FOLIO_WS_READY);
+    e = ev_of(FOLIO_EV_RECYCLE);
+    e.slot = r;
+    e.pid = d.procs[r].pid + 1;
+    run(e);
+    ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 0);
+}
+END_TEST
+
+/*
+ * A reload is in progress from its SIGHUP until it ends (a failed one:
+ * test_failed_reload_then_queued); a generation built when none was
+ * asked for is dropped.
+ */
+START_TEST(test_reloading_mode)
+{
+    struct folio_dec_ev e = ev_of(FOLIO_EV_GEN_BUILT);
+
+    serving(1, 0);
+    e.gen = gen(9, 1, 3000, 0);
+    run(e);
+    ck_assert_int_eq(count(FOLIO_ACT_DROP), 1);
+    ck_assert_uint_eq(find(FOLIO_ACT_DROP)->gen, 9);
+    ck_assert_int_eq(count(FOLIO_ACT_SPAWN), 0);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
+    send_hup(0);
+    ck_assert_int_eq(d.mode, FOLIO_DM_RELOADING);
+    ck_assert_uint_eq(d.next.id, 2);
+    all_ready(2);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
+    ck_assert_uint_eq(d.next.id, 0);
+}
+END_TEST
+
+/* The text an image of the previous release wrote (its format is kept). */
+static const char older_image[] = "folio-dec 1\n"
+                                  "mode 1 1 0\n"
+                                  "cur 1 2 3000 2000\n"
+                                  "counters 1 2 3 4 5\n"
+                                  "proc 0 2 1000 0 1 100000 100500 0 -1 "
+                                  "2000 3000\n"
+                                  "proc 1 2 1001 1 1 100000 100500 0 -1 "
+                                  "2000 3000\n"
+                                  "end\n";
 
 START_TEST(test_save_restore)
 {
@@ -638,14 +873,29 @@ START_TEST(test_save_restore)
     serving(2, 2000);
     ck_assert_int_eq(slots_of(1, FOLIO_WS_READY, s, 2), 2);
     send_exit(s[1], FOLIO_EXIT_FATAL << 8);
+    d.restarts = 7;
+    d.worker_timeouts = 9;
+    /* Only an upgrade saves. */
+    ck_assert_uint_eq(folio_dec_save(&d, text, sizeof(text)), 0);
+    send_hup(1);
     n = folio_dec_save(&d, text, sizeof(text));
     ck_assert_uint_gt(n, 0);
+    /* What every image reads: "serving", the counters in their order. */
+    ck_assert_ptr_nonnull(strstr(text, "\nmode 1 1 0\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\ncounters 7 0 0 0 9\n"));
+    /* Too small a buffer: nothing. */
+    ck_assert_uint_eq(folio_dec_save(&d, text, 40), 0);
+    n = folio_dec_save(&d, text, sizeof(text));
     folio_dec_init(&copy);
     ck_assert_msg(folio_dec_restore(&copy, text, err, sizeof(err)) == 0, "%s",
                   err);
-    ck_assert_int_eq(copy.mode, FOLIO_SS_SERVING);
+    ck_assert_int_eq(copy.mode, FOLIO_DM_UPGRADING);
     ck_assert_uint_eq(copy.cur.id, 1);
     ck_assert_int_eq(copy.cur.nworkers, 2);
+#define SAME(field, key, kind, family, help)                                   \
+    ck_assert_uint_eq(copy.field, d.field);
+    FOLIO_MASTER_COUNTERS(SAME)
+#undef SAME
     for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
         ck_assert_int_eq(copy.procs[i].state, d.procs[i].state);
         ck_assert_int_eq(copy.procs[i].pid, d.procs[i].pid);
@@ -662,15 +912,47 @@ START_TEST(test_save_restore)
     ck_assert_int_ne(folio_dec_restore(&bad, "folio-dec 1\n", err,
                                        sizeof(err)),
                      0);
-    /* The restored state decides on: the retry comes. */
+    folio_dec_init(&bad);
+    ck_assert_int_ne(folio_dec_restore(&bad,
+                                       "folio-dec 1\nmode 1 1 0\n"
+                                       "cur 1 2 3000 2000\ncounters 1 2\n"
+                                       "end\n",
+                                       err, sizeof(err)),
+                     0);
+    ck_assert_ptr_nonnull(strstr(err, "counters 1 2"));
+    folio_dec_init(&bad);
+    ck_assert_int_ne(folio_dec_restore(&bad,
+                                       "folio-dec 1\nmode 1 1 0\n"
+                                       "cur 1 2 3000 2000\n"
+                                       "proc 0 6 1000 0 1 1 1 0 -1 0 0\n"
+                                       "end\n",
+                                       err, sizeof(err)),
+                     0); /* DOWN is no process's state */
+    /* What the previous release wrote is read. */
+    folio_dec_init(&bad);
+    ck_assert_msg(folio_dec_restore(&bad, older_image, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(bad.reloads, 2);
+    ck_assert_uint_eq(bad.worker_timeouts, 5);
+    ck_assert_int_eq(bad.procs[1].pid, 1001);
+    ck_assert_int_eq(bad.mode, FOLIO_DM_UPGRADING);
+    /*
+     * The restored state decides on: the workers that exited during the
+     * exec are reaped, then the new generation is started; the retry
+     * comes.
+     */
     memcpy(&d, &copy, sizeof(d));
-    {
-        struct folio_dec_ev e = ev_of(FOLIO_EV_RESUME);
-
-        e.changed = 1;
-        run(e);
-    }
+    send(FOLIO_EV_RESUME);
+    ck_assert_int_eq(count(FOLIO_ACT_REAP), 1);
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 1);
+    ck_assert_int_lt(find(FOLIO_ACT_REAP) - run_acts,
+                     find(FOLIO_ACT_RELOAD) - run_acts);
+    ck_assert_ptr_nonnull(said("upgraded: generation 1 serves on"));
+    ck_assert_int_eq(d.mode, FOLIO_DM_RELOADING);
+    all_ready(2);
+    ck_assert_int_eq(count(FOLIO_ACT_SWITCH), 1);
+    ck_assert_int_eq(d.mode, FOLIO_DM_SERVING);
+    ck_assert_uint_eq(d.reloads, 1);
 }
 END_TEST
 
@@ -697,6 +979,12 @@ main(void)
     tcase_add_test(tc, test_spawn_failure_aborts_reload);
     tcase_add_test(tc, test_adopter_round_robin);
     tcase_add_test(tc, test_save_restore);
+    tcase_add_test(tc, test_upgrading);
+    tcase_add_test(tc, test_upgrade_abandoned);
+    tcase_add_test(tc, test_exiting);
+    tcase_add_test(tc, test_other_signals);
+    tcase_add_test(tc, test_stale_messages);
+    tcase_add_test(tc, test_reloading_mode);
     suite_add_tcase(s, tc);
     return folio_check_run(s);
 }

@@ -3,7 +3,7 @@
  * and hostile bytes: truncations, bad ids, flipped bytes), merging
  * (shared elements kept once, labels, other sample types refused), the
  * top table (flat, cum once per sample, pprof's units), and the sampler
- * of src/prof.h in this very process: a CPU profile names the busy
+ * of src/prof/prof.h in this very process: a CPU profile names the busy
  * function, heap sampling estimates what was allocated and what is still
  * in use.
  */
@@ -18,9 +18,10 @@
 
 #include "src/alloc.h"
 #include "src/buf.h"
+#include "src/clock.h"
 #include "src/err.h"
-#include "src/pprof.h"
-#include "src/prof.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 #include "tests/check_run.h"
 
 /* A profile of two stacks: main > work > leaf (inlined into work), and
@@ -433,7 +434,7 @@ START_TEST(test_cpu_sampler)
     struct folio_pprof p, again;
     struct folio_pprof_top_row *r;
     struct folio_prof_stats st;
-    struct timespec t0, t1;
+    uint64_t t0;
     uint32_t n, i;
     int64_t total, spin_cum = 0;
 
@@ -441,12 +442,11 @@ START_TEST(test_cpu_sampler)
     ck_assert_int_eq(folio_prof_cpu_start(1000), 0);
     ck_assert_int_eq(folio_prof_cpu_start(100), FOLIO_EAGAIN);
     /* Until 50 samples, however slow the machine is (the CPU clock). */
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = folio_mono_ms();
     do {
         spin_here();
         folio_prof_get_stats(&st);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-    } while (st.cpu_samples < 50 && t1.tv_sec - t0.tv_sec < 50);
+    } while (st.cpu_samples < 50 && folio_mono_ms() - t0 < 50000);
     folio_prof_cpu_stop();
     ck_assert_int_eq(folio_prof_cpu_running(), 0);
     ck_assert_uint_ge(st.cpu_samples, 50);

@@ -19,15 +19,7 @@
 #include <unistd.h>
 
 #include "shm/corpus.h"
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "src/clock.h"
 
 static int
 cmp_u64(const void *a, const void *b)
@@ -66,9 +58,9 @@ time_count(const struct folio_corpus *c, const char *label, const char *q,
     for (i = 0; i < 100; i++) /* warm the pages this query touches */
         folio_corpus_count(c, q, len, &n);
     for (i = 0; i < repeat; i++) {
-        t0 = now_ns();
+        t0 = folio_mono_ns();
         folio_corpus_count(c, q, len, &n);
-        t[i] = now_ns() - t0;
+        t[i] = folio_mono_ns() - t0;
     }
     qsort(t, (size_t)repeat, sizeof(*t), cmp_u64);
     printf("| `%s` | %llu | %llu | %llu | %llu |\n", label,
@@ -90,10 +82,10 @@ time_search(const struct folio_corpus *c, struct folio_corpus_scratch *s,
 
     folio_corpus_strategy(strategy);
     for (i = 0; i < repeat; i++) {
-        t0 = now_ns();
+        t0 = folio_mono_ns();
         folio_corpus_search(c, s, q, strlen(q), offset, limit, &total, ids,
                             &n);
-        t[i] = now_ns() - t0;
+        t[i] = folio_mono_ns() - t0;
     }
     folio_corpus_strategy(0);
     qsort(t, (size_t)repeat, sizeof(*t), cmp_u64);
@@ -158,10 +150,11 @@ main(int argc, char **argv)
     if (folio_corpus_scratch_new(&s) != 0)
         return 1;
     if (prefault) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = folio_mono_ns();
 
         folio_corpus_prefault(c);
-        fprintf(stderr, "prefault: %.1f ms\n", (double)(now_ns() - t0) / 1e6);
+        fprintf(stderr, "prefault: %.1f ms\n",
+                (double)(folio_mono_ns() - t0) / 1e6);
     }
     if (only != NULL) {
         for (i = 0; i < repeat; i++) {
@@ -211,9 +204,9 @@ main(int argc, char **argv)
             }
             len = 2 + rnd(ln.len - 1 < 15 ? ln.len - 1 : 15);
             st = rnd(ln.len - len + 1);
-            t0 = now_ns();
+            t0 = folio_mono_ns();
             folio_corpus_count(c, ln.text + st, len, &n);
-            t[i] = now_ns() - t0;
+            t[i] = folio_mono_ns() - t0;
             total += t[i];
         }
         qsort(t, (size_t)nrand, sizeof(*t), cmp_u64);

@@ -310,6 +310,17 @@ START_TEST(test_rounds_ping)
     ck_assert_int_eq(count_lines_with(b->err, "Simulated 20 requests in "), 2);
     ck_assert_double_eq(jnum(json_of(b), "rounds"), 2);
     ck_assert_double_eq(jnum(json_of(b), "sent"), 40);
+    /* -q: the summary alone, no line per round (nor on stderr). */
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", srv.addr, "-n", "10",
+                  "--rounds", "50", "-q");
+    ck_assert_msg(strstr(b->out, "Simulated") == NULL, "%s", b->out);
+    ck_assert_msg(b->elen == 0, "stderr: %s", b->err);
+    ck_assert_ptr_nonnull(strstr(b->out, "rounds: 50 rounds of 10"));
+    ck_assert_ptr_nonnull(strstr(b->out, "sent 500: 500 ok"));
+    expect_status(b, 0, "rounds", "-w", "ping", "-H", srv.addr, "--rounds", "3",
+                  "--json", "-q");
+    ck_assert_msg(b->elen == 0, "stderr: %s", b->err);
+    ck_assert_double_eq(jnum(json_of(b), "rounds"), 3);
     free(b);
     stop_clean();
 }
@@ -538,6 +549,107 @@ START_TEST(test_report_write_error)
 }
 END_TEST
 
+#define HELP_COL 30 /* where --help's descriptions start */
+
+/*
+ * What --help says of `opt` ("--connections"): the text of its entry in
+ * the options from column HELP_COL on, over its lines, without the
+ * newlines: its description, then its default in [].
+ */
+static const char *
+help_line(const char *help, const char *opt, char *buf, size_t len)
+{
+    const char *p = strstr(help, "\noptions:\n"), *line, *nl;
+    size_t n = strlen(opt), k = 0;
+
+    ck_assert_ptr_nonnull(p);
+    /* Its line: "  -c, --connections conns ..." or "      --warmup ...". */
+    do {
+        p = strstr(p + 1, opt);
+        ck_assert_msg(p != NULL, "--help does not describe %s", opt);
+        for (line = p; line[-1] != '\n'; line--)
+            ;
+    } while (!(p[n] == ' ' || p[n] == '\n') || p - line > 6);
+    buf[0] = '\0';
+    for (;;) {
+        nl = strchr(line, '\n');
+        if (nl == NULL)
+            nl = line + strlen(line);
+        if (nl - line > HELP_COL && k + 1 < len)
+            k += (size_t)snprintf(buf + k, len - k, "%s%.*s", k > 0 ? " " : "",
+                                  (int)(nl - line - HELP_COL), line + HELP_COL);
+        /* The entry goes on while lines start in the description's column. */
+        if (*nl == '\0' || strspn(nl + 1, " ") < HELP_COL)
+            break;
+        line = nl + 1;
+    }
+    return buf;
+}
+
+/*
+ * --help describes each option of the man page's OPTIONS, as foliod and
+ * folio do: a description after it, and its default where it has one.
+ */
+static void
+help_describes_options(const char *help, const char *man)
+{
+    static const struct {
+        const char *opt, *def;
+    } defaults[] = {
+        {"--host", "[127.0.0.1:7788]"},
+        {"--connections", "[50"},
+        {"--pipeline", "[1]"},
+        {"--duration", "[5s unless -n"},
+        {"--warmup", "[0]"},
+        {"--rounds", "[0]"},
+        {"--workload", "[ping"},
+        {"--uncovered", "[7.5]"},
+        {"--write-ratio", "[0.01]"},
+        {"--pages", "[1000]"},
+        {"--zipf", "[1]"},
+        {"--mix", "[corpus:40,"},
+        {"--max-errors", "[0]"},
+        {"--timeout", "[10s]"},
+        {"--seed", "[0]"},
+        {"--metrics", "[$FOLIO_METRICS"},
+        {"--proto", "[msgpack]"},
+        {"--value-size", "[3]"},
+        {"--key", "[folio-bench:key]"},
+    };
+    char line[512], buf[1024], opt[2 + 64];
+    const char *p;
+    int in_options = 0, described = 0;
+    size_t i;
+    FILE *f = fopen(man, "r");
+
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, ".Sh ", 4) == 0)
+            in_options = strncmp(line, ".Sh OPTIONS", 11) == 0;
+        if (!in_options || strncmp(line, ".It Fl", 6) != 0)
+            continue;
+        /* Each --NAME of the item: ".It Fl c Ar conns , Fl \-connections" */
+        for (p = line; (p = strstr(p, "Fl \\-")) != NULL; p += 5) {
+            if (sscanf(p, "Fl \\-%63[a-z0-9-]", opt + 2) != 1)
+                continue;
+            opt[0] = opt[1] = '-';
+            help_line(help, opt, buf, sizeof(buf));
+            /* What it does, before its default. */
+            ck_assert_msg(strcspn(buf, "[") >= 12,
+                          "--help: %s has no description: %s", opt, buf);
+            described++;
+        }
+    }
+    fclose(f);
+    ck_assert_int_ge(described, 40);
+    for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        help_line(help, defaults[i].opt, buf, sizeof(buf));
+        ck_assert_msg(strstr(buf, defaults[i].def) != NULL,
+                      "--help: %s lacks its default %s: %s", defaults[i].opt,
+                      defaults[i].def, buf);
+    }
+}
+
 START_TEST(test_usage)
 {
     struct bproc *b = malloc(sizeof(*b));
@@ -567,6 +679,7 @@ START_TEST(test_usage)
     }
     fclose(f);
     ck_assert_int_ge(checked, 15);
+    help_describes_options(b->out, man);
     expect_status(b, 2, "--bogus");
     expect_status(b, 2, "sideways");
     expect_status(b, 2, "-c", "0");

@@ -37,6 +37,7 @@
 #include <msgpack.h>
 
 #include "src/client.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/check_run.h"
@@ -782,10 +783,7 @@ post(struct folio_client *c, const char *body, size_t len, int flush)
 static uint64_t
 now_us(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+    return folio_mono_ns() / 1000;
 }
 
 /*

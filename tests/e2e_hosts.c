@@ -101,8 +101,10 @@ haproxy_bin(void)
 }
 
 /*
- * dist/haproxy.cfg for this machine: its addresses, a log file, a stats
- * socket in our directory, no chroot or user; everything else as shipped.
+ * dist/haproxy.cfg for this machine: its addresses, a stats socket in our
+ * directory, no chroot or user; everything else as shipped (its log goes
+ * to standard error, which hap_start sends to hap.log; no maxconn, so
+ * HAProxy sizes it from the test's descriptor limit).
  */
 static int
 write_haproxy_cfg(int port)
@@ -127,19 +129,9 @@ write_haproxy_cfg(int port)
         if (strcmp(word, "chroot") == 0 || strcmp(word, "user") == 0 ||
             strcmp(word, "group") == 0 || strcmp(word, "daemon") == 0)
             continue;
-        if (p != line && strcmp(word, "log") == 0 &&
-            strstr(p, "global") == NULL) {
-            fprintf(out, "    log stdout format raw local0 info\n");
-            continue;
-        }
         if (strcmp(word, "stats") == 0 && strstr(p, "socket") != NULL) {
             fprintf(out, "    stats socket %s mode 600 level admin\n",
                     hap.sock);
-            continue;
-        }
-        if (strcmp(word, "maxconn") == 0) {
-            /* the test's file descriptor limit, not a server's */
-            fprintf(out, "    maxconn 1000\n");
             continue;
         }
         if (strcmp(word, "bind") == 0) {

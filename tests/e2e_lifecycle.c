@@ -415,16 +415,7 @@ END_TEST
 static int
 health(const char *path, char *body, size_t len)
 {
-    char *r, *p;
-    int status;
-
-    r = e2e_http_get(srv.metrics, path, &status);
-    if (body != NULL)
-        body[0] = '\0';
-    if (r != NULL && body != NULL && (p = strstr(r, "\r\n\r\n")) != NULL)
-        snprintf(body, len, "%s", p + 4);
-    free(r);
-    return status;
+    return e2e_http_status(srv.metrics, path, body, len);
 }
 
 START_TEST(test_health_through_reload_and_stop)

@@ -37,14 +37,16 @@ static struct e2e_server srv;
 static char *
 page(void)
 {
-    char *r, *body;
-    int status;
+    struct folio_http_answer a;
+    char err[512], *text;
 
-    r = e2e_http_get(srv.metrics, "/metrics", &status);
-    ck_assert_msg(r != NULL && status == 200, "GET /metrics: %d", status);
-    ck_assert_ptr_nonnull(body = strstr(r, "\r\n\r\n"));
-    memmove(r, body + 4, strlen(body + 4) + 1);
-    return r;
+    ck_assert_msg(folio_http_get(srv.metrics, "/metrics", E2E_HTTP_MS, &a, err,
+                                 sizeof(err)) == 0,
+                  "GET /metrics: %s", err);
+    ck_assert_msg(a.status == 200, "GET /metrics: %d", a.status);
+    ck_assert_ptr_nonnull(text = strdup(a.body.b_data));
+    folio_http_answer_free(&a);
+    return text;
 }
 
 /* The value of a series on a page, NAN if it is not there. */

@@ -408,7 +408,6 @@ START_TEST(test_fatal_exit_retried)
     struct notify n;
     uint64_t deadline;
     char dir[64];
-    int status;
 
     snprintf(dir, sizeof(dir), "/tmp/folio-fatal.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -438,17 +437,10 @@ START_TEST(test_fatal_exit_retried)
                   "folio stats: %s", line);
     ck_assert(e2e_metric(&srv, "folio_workers{state=\"serving\"}") == 1);
     ck_assert(e2e_metric(&srv, "folio_workers_configured") == 2);
-    free(e2e_http_get(srv.metrics, "/healthz", &status));
-    ck_assert_int_eq(status, 200);
-    {
-        char *r = e2e_http_get(srv.metrics, "/readyz", &status);
-
-        ck_assert_int_eq(status, 503);
-        ck_assert_ptr_nonnull(r);
-        snprintf(body, sizeof(body), "%s", strstr(r, "\r\n\r\n") + 4);
-        free(r);
-        ck_assert_str_eq(body, "1 of 2 workers serving\n");
-    }
+    ck_assert_int_eq(e2e_http_status(srv.metrics, "/healthz", NULL, 0), 200);
+    ck_assert_int_eq(
+        e2e_http_status(srv.metrics, "/readyz", body, sizeof(body)), 503);
+    ck_assert_str_eq(body, "1 of 2 workers serving\n");
     /* Retried, and said so, each time, waiting longer. */
     ck_assert_int_eq(e2e_wait_log(&srv, "retrying in 2 s", 5000), 0);
     /* The store comes back: the next try serves. */
@@ -464,8 +456,7 @@ START_TEST(test_fatal_exit_retried)
                                      "workers",
                                  5000),
                      0);
-    free(e2e_http_get(srv.metrics, "/readyz", &status));
-    ck_assert_int_eq(status, 200);
+    ck_assert_int_eq(e2e_http_status(srv.metrics, "/readyz", NULL, 0), 200);
     folio_stats_line(line, sizeof(line));
     ck_assert_msg(strstr(line, "2 of 2 workers serving") != NULL,
                   "folio stats: %s", line);

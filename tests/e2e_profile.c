@@ -35,7 +35,7 @@
 #include "src/err.h"
 #include "src/http.h"
 #include "src/mp.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 #include "tests/check_run.h"
 #include "tests/cli_util.h"
 #include "tests/e2e_bench_util.h"
@@ -68,8 +68,8 @@ stop(void)
 struct get {
     char addr[128];
     char path[256];
-    struct folio_buf body;
-    int status, rc;
+    struct folio_http_answer ans;
+    int rc;
     char err[512];
     pthread_t th;
     uint64_t ms;
@@ -80,9 +80,8 @@ get_run(struct get *g)
 {
     uint64_t t0 = e2e_now_ms();
 
-    memset(&g->body, 0, sizeof(g->body));
-    g->rc = folio_http_get(g->addr, g->path, 120000, &g->body, &g->status,
-                           g->err, sizeof(g->err));
+    g->rc = folio_http_get(g->addr, g->path, 120000, &g->ans, g->err,
+                           sizeof(g->err));
     g->ms = e2e_now_ms() - t0;
 }
 
@@ -101,9 +100,7 @@ get(struct get *g, const char *path)
     snprintf(g->path, sizeof(g->path), "%s", path);
     get_run(g);
     ck_assert_msg(g->rc == 0, "GET %s: %s", g->path, g->err);
-    if (folio_buf_reserve(&g->body, 1) == 0)
-        g->body.b_data[g->body.b_len] = '\0';
-    return g->status;
+    return g->ans.status;
 }
 
 /* The same in a thread: get_join waits for it. */
@@ -120,15 +117,13 @@ get_join(struct get *g)
 {
     pthread_join(g->th, NULL);
     ck_assert_msg(g->rc == 0, "GET %s: %s", g->path, g->err);
-    if (folio_buf_reserve(&g->body, 1) == 0)
-        g->body.b_data[g->body.b_len] = '\0';
-    return g->status;
+    return g->ans.status;
 }
 
 static const char *
 text_of(struct get *g)
 {
-    return folio_buf_at(&g->body, 0);
+    return folio_buf_at(&g->ans.body, 0);
 }
 
 /* The answer as a profile (asserted to decode). */
@@ -137,10 +132,10 @@ decode(struct get *g, struct folio_pprof *p)
 {
     char err[256];
 
-    ck_assert_msg(g->status == 200, "GET %s: %d %s", g->path, g->status,
+    ck_assert_msg(g->ans.status == 200, "GET %s: %d %s", g->path, g->ans.status,
                   text_of(g));
-    ck_assert_msg(folio_pprof_decode(folio_buf_at(&g->body, 0),
-                                     folio_buf_pending(&g->body), p, err,
+    ck_assert_msg(folio_pprof_decode(folio_buf_at(&g->ans.body, 0),
+                                     folio_buf_pending(&g->ans.body), p, err,
                                      sizeof(err)) == 0,
                   "GET %s: %s", g->path, err);
 }
@@ -148,7 +143,7 @@ decode(struct get *g, struct folio_pprof *p)
 static void
 get_free(struct get *g)
 {
-    folio_buf_free(&g->body);
+    folio_http_answer_free(&g->ans);
 }
 
 /* ------------------------------------------------------------------ */
@@ -436,9 +431,9 @@ save(struct get *g, const char *path)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, folio_buf_at(&g->body, 0),
-                           folio_buf_pending(&g->body)),
-                     (ssize_t)folio_buf_pending(&g->body));
+    ck_assert_int_eq(write(fd, folio_buf_at(&g->ans.body, 0),
+                           folio_buf_pending(&g->ans.body)),
+                     (ssize_t)folio_buf_pending(&g->ans.body));
     close(fd);
 }
 
@@ -683,8 +678,8 @@ START_TEST(test_bad_requests)
 
     start(NULL);
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        ck_assert_msg(get(&g, bad[i]) == 400, "%s: %d %s", bad[i],
-                      g.status, text_of(&g));
+        ck_assert_msg(get(&g, bad[i]) == 400, "%s: %d %s", bad[i], g.ans.status,
+                      text_of(&g));
         ck_assert_msg(strchr(text_of(&g), '\n') != NULL, "%s: no reason",
                       bad[i]);
         get_free(&g);
@@ -743,17 +738,15 @@ START_TEST(test_access)
         snprintf(g.path, sizeof(g.path), "/debug/pprof/heap");
         get_run(&g);
         ck_assert_int_eq(g.rc, 0);
-        ck_assert_msg(g.status == cases[i].want, "%s: %d, not %d",
-                      cases[i].conf, g.status, cases[i].want);
+        ck_assert_msg(g.ans.status == cases[i].want, "%s: %d, not %d",
+                      cases[i].conf, g.ans.status, cases[i].want);
         if (cases[i].want == 403) {
-            folio_buf_reserve(&g.body, 1);
-            g.body.b_data[g.body.b_len] = '\0';
             ck_assert_ptr_nonnull(strstr(text_of(&g), "profiling = on"));
         }
         get_free(&g);
         snprintf(g.path, sizeof(g.path), "/metrics");
         get_run(&g);
-        ck_assert_int_eq(g.status, 200);
+        ck_assert_int_eq(g.ans.status, 200);
         get_free(&g);
         stop();
     }
@@ -803,6 +796,45 @@ START_TEST(test_master_debug_replaced)
     ck_assert_msg(strstr(text_of(&g), "Type: cpu\n") != NULL, "%s",
                   text_of(&g));
     get_free(&g);
+    stop();
+}
+END_TEST
+
+/* The heap sampling rate of one process's heap profile (its period). */
+static int64_t
+heap_period(const char *who)
+{
+    char path[64];
+    struct folio_pprof p;
+    struct get g;
+    int64_t period;
+
+    snprintf(path, sizeof(path), "/debug/pprof/heap?worker=%s", who);
+    ck_assert_int_eq(get(&g, path), 200);
+    decode(&g, &p);
+    period = p.period;
+    folio_pprof_free(&p);
+    get_free(&g);
+    return period;
+}
+
+/* A reload applies profile_heap_rate: to the new workers, the master too. */
+START_TEST(test_heap_rate_reloaded)
+{
+    char *conf, *at;
+
+    start("profile_heap_rate = 4k\n");
+    ck_assert_int_eq(heap_period("master"), 4096);
+    ck_assert_int_eq(heap_period("0"), 4096);
+    ck_assert_ptr_nonnull(conf = e2e_read_file(srv.conf));
+    ck_assert_ptr_nonnull(at = strstr(conf, "profile_heap_rate = 4k\n"));
+    memcpy(at, "profile_heap_rate = 8k\n", strlen("profile_heap_rate = 8k\n"));
+    ck_assert_int_eq(e2e_write_file(srv.conf, conf), 0);
+    free(conf);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(heap_period("master"), 8192);
+    ck_assert_int_eq(heap_period("0"), 8192);
     stop();
 }
 END_TEST
@@ -964,6 +996,7 @@ profile_suite(void)
     tcase_add_test(tc, test_access);
     tcase_add_test(tc, test_master_debug_replaced);
     tcase_add_test(tc, test_reload_during_profile);
+    tcase_add_test(tc, test_heap_rate_reloaded);
     tcase_add_test(tc, test_clients);
     suite_add_tcase(s, tc);
     return s;

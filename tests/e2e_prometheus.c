@@ -84,8 +84,6 @@ start_prometheus(void)
 {
     char conf[256], data[256], log[256], text[1024], listen[96];
     uint64_t deadline;
-    char *r;
-    int status = -1;
 
     snprintf(prom_dir, sizeof(prom_dir), "/tmp/folio-prom.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(prom_dir));
@@ -119,9 +117,7 @@ start_prometheus(void)
     ck_assert_int_ge(prom, 0);
     deadline = e2e_now_ms() + 30000;
     while (e2e_now_ms() < deadline) {
-        if ((r = e2e_http_get(prom_addr, "/-/ready", &status)) != NULL)
-            free(r);
-        if (status == 200)
+        if (e2e_http_status(prom_addr, "/-/ready", NULL, 0) == 200)
             return;
         ck_assert_msg(waitpid(prom, NULL, WNOHANG) == 0,
                       "prometheus exited (see %s)", log);
@@ -157,17 +153,19 @@ urlencode(const char *s, char *out, size_t cap)
 static json_t *
 api(const char *path, json_t **root)
 {
+    struct folio_http_answer a;
     json_error_t jerr;
-    char *r, *body;
+    char err[512];
     int status;
 
-    r = e2e_http_get(prom_addr, path, &status);
-    ck_assert_msg(r != NULL, "GET %s: no answer", path);
-    ck_assert_ptr_nonnull(body = strstr(r, "\r\n\r\n"));
-    *root = json_loads(body + 4, 0, &jerr);
+    ck_assert_msg(
+        folio_http_get(prom_addr, path, E2E_HTTP_MS, &a, err, sizeof(err)) == 0,
+        "GET %s: %s", path, err);
+    status = a.status;
+    *root = json_loads(a.body.b_data, 0, &jerr);
     ck_assert_msg(*root != NULL, "GET %s: %d, not JSON: %.300s", path, status,
-                  body + 4);
-    free(r);
+                  a.body.b_data);
+    folio_http_answer_free(&a);
     ck_assert_msg(
         status == 200 &&
             strcmp(json_string_value(json_object_get(*root, "status")) ?: "",

@@ -173,13 +173,14 @@ START_TEST(test_killed_worker_counts_kept)
 }
 END_TEST
 
-static char *
-http_get(const char *addr, const char *path, int *status)
+static void
+http_get(const char *addr, const char *path, struct folio_http_answer *a)
 {
-    char *r = e2e_http_get(addr, path, status);
+    char err[512];
 
-    ck_assert_msg(r != NULL, "GET http://%s%s failed", addr, path);
-    return r;
+    ck_assert_msg(
+        folio_http_get(addr, path, E2E_HTTP_MS, a, err, sizeof(err)) == 0,
+        "GET http://%s%s: %s", addr, path, err);
 }
 
 /*
@@ -281,9 +282,10 @@ check_exposition(const char *body, double *ping_ok)
 START_TEST(test_metrics_prometheus)
 {
     struct folio_client *c;
+    struct folio_http_answer a;
     double ping_ok;
-    char *body, *text, tmp[] = "/tmp/folio-metrics.XXXXXX", cmd[256];
-    int status, fd;
+    char *text, tmp[] = "/tmp/folio-metrics.XXXXXX", cmd[256];
+    int fd;
 
     ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n", NULL),
                      0);
@@ -291,12 +293,10 @@ START_TEST(test_metrics_prometheus)
     c = e2e_connect(&srv);
     pipelined(c, "server.ping", 321, 0);
     folio_client_close(c);
-    body = http_get(srv.metrics, "/metrics", &status);
-    ck_assert_int_eq(status, 200);
-    ck_assert_ptr_nonnull(strstr(body, "text/plain; version=0.0.4"));
-    text = strstr(body, "\r\n\r\n");
-    ck_assert_ptr_nonnull(text);
-    text += 4;
+    http_get(srv.metrics, "/metrics", &a);
+    ck_assert_int_eq(a.status, 200);
+    ck_assert_ptr_nonnull(strstr(a.head.b_data, "text/plain; version=0.0.4"));
+    text = a.body.b_data;
     check_exposition(text, &ping_ok);
     ck_assert_double_eq(ping_ok, 321);
     ck_assert_ptr_nonnull(strstr(text, "folio_worker_cpu_seconds_total{"));
@@ -316,10 +316,10 @@ START_TEST(test_metrics_prometheus)
     } else {
         fprintf(stderr, "promtool not installed: strict parser only\n");
     }
-    free(body);
-    body = http_get(srv.metrics, "/nope", &status);
-    ck_assert_int_eq(status, 404);
-    free(body);
+    folio_http_answer_free(&a);
+    http_get(srv.metrics, "/nope", &a);
+    ck_assert_int_eq(a.status, 404);
+    folio_http_answer_free(&a);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "src/addr.h"
+#include "src/clock.h"
 #include "src/rpc.h"
 #include "tests/e2e_util.h"
 
@@ -37,10 +38,7 @@ static struct e2e_server *live[MAX_SERVERS];
 uint64_t
 e2e_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return folio_mono_ms();
 }
 
 int
@@ -508,63 +506,38 @@ e2e_workers(const struct e2e_server *s, pid_t *pids, int max)
     return n;
 }
 
-char *
-e2e_http_get(const char *addr, const char *path, int *status)
+int
+e2e_http_status(const char *addr, const char *path, char *body, size_t len)
 {
-    struct folio_addr a;
-    char why[256], req[512], *buf, *nbuf;
-    size_t len = 0, cap = 1 << 16;
-    struct pollfd p;
-    uint64_t deadline = e2e_now_ms() + 5000;
-    ssize_t n;
-    int fd;
+    struct folio_http_answer a;
+    char err[512];
+    int status = -1;
 
-    *status = -1;
-    if (folio_addr_parse(addr, &a, why, sizeof(why)) != 0 ||
-        (fd = folio_addr_connect(&a, 5000)) < 0)
-        return NULL;
-    snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
-    if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
-        (buf = malloc(cap)) == NULL) {
-        close(fd);
-        return NULL;
+    if (body != NULL && len > 0)
+        body[0] = '\0';
+    if (folio_http_get(addr, path, E2E_HTTP_MS, &a, err, sizeof(err)) == 0) {
+        status = a.status;
+        if (body != NULL && len > 0)
+            snprintf(body, len, "%s", a.body.b_data);
     }
-    p.fd = fd;
-    p.events = POLLIN;
-    while (e2e_now_ms() < deadline &&
-           poll(&p, 1, (int)(deadline - e2e_now_ms())) == 1 &&
-           (n = read(fd, buf + len, cap - len - 1)) > 0) {
-        len += (size_t)n;
-        if (len + 1 == cap) {
-            if ((nbuf = realloc(buf, cap * 2)) == NULL)
-                break;
-            buf = nbuf;
-            cap *= 2;
-        }
-    }
-    close(fd);
-    buf[len] = '\0';
-    if (len == 0 || sscanf(buf, "HTTP/1.%*d %d", status) != 1) {
-        free(buf);
-        *status = -1;
-        return NULL;
-    }
-    return buf;
+    folio_http_answer_free(&a);
+    return status;
 }
 
 double
 e2e_metric(const struct e2e_server *s, const char *series)
 {
-    char *body, *p, pat[256];
+    struct folio_http_answer a;
+    char err[512], pat[256];
+    const char *p;
     double v = NAN;
-    int status;
 
-    if ((body = e2e_http_get(s->metrics, "/metrics", &status)) == NULL)
-        return NAN;
     snprintf(pat, sizeof(pat), "\n%s ", series);
-    if (status == 200 && (p = strstr(body, pat)) != NULL)
+    if (folio_http_get(s->metrics, "/metrics", E2E_HTTP_MS, &a, err,
+                       sizeof(err)) == 0 &&
+        a.status == 200 && (p = strstr(a.body.b_data, pat)) != NULL)
         v = strtod(p + strlen(pat), NULL);
-    free(body);
+    folio_http_answer_free(&a);
     return v;
 }
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "src/client.h"
+#include "src/http.h"
 
 struct e2e_server {
     char dir[256];   /* temporary directory, removed by e2e_stop */
@@ -111,13 +112,16 @@ int e2e_stats(struct folio_client *admin, struct folio_reply *r);
  */
 double e2e_stat_num(const struct folio_reply *r, ...);
 
+/* The tests' GETs (folio_http_get, src/http.h) wait this long. */
+#define E2E_HTTP_MS 5000
+
 /*
- * e2e_http_get - GET `path` from addr (HOST:PORT) over HTTP/1.0 within
- * 5 s: the whole response, headers and body (malloc'd: free it), its
- * status code in *status.  NULL, with *status -1, if it could not connect
- * or got nothing.
+ * e2e_http_status - GET `path` from addr (HOST:PORT) with folio_http_get,
+ * within E2E_HTTP_MS: the status code, or -1 when no HTTP answer came;
+ * the body's text into body (cut at len; "" when none) unless body is
+ * NULL.
  */
-char *e2e_http_get(const char *addr, const char *path, int *status);
+int e2e_http_status(const char *addr, const char *path, char *body, size_t len);
 
 /*
  * e2e_metric - the value of one series of s's /metrics, named with its

@@ -29,6 +29,7 @@
 #include "shm/freight.h"
 #include "src/alloc.h"
 #include "src/client.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/rpc.h"
 
@@ -54,15 +55,6 @@ rnd(uint32_t n)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (uint32_t)(rng % n);
-}
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -165,9 +157,9 @@ direct(const char *data, unsigned long n)
     run(fr, NREQ); /* warm up */
     memset(codes, 0, sizeof(codes));
     a0 = atomic_load(&folio_alloc_current()->ac_calls);
-    t0 = now_ns();
+    t0 = folio_mono_ns();
     run(fr, n);
-    t1 = now_ns();
+    t1 = folio_mono_ns();
     a1 = atomic_load(&folio_alloc_current()->ac_calls);
     printf("quotes %lu: %.0f ns each (wall clock), %llu allocations%s\n", n,
            (double)(t1 - t0) / (double)n, (unsigned long long)(a1 - a0),
@@ -213,7 +205,7 @@ wire(const char *addr, unsigned long n, unsigned depth)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    t0 = now_ns();
+    t0 = folio_mono_ns();
     while (got < n) {
         while (sent < n && sent - got < depth)
             pack_request(c, &reqs[sent++ % NREQ]);
@@ -224,7 +216,7 @@ wire(const char *addr, unsigned long n, unsigned depth)
         codes[r.code < 16 ? r.code : 15]++;
         got++;
     }
-    t1 = now_ns();
+    t1 = folio_mono_ns();
     printf("quotes %lu over the wire, %u in flight: %.0f/s\n", n, depth,
            (double)n * 1e9 / (double)(t1 - t0));
     printf("ok %.1f%%, 5 %.1f%%, 11 %.1f%%, other %.1f%%\n",

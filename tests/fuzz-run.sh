@@ -14,11 +14,15 @@ shift 3
 failed=0
 printf '| target | seconds | executions | exec/s | corpus | coverage | crashes |\n'
 printf '|---|---:|---:|---:|---:|---:|---:|\n'
+echo "fuzz-run: $# targets, $SECS s each" >&2
+i=0
 for t in "$@"; do
+    i=$((i + 1))
     bin=$B/tests/fuzz_$t
     [ -x "$bin" ] || { echo "$bin: not built (--enable-fuzz?)" >&2; exit 2; }
     work=$B/fuzz-work/$t crashes=$B/fuzz-crashes/$t log=$B/fuzz-work/$t.log
     mkdir -p "$work" "$crashes"
+    echo "fuzz-run: fuzz_$t ($i of $#) for $SECS s..." >&2
     dict=
     [ -f "$S/tests/fuzz/$t.dict" ] && dict=-dict=$S/tests/fuzz/$t.dict
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \

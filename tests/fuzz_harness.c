@@ -28,6 +28,7 @@
 #include "src/log.h"
 #include "src/rpc.h"
 #include "tests/fuzz_harness.h"
+#include "worker/conn.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
@@ -558,9 +559,9 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
             struct folio_conn *c = find_conn(w, sv[0]);
 
             fuzz_fail("connection stalled: %zu of %zu bytes sent%s, "
-                      "flags 0x%x, %zu bytes in, %zu out",
+                      "state %d, flags 0x%x, %zu bytes in, %zu out",
                       off, len, sent_eof ? " and EOF" : "",
-                      c != NULL ? c->flags : 0,
+                      c != NULL ? (int)c->state : -1, c != NULL ? c->flags : 0,
                       c != NULL ? folio_buf_pending(&c->in) : 0,
                       c != NULL ? folio_buf_pending(&c->out) : 0);
         }

@@ -1,6 +1,6 @@
 /*
  * fuzz_pprof.c - libFuzzer target: the profile.proto decoder
- * (src/pprof.c), which reads what workers pass the master and what a
+ * (src/prof/pprof.c), which reads what workers pass the master and what a
  * server sends `folio profile`.
  *
  * The input is a profile, gzipped or not.  Oracle: it decodes or is
@@ -17,7 +17,7 @@
 
 #include "src/buf.h"
 #include "src/err.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 #include "tests/fuzz_harness.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

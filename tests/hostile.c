@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "src/client.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "tests/e2e_util.h"
 #include "tests/hostile.h"
@@ -70,17 +71,10 @@ watch_main(void *arg)
     uint64_t t0, dt;
 
     while (!atomic_load(&w->stop)) {
-        {
-            struct timespec ts;
-
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            t0 = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-            if (e2e_ping(w->c) != 0)
-                w->failures++;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            dt = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000 -
-                 t0;
-        }
+        t0 = folio_mono_ns() / 1000;
+        if (e2e_ping(w->c) != 0)
+            w->failures++;
+        dt = folio_mono_ns() / 1000 - t0;
         if (dt > w->max_us)
             w->max_us = dt;
         if (w->pings < MAX_SAMPLES)

@@ -1,6 +1,6 @@
 /*
  * prof_unwind.c - not a test: the measurement behind the profiler's
- * choice of stack walker (src/prof.c).  A masterless worker (the fuzz
+ * choice of stack walker (src/prof/prof.c).  A masterless worker (the fuzz
  * harness) serves a mix of real requests (ping, corpus.search,
  * freight.quote, comments.post and .list) in a loop while SIGPROF, at
  * 1000 Hz of CPU time, takes the interrupted stack with each walker:
@@ -31,6 +31,7 @@
 #include <msgpack.h>
 
 #include "src/buf.h"
+#include "src/clock.h"
 #include "tests/fuzz_harness.h"
 
 #ifdef WITH_LIBUNWIND
@@ -52,27 +53,18 @@ static uint32_t depth[MAX_SAMPLES];
 static size_t nsamples;
 static uintptr_t stack_lo, stack_hi;
 
-static uint64_t
-clock_ns(clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Wall time for the run; CPU time of this thread for each stack, so
  * that a busy machine's preemptions do not count. */
 static uint64_t
 now_ns(void)
 {
-    return clock_ns(CLOCK_MONOTONIC);
+    return folio_clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint64_t
 cpu_ns(void)
 {
-    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return folio_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Frame pointers: [rbp] the caller's rbp, [rbp + 8] the return address. */

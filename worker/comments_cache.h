@@ -1,19 +1,20 @@
 /*
  * comments_cache.h - a worker's cache of encoded comment pages for the
- * PostgreSQL backend (comments_pg.c): the whole comments.list reply of a
- * page (array header, then the stored comments as they are), keyed by
- * normalized path, bounded in bytes, least recently used out first.  A
- * hit hands out the stored reply: no allocation, no copy but the one into
- * the output.
+ * comments backends (comments_pg.c, comments_lmdb.c): the whole
+ * comments.list reply of a page (array header, then the stored comments
+ * as they are), keyed by normalized path, bounded in bytes, least
+ * recently used out first.  A hit hands out the stored reply: no
+ * allocation, no copy but the one into the output.
  *
  * Invalidation is by page (a NOTIFY from PostgreSQL, or this worker's own
- * commit) or of everything (a reconnect).  Each invalidation also moves
- * an epoch, so that a list answered by the database after the page was
- * invalidated is not cached (its query may have read the page before the
- * commit that invalidated it): take folio_ccache_epoch() when the query
- * is sent, and ask folio_ccache_fresh() before folio_ccache_put().
+ * commit) or of everything (a reconnect; with LMDB, any new version of
+ * the store).  Each invalidation also moves an epoch, so that a list
+ * answered by the database after the page was invalidated is not cached
+ * (its query may have read the page before the commit that invalidated
+ * it): take folio_ccache_epoch() when the query is sent, and ask
+ * folio_ccache_fresh() before folio_ccache_put().
  *
- * One per worker process; not shared, not locked.  No libevent here.
+ * One per backend in a worker; not shared, not locked.  No libevent here.
  */
 #ifndef FOLIO_COMMENTS_CACHE_H
 #define FOLIO_COMMENTS_CACHE_H

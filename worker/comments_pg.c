@@ -38,6 +38,12 @@
  * uncached lists answer 14 UNAVAILABLE, at once when the database is known
  * to be down, else after comments_timeout at most.  Reconnects back off
  * (100 ms doubling to 2 s); each change of state is logged once.
+ *
+ * This file is the backend's entry (comments_backend.h: h_comments.c
+ * calls it through the table) and its deadlines; it calls
+ * comments_pg_conn.c (the connection), comments_pg_req.c (requests and
+ * answers), conn.c (held calls) and dispatch.c.  Every function is given
+ * the backend's state, struct folio_pg.
  */
 #include "config.h"
 
@@ -62,170 +68,182 @@
 
 /* Answer, from the front, what waited past its deadline in q. */
 static void
-expire_queue(struct queue *q, uint64_t now, const char *msg)
+expire_queue(struct folio_pg *pg, struct queue *q, uint64_t now,
+             const char *msg)
 {
     while (q->head != NULL && q->head->deadline_ms <= now)
-        folio_pg_release_error(q_pop(q), FOLIO_ST_UNAVAILABLE, msg);
+        folio_pg_release_error(pg, q_pop(q), FOLIO_ST_UNAVAILABLE, msg);
 }
 
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
 {
+    struct folio_pg *pg = arg;
     static const char late[] =
         "no answer from the comments database within comments_timeout";
     static const char doubt[] =
         "no answer from the comments database within comments_timeout "
         "(the comment may or may not be stored)";
     uint64_t now = folio_mono_ms();
+    struct uqueue keep = {NULL, NULL};
     struct unit *u;
 
-    struct uqueue keep = {NULL, NULL};
-
-    expire_queue(&folio_pg.posts, now, late);
-    /* A release may queue more: take the waiting units out first. */
-    keep = folio_pg.waiting;
-    folio_pg.waiting.head = folio_pg.waiting.tail = NULL;
+    expire_queue(pg, &pg->posts, now, late);
+    /* Each waiting unit answers what is late; those left empty go. */
+    keep = pg->waiting;
+    pg->waiting.head = pg->waiting.tail = NULL;
     while ((u = uq_pop(&keep)) != NULL) {
-        expire_queue(&u->reqs, now, late);
+        expire_queue(pg, &u->reqs, now, late);
         if (u->reqs.head != NULL)
-            uq_push(&folio_pg.waiting, u);
+            uq_push(&pg->waiting, u);
         else
-            folio_pg_unit_put(u);
+            folio_pg_unit_put(pg, u);
     }
-    u = folio_pg.inflight.head;
+    u = pg->inflight.head;
     if (u != NULL && u->reqs.head != NULL && u->reqs.head->deadline_ms <= now) {
         /*
          * The database sits on what we sent: answer what is late, and
          * start over on a new connection (results come in order: nothing
          * behind it can come first).
          */
-        for (u = folio_pg.inflight.head; u != NULL; u = u->next)
-            expire_queue(&u->reqs, now, u->kind == U_LIST ? late : doubt);
-        folio_pg_reset("no answer within comments_timeout", 0);
+        for (u = pg->inflight.head; u != NULL; u = u->next)
+            expire_queue(pg, &u->reqs, now, u->kind == U_LIST ? late : doubt);
+        folio_pg_reset(pg, "no answer within comments_timeout", 0);
     }
-    folio_pg_arm_timer();
+    folio_pg_arm_timer(pg);
 }
 
 /* ---- the backend --------------------------------------------------- */
 
+static void pg_close(struct folio_comments_be *be);
+
 static int
-pg_init(struct folio_worker *w)
+pg_open(struct folio_worker *w, struct folio_comments_be **out)
 {
     const struct folio_config *cfg = w->cfg;
     uint64_t seed[2] = {0, 0};
+    struct folio_pg *pg;
     int i = 0;
 
-    memset(&folio_pg, 0, sizeof(folio_pg));
-    folio_pg.w = w;
-    folio_pg.cfg = cfg;
-    folio_pg.sock = -1;
+    if ((pg = folio_calloc(1, sizeof(*pg))) == NULL) {
+        folio_log_errorx("comments: no memory for the PostgreSQL backend");
+        return FOLIO_ENOMEM;
+    }
+    pg->be.ops = &folio_comments_pg;
+    pg->w = w;
+    pg->cfg = cfg;
+    pg->sock = -1;
     if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
         seed[0] = (uint64_t)getpid() << 32 ^ folio_unix_ms();
         seed[1] = folio_mono_ns();
     }
-    folio_pg.key_hi = seed[0];
-    folio_pg.rnd = seed[1] | 1;
+    pg->key_hi = seed[0];
+    pg->rnd = seed[1] | 1;
     /* Defaults the connection string may override, then what it may not. */
-    folio_pg.kw[i] = "application_name";
-    folio_pg.val[i++] = "foliod";
-    folio_pg.kw[i] = "keepalives_idle";
-    folio_pg.val[i++] = "5";
-    folio_pg.kw[i] = "keepalives_interval";
-    folio_pg.val[i++] = "1";
-    folio_pg.kw[i] = "keepalives_count";
-    folio_pg.val[i++] = "3";
-    folio_pg.kw[i] = "dbname";
-    folio_pg.val[i++] = cfg->comments_dsn;
-    folio_pg.kw[i] = "client_encoding";
-    folio_pg.val[i++] = "UTF8";
-    folio_pg.kw[i] = NULL;
-    folio_pg.val[i] = NULL;
-    if ((folio_pg.ev_timer = evtimer_new(w->base, on_timer, NULL)) == NULL ||
-        (folio_pg.ev_retry = evtimer_new(w->base, folio_pg_on_retry, NULL)) ==
+    pg->kw[i] = "application_name";
+    pg->val[i++] = "foliod";
+    pg->kw[i] = "keepalives_idle";
+    pg->val[i++] = "5";
+    pg->kw[i] = "keepalives_interval";
+    pg->val[i++] = "1";
+    pg->kw[i] = "keepalives_count";
+    pg->val[i++] = "3";
+    pg->kw[i] = "dbname";
+    pg->val[i++] = cfg->comments_dsn;
+    pg->kw[i] = "client_encoding";
+    pg->val[i++] = "UTF8";
+    pg->kw[i] = NULL;
+    pg->val[i] = NULL;
+    if ((pg->ev_timer = evtimer_new(w->base, on_timer, pg)) == NULL ||
+        (pg->ev_retry = evtimer_new(w->base, folio_pg_on_retry, pg)) == NULL ||
+        (pg->ev_kick = event_new(w->base, -1, 0, folio_pg_on_kick, pg)) ==
             NULL ||
-        (folio_pg.ev_kick =
-             event_new(w->base, -1, 0, folio_pg_on_kick, NULL)) == NULL ||
-        folio_buf_init(&folio_pg.scratch, 65536, 0) != 0 ||
+        folio_buf_init(&pg->scratch, 65536, 0) != 0 ||
         (cfg->comments_cache_size > 0 &&
-         folio_ccache_new(cfg->comments_cache_size, &folio_pg.cache) != 0)) {
+         folio_ccache_new(cfg->comments_cache_size, &pg->cache) != 0)) {
         folio_log_errorx("comments: no memory for the PostgreSQL backend");
-        folio_comments_pg.fini(w);
+        pg_close(&pg->be);
         return FOLIO_ENOMEM;
     }
-    snprintf(folio_pg.why, sizeof(folio_pg.why), "not connected yet");
-    folio_pg_set_up(0);
-    folio_pg_connect();
+    snprintf(pg->why, sizeof(pg->why), "not connected yet");
+    folio_pg_set_up(pg, 0);
+    folio_pg_connect(pg);
+    *out = &pg->be;
     return 0;
 }
 
 static void
-pg_fini(struct folio_worker *w)
+pg_close(struct folio_comments_be *be)
 {
+    struct folio_pg *pg = (struct folio_pg *)be;
     struct req *r;
     struct unit *u;
 
+    if (pg == NULL)
+        return;
+
     /* Held calls still here: their connections are gone (worker exit). */
-    while ((u = uq_pop(&folio_pg.inflight)) != NULL ||
-           (u = uq_pop(&folio_pg.waiting)) != NULL) {
-        q_prepend(&folio_pg.posts, &u->reqs);
-        folio_pg_unit_put(u);
+    while ((u = uq_pop(&pg->inflight)) != NULL ||
+           (u = uq_pop(&pg->waiting)) != NULL) {
+        q_prepend(&pg->posts, &u->reqs);
+        folio_pg_unit_put(pg, u);
     }
-    while ((r = q_pop(&folio_pg.posts)) != NULL)
-        folio_pg_req_put(r);
-    while ((r = folio_pg.free_reqs) != NULL) {
-        folio_pg.free_reqs = r->next;
+    while ((r = q_pop(&pg->posts)) != NULL)
+        folio_pg_req_put(pg, r);
+    while ((r = pg->free_reqs) != NULL) {
+        pg->free_reqs = r->next;
         folio_buf_free(&r->text);
         folio_free(r);
     }
-    while ((u = folio_pg.free_units) != NULL) {
-        folio_pg.free_units = u->next;
+    while ((u = pg->free_units) != NULL) {
+        pg->free_units = u->next;
         folio_free(u);
     }
-    folio_pg_sock_off();
-    if (folio_pg.conn != NULL)
-        PQfinish(folio_pg.conn);
-    if (folio_pg.ev_timer != NULL)
-        event_free(folio_pg.ev_timer);
-    if (folio_pg.ev_retry != NULL)
-        event_free(folio_pg.ev_retry);
-    if (folio_pg.ev_kick != NULL)
-        event_free(folio_pg.ev_kick);
-    folio_ccache_free(folio_pg.cache);
-    folio_buf_free(&folio_pg.scratch);
-    memset(&folio_pg, 0, sizeof(folio_pg));
+    folio_pg_sock_off(pg);
+    if (pg->conn != NULL)
+        PQfinish(pg->conn);
+    if (pg->ev_timer != NULL)
+        event_free(pg->ev_timer);
+    if (pg->ev_retry != NULL)
+        event_free(pg->ev_retry);
+    if (pg->ev_kick != NULL)
+        event_free(pg->ev_kick);
+    folio_ccache_free(pg->cache);
+    folio_buf_free(&pg->scratch);
+    folio_free(pg);
 }
 
 /* Hold `call` in request r; -1 (after folio_call_error) if it cannot be. */
 static int
-hold(struct folio_call *call, struct req *r, int kind)
+hold(struct folio_pg *pg, struct folio_call *call, struct req *r, int kind)
 {
     if (folio_call_hold(call, &r->hold) != 0) {
-        folio_pg_req_put(r);
+        folio_pg_req_put(pg, r);
         return folio_call_error(call, FOLIO_ST_UNAVAILABLE,
                                 "the comments database answers only "
                                 "requests of a connection");
     }
     r->kind = (uint8_t)kind;
-    r->deadline_ms = folio_mono_ms() + folio_pg.cfg->comments_timeout_ms;
+    r->deadline_ms = folio_mono_ms() + pg->cfg->comments_timeout_ms;
     return 0;
 }
 
 static int
-no_memory(struct folio_call *call, struct req *r)
+no_memory(struct folio_pg *pg, struct folio_call *call, struct req *r)
 {
     if (r != NULL)
-        folio_pg_req_put(r);
+        folio_pg_req_put(pg, r);
     return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED, "out of memory");
 }
 
 static int
-down(struct folio_call *call)
+down(struct folio_pg *pg, struct folio_call *call)
 {
     char msg[384];
 
-    folio_stat_add(&folio_pg.w->slot->ws_comments_db_unavailable, 1);
+    folio_stat_add(&pg->w->slot->ws_comments_db_unavailable, 1);
     return folio_call_error(call, FOLIO_ST_UNAVAILABLE, "%s",
-                            folio_pg_unavailable_msg(msg, sizeof(msg)));
+                            folio_pg_unavailable_msg(pg, msg, sizeof(msg)));
 }
 
 /*
@@ -233,10 +251,10 @@ down(struct folio_call *call)
  * on its way that no invalidation of the page has overtaken.
  */
 static struct unit *
-find_list(const char *np, size_t nlen)
+find_list(struct folio_pg *pg, const char *np, size_t nlen)
 {
     struct unit *u;
-    struct uqueue *qs[2] = {&folio_pg.waiting, &folio_pg.inflight};
+    struct uqueue *qs[2] = {&pg->waiting, &pg->inflight};
     int i;
 
     for (i = 0; i < 2; i++)
@@ -245,34 +263,37 @@ find_list(const char *np, size_t nlen)
                 u->reqs.head->plen == nlen &&
                 memcmp(u->reqs.head->path, np, nlen) == 0 &&
                 (!u->sent ||
-                 (folio_pg.cache != NULL &&
-                  folio_ccache_fresh(folio_pg.cache, np, nlen, u->epoch))))
+                 (pg->cache != NULL &&
+                  folio_ccache_fresh(pg->cache, np, nlen, u->epoch))))
                 return u;
     return NULL;
 }
 
 /* Queue a list or delete unit of one request r, holding call. */
 static int
-queue_unit(struct folio_call *call, struct req *r, int ukind, int rkind)
+queue_unit(struct folio_pg *pg, struct folio_call *call, struct req *r,
+           int ukind, int rkind)
 {
     struct unit *u;
 
-    if ((u = folio_pg_unit_get(ukind)) == NULL)
-        return no_memory(call, r);
-    if (hold(call, r, rkind) != 0) {
-        folio_pg_unit_put(u);
+    if ((u = folio_pg_unit_get(pg, ukind)) == NULL)
+        return no_memory(pg, call, r);
+    if (hold(pg, call, r, rkind) != 0) {
+        folio_pg_unit_put(pg, u);
         return -1;
     }
     q_push(&u->reqs, r);
-    uq_push(&folio_pg.waiting, u);
-    folio_pg_kick();
-    folio_pg_arm_timer();
+    uq_push(&pg->waiting, u);
+    folio_pg_kick(pg);
+    folio_pg_arm_timer(pg);
     return 0;
 }
 
 static int
-pg_list(struct folio_call *call, const char *path, uint32_t len)
+pg_list(struct folio_comments_be *be, struct folio_call *call, const char *path,
+        uint32_t len)
 {
+    struct folio_pg *pg = (struct folio_pg *)be;
     char np[FOLIO_COMMENTS_NPATH_MAX], err[256];
     const void *hit;
     struct unit *u;
@@ -282,8 +303,8 @@ pg_list(struct folio_call *call, const char *path, uint32_t len)
     if (folio_comments_path_check(path, len, err, sizeof(err)) != 0)
         return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT, "%s", err);
     nlen = folio_comments_normalize(path, len, np);
-    if (folio_pg.cache != NULL &&
-        (hit = folio_ccache_get(folio_pg.cache, np, nlen, &hlen)) != NULL) {
+    if (pg->cache != NULL &&
+        (hit = folio_ccache_get(pg->cache, np, nlen, &hlen)) != NULL) {
         folio_stat_add(&call->w->slot->ws_comments_cache_hits, 1);
         if (folio_buf_append(call->out, hit, hlen) != 0)
             return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
@@ -291,65 +312,68 @@ pg_list(struct folio_call *call, const char *path, uint32_t len)
         return 0;
     }
     folio_stat_add(&call->w->slot->ws_comments_cache_misses, 1);
-    if (folio_pg.state == C_DOWN)
-        return down(call);
-    if ((r = folio_pg_req_get()) == NULL)
-        return no_memory(call, NULL);
+    if (pg->state == C_DOWN)
+        return down(pg, call);
+    if ((r = folio_pg_req_get(pg)) == NULL)
+        return no_memory(pg, call, NULL);
     memcpy(r->path, np, nlen);
     r->plen = (uint32_t)nlen;
-    if ((u = find_list(np, nlen)) == NULL)
-        return queue_unit(call, r, U_LIST, R_LIST);
-    if (hold(call, r, R_LIST) != 0)
+    if ((u = find_list(pg, np, nlen)) == NULL)
+        return queue_unit(pg, call, r, U_LIST, R_LIST);
+    if (hold(pg, call, r, R_LIST) != 0)
         return -1;
     q_push(&u->reqs, r);
     return 0;
 }
 
 static int
-pg_post(struct folio_call *call, const struct folio_comment_in *in)
+pg_post(struct folio_comments_be *be, struct folio_call *call,
+        const struct folio_comment_in *in)
 {
+    struct folio_pg *pg = (struct folio_pg *)be;
     struct req *r;
     uint64_t now = folio_unix_ms();
 
-    if (folio_pg.state == C_DOWN)
-        return down(call);
-    if ((r = folio_pg_req_get()) == NULL)
-        return no_memory(call, NULL);
+    if (pg->state == C_DOWN)
+        return down(pg, call);
+    if ((r = folio_pg_req_get(pg)) == NULL)
+        return no_memory(pg, call, NULL);
     r->plen =
         (uint32_t)folio_comments_normalize(in->path, in->path_len, r->path);
     r->alen = (uint32_t)in->author_len;
     r->blen = (uint32_t)in->body_len;
     folio_be64_put(r->created_at, now);
-    folio_be64_put(r->key, folio_pg.key_hi);
-    folio_be64_put(r->key + 8, ++folio_pg.key_seq);
+    folio_be64_put(r->key, pg->key_hi);
+    folio_be64_put(r->key + 8, ++pg->key_seq);
     if ((r->text.b_data == NULL &&
          folio_buf_init(&r->text, in->author_len + in->body_len * 2 + 2048,
                         0) != 0) ||
         folio_buf_append(&r->text, in->author, in->author_len) != 0 ||
         folio_buf_append(&r->text, in->body, in->body_len) != 0 ||
         folio_comments_encode_tail(&r->text, r->path, r->plen, in, now) != 0)
-        return no_memory(call, r);
-    if (hold(call, r, R_POST) != 0)
+        return no_memory(pg, call, r);
+    if (hold(pg, call, r, R_POST) != 0)
         return -1;
-    q_push(&folio_pg.posts, r);
-    folio_pg_kick();
-    folio_pg_arm_timer();
+    q_push(&pg->posts, r);
+    folio_pg_kick(pg);
+    folio_pg_arm_timer(pg);
     return 0;
 }
 
 static int
-pg_delete(struct folio_call *call, uint64_t id)
+pg_delete(struct folio_comments_be *be, struct folio_call *call, uint64_t id)
 {
+    struct folio_pg *pg = (struct folio_pg *)be;
     struct req *r;
 
-    if (folio_pg.state == C_DOWN)
-        return down(call);
-    if ((r = folio_pg_req_get()) == NULL)
-        return no_memory(call, NULL);
+    if (pg->state == C_DOWN)
+        return down(pg, call);
+    if ((r = folio_pg_req_get(pg)) == NULL)
+        return no_memory(pg, call, NULL);
     r->id = id == 0 ? UINT64_MAX : id; /* 0 means "deleted" below */
-    return queue_unit(call, r, U_DELETE, R_DELETE);
+    return queue_unit(pg, call, r, U_DELETE, R_DELETE);
 }
 
 const struct folio_comments_backend folio_comments_pg = {
-    "postgres", pg_init, pg_fini, pg_list, pg_post, pg_delete,
+    "postgres", pg_open, pg_close, pg_list, pg_post, pg_delete,
 };

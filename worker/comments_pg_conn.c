@@ -85,66 +85,65 @@ static const char sql_setup[] =
 /* ---- the socket ---------------------------------------------------- */
 
 static uint64_t
-next_random(void)
+next_random(struct folio_pg *pg)
 {
     /* xorshift64*: jitter, nothing secret */
-    folio_pg.rnd ^= folio_pg.rnd >> 12;
-    folio_pg.rnd ^= folio_pg.rnd << 25;
-    folio_pg.rnd ^= folio_pg.rnd >> 27;
-    return folio_pg.rnd * 0x2545f4914f6cdd1dull;
+    pg->rnd ^= pg->rnd >> 12;
+    pg->rnd ^= pg->rnd << 25;
+    pg->rnd ^= pg->rnd >> 27;
+    return pg->rnd * 0x2545f4914f6cdd1dull;
 }
 
 void
-folio_pg_sock_off(void)
+folio_pg_sock_off(struct folio_pg *pg)
 {
-    if (folio_pg.rd_on)
-        event_del(&folio_pg.ev_rd);
-    if (folio_pg.wr_on)
-        event_del(&folio_pg.ev_wr);
-    folio_pg.rd_on = folio_pg.wr_on = 0;
+    if (pg->rd_on)
+        event_del(&pg->ev_rd);
+    if (pg->wr_on)
+        event_del(&pg->ev_wr);
+    pg->rd_on = pg->wr_on = 0;
 }
 
 /* Watch the connection's socket: rd/wr, persistent or once. */
 static void
-sock_watch(event_callback_fn cb, int rd, int wr, int persist)
+sock_watch(struct folio_pg *pg, event_callback_fn cb, int rd, int wr,
+           int persist)
 {
-    int fd = PQsocket(folio_pg.conn);
+    int fd = PQsocket(pg->conn);
     short p = persist ? EV_PERSIST : 0;
 
-    folio_pg_sock_off();
-    folio_pg.sock = fd;
+    folio_pg_sock_off(pg);
+    pg->sock = fd;
     if (fd < 0)
         return;
     if (rd) {
-        event_assign(&folio_pg.ev_rd, folio_pg.w->base, fd, EV_READ | p, cb,
-                     NULL);
-        event_add(&folio_pg.ev_rd, NULL);
-        folio_pg.rd_on = 1;
+        event_assign(&pg->ev_rd, pg->w->base, fd, EV_READ | p, cb, pg);
+        event_add(&pg->ev_rd, NULL);
+        pg->rd_on = 1;
     }
     if (wr) {
-        event_assign(&folio_pg.ev_wr, folio_pg.w->base, fd, EV_WRITE | p, cb,
-                     NULL);
-        event_add(&folio_pg.ev_wr, NULL);
-        folio_pg.wr_on = 1;
+        event_assign(&pg->ev_wr, pg->w->base, fd, EV_WRITE | p, cb, pg);
+        event_add(&pg->ev_wr, NULL);
+        pg->wr_on = 1;
     }
 }
 
 /* Push libpq's output; watch for writability while some is left. */
 int
-folio_pg_flush(void)
+folio_pg_flush(struct folio_pg *pg)
 {
-    int r = PQflush(folio_pg.conn);
+    int r = PQflush(pg->conn);
 
     if (r < 0)
         return -1;
-    if (r > 0 && !folio_pg.wr_on) {
-        event_assign(&folio_pg.ev_wr, folio_pg.w->base, folio_pg.sock,
-                     EV_WRITE | EV_PERSIST, folio_pg_on_io, NULL);
-        event_add(&folio_pg.ev_wr, NULL);
-        folio_pg.wr_on = 1;
-    } else if (r == 0 && folio_pg.wr_on) {
-        event_del(&folio_pg.ev_wr);
-        folio_pg.wr_on = 0;
+    if (r > 0 && !pg->wr_on) {
+        event_assign(&pg->ev_wr, pg->w->base, pg->sock, EV_WRITE | EV_PERSIST,
+                     folio_pg_on_io, pg);
+        event_add(&pg->ev_wr, NULL);
+        pg->wr_on = 1;
+    } else if (r == 0 && pg->wr_on) {
+        event_del(&pg->ev_wr);
+        pg->wr_on = 0;
     }
     return 0;
 }
@@ -152,39 +151,40 @@ folio_pg_flush(void)
 void
 folio_pg_on_kick(evutil_socket_t fd, short what, void *arg)
 {
-    if (folio_pg.state != C_READY)
+    struct folio_pg *pg = arg;
+    if (pg->state != C_READY)
         return;
-    if (folio_pg_send_waiting() != 0 || folio_pg_flush() != 0) {
-        folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+    if (folio_pg_send_waiting(pg) != 0 || folio_pg_flush(pg) != 0) {
+        folio_pg_reset(pg, PQerrorMessage(pg->conn), 0);
         return;
     }
-    folio_pg_arm_timer();
+    folio_pg_arm_timer(pg);
 }
 
 /* ---- the connection's life ----------------------------------------- */
 
 void
-folio_pg_set_up(int up)
+folio_pg_set_up(struct folio_pg *pg, int up)
 {
-    folio_stat_set(&folio_pg.w->slot->ws_comments_db_up, (uint64_t)up);
+    folio_stat_set(&pg->w->slot->ws_comments_db_up, (uint64_t)up);
 }
 
 /* Read the setup query's results; become READY when they are all in. */
 static void
-setup_results(void)
+setup_results(struct folio_pg *pg)
 {
     PGresult *res;
     char failed[256] = "";
 
-    while (!PQisBusy(folio_pg.conn)) {
-        if ((res = PQgetResult(folio_pg.conn)) == NULL)
+    while (!PQisBusy(pg->conn)) {
+        if ((res = PQgetResult(pg->conn)) == NULL)
             break;
         switch (PQresultStatus(res)) {
         case PGRES_COMMAND_OK:
             break;
         case PGRES_TUPLES_OK:
             if (PQntuples(res) == 1 && PQnfields(res) == 3 &&
-                !folio_pg.warned_sync) {
+                !pg->warned_sync) {
                 /* binary results are only for the extended protocol */
                 const char *sc = PQgetvalue(res, 0, 0);
                 const char *fs = PQgetvalue(res, 0, 1);
@@ -195,7 +195,7 @@ setup_results(void)
                         "= %s, fsync = %s: a comment acknowledged just before "
                         "it crashes can be lost",
                         sc, fs);
-                    folio_pg.warned_sync = 1;
+                    pg->warned_sync = 1;
                 }
             }
             break;
@@ -206,95 +206,95 @@ setup_results(void)
         }
         PQclear(res);
     }
-    if (PQisBusy(folio_pg.conn))
+    if (PQisBusy(pg->conn))
         return;
     if (failed[0] != '\0') {
-        folio_pg_reset(failed, 1);
+        folio_pg_reset(pg, failed, 1);
         return;
     }
-    if (PQenterPipelineMode(folio_pg.conn) != 1) {
-        folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+    if (PQenterPipelineMode(pg->conn) != 1) {
+        folio_pg_reset(pg, PQerrorMessage(pg->conn), 1);
         return;
     }
-    folio_pg.state = C_READY;
-    sock_watch(folio_pg_on_io, 1, 0, 1);
+    pg->state = C_READY;
+    sock_watch(pg, folio_pg_on_io, 1, 0, 1);
     /* Notifications sent while we were away are lost. */
-    if (folio_pg.cache != NULL)
-        folio_ccache_clear(folio_pg.cache);
-    folio_stat_add(&folio_pg.w->slot->ws_comments_db_connects, 1);
-    folio_pg_set_up(1);
-    folio_pg.backoff_ms = 0;
-    if (!folio_pg.ever_up)
+    if (pg->cache != NULL)
+        folio_ccache_clear(pg->cache);
+    folio_stat_add(&pg->w->slot->ws_comments_db_connects, 1);
+    folio_pg_set_up(pg, 1);
+    pg->backoff_ms = 0;
+    if (!pg->ever_up)
         folio_log_notice("comments: PostgreSQL %s:%s, database %s, user %s: "
                          "connected (schema version %d)",
-                         PQhost(folio_pg.conn), PQport(folio_pg.conn),
-                         PQdb(folio_pg.conn), PQuser(folio_pg.conn),
-                         FOLIO_COMMENTS_PG_SCHEMA);
-    else if (folio_pg.down_logged)
+                         PQhost(pg->conn), PQport(pg->conn), PQdb(pg->conn),
+                         PQuser(pg->conn), FOLIO_COMMENTS_PG_SCHEMA);
+    else if (pg->down_logged)
         folio_log_notice(
             "comments: PostgreSQL %s:%s: reconnected after %llu "
             "ms; the page cache starts anew",
-            PQhost(folio_pg.conn), PQport(folio_pg.conn),
-            (unsigned long long)(folio_mono_ms() - folio_pg.down_since_ms));
-    folio_pg.ever_up = 1;
-    folio_pg.down_logged = 0;
-    folio_pg_kick();
+            PQhost(pg->conn), PQport(pg->conn),
+            (unsigned long long)(folio_mono_ms() - pg->down_since_ms));
+    pg->ever_up = 1;
+    pg->down_logged = 0;
+    folio_pg_kick(pg);
 }
 
 void
 folio_pg_on_io(evutil_socket_t fd, short what, void *arg)
 {
+    struct folio_pg *pg = arg;
     PostgresPollingStatusType ps;
 
-    switch (folio_pg.state) {
+    switch (pg->state) {
     case C_CONNECTING:
-        ps = PQconnectPoll(folio_pg.conn);
+        ps = PQconnectPoll(pg->conn);
         if (ps == PGRES_POLLING_FAILED) {
-            folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+            folio_pg_reset(pg, PQerrorMessage(pg->conn), 1);
         } else if (ps == PGRES_POLLING_OK) {
-            evtimer_del(folio_pg.ev_retry);
-            if (PQsetnonblocking(folio_pg.conn, 1) != 0 ||
-                PQsendQuery(folio_pg.conn, sql_setup) != 1) {
-                folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+            evtimer_del(pg->ev_retry);
+            if (PQsetnonblocking(pg->conn, 1) != 0 ||
+                PQsendQuery(pg->conn, sql_setup) != 1) {
+                folio_pg_reset(pg, PQerrorMessage(pg->conn), 1);
                 return;
             }
-            folio_pg.state = C_SETUP;
-            sock_watch(folio_pg_on_io, 1, 0, 1);
-            if (folio_pg_flush() != 0)
-                folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+            pg->state = C_SETUP;
+            sock_watch(pg, folio_pg_on_io, 1, 0, 1);
+            if (folio_pg_flush(pg) != 0)
+                folio_pg_reset(pg, PQerrorMessage(pg->conn), 1);
         } else {
             /* the socket may change as libpq tries the next address */
-            sock_watch(folio_pg_on_io, ps == PGRES_POLLING_READING,
+            sock_watch(pg, folio_pg_on_io, ps == PGRES_POLLING_READING,
                        ps == PGRES_POLLING_WRITING, 0);
         }
         return;
     case C_SETUP:
-        if (((what & EV_READ) && PQconsumeInput(folio_pg.conn) != 1) ||
-            folio_pg_flush() != 0) {
-            folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+        if (((what & EV_READ) && PQconsumeInput(pg->conn) != 1) ||
+            folio_pg_flush(pg) != 0) {
+            folio_pg_reset(pg, PQerrorMessage(pg->conn), 1);
             return;
         }
-        setup_results();
+        setup_results(pg);
         return;
     case C_READY:
-        if (((what & EV_READ) && PQconsumeInput(folio_pg.conn) != 1) ||
-            folio_pg_flush() != 0) {
-            folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+        if (((what & EV_READ) && PQconsumeInput(pg->conn) != 1) ||
+            folio_pg_flush(pg) != 0) {
+            folio_pg_reset(pg, PQerrorMessage(pg->conn), 0);
             return;
         }
-        if (folio_pg_read_results() != 0) {
-            folio_pg_read_notifies();
-            folio_pg_reset(folio_pg.why, 0);
+        if (folio_pg_read_results(pg) != 0) {
+            folio_pg_read_notifies(pg);
+            folio_pg_reset(pg, pg->why, 0);
             return;
         }
-        folio_pg_read_notifies();
-        if (PQstatus(folio_pg.conn) == CONNECTION_BAD) {
-            folio_pg_reset(PQerrorMessage(folio_pg.conn), 0);
+        folio_pg_read_notifies(pg);
+        if (PQstatus(pg->conn) == CONNECTION_BAD) {
+            folio_pg_reset(pg, PQerrorMessage(pg->conn), 0);
             return;
         }
-        if (folio_pg.waiting.head != NULL || folio_pg.posts.head != NULL)
-            folio_pg_kick();
-        folio_pg_arm_timer();
+        if (pg->waiting.head != NULL || pg->posts.head != NULL)
+            folio_pg_kick(pg);
+        folio_pg_arm_timer(pg);
         return;
     default:
         return;
@@ -311,31 +311,31 @@ folio_pg_on_io(evutil_socket_t fd, short what, void *arg)
  * backoff timer.
  */
 void
-folio_pg_reset(const char *why, int failed_connect)
+folio_pg_reset(struct folio_pg *pg, const char *why, int failed_connect)
 {
     struct unit *u;
     struct uqueue keep = {NULL, NULL};
     char msg[384];
-    int was_up = folio_pg.state == C_READY;
+    int was_up = pg->state == C_READY;
 
-    if (why != folio_pg.why)
-        folio_pg_set_why(why);
-    folio_pg_sock_off();
-    evtimer_del(folio_pg.ev_retry);
-    if (folio_pg.conn != NULL)
-        PQfinish(folio_pg.conn);
-    folio_pg.conn = NULL;
-    folio_pg.sock = -1;
-    folio_pg.batches_out = 0;
-    folio_pg_set_up(0);
-    while ((u = uq_pop(&folio_pg.inflight)) != NULL) {
+    if (why != pg->why)
+        folio_pg_set_why(pg, why);
+    folio_pg_sock_off(pg);
+    evtimer_del(pg->ev_retry);
+    if (pg->conn != NULL)
+        PQfinish(pg->conn);
+    pg->conn = NULL;
+    pg->sock = -1;
+    pg->batches_out = 0;
+    folio_pg_set_up(pg, 0);
+    while ((u = uq_pop(&pg->inflight)) != NULL) {
         struct req *r;
 
         for (r = u->reqs.head; r != NULL && u->sent; r = r->next)
             r->in_doubt = r->kind != R_LIST;
         if (u->kind == U_BATCH || u->reqs.head == NULL) {
-            q_prepend(&folio_pg.posts, &u->reqs); /* in order, before newer */
-            folio_pg_unit_put(u);
+            q_prepend(&pg->posts, &u->reqs); /* in order, before newer */
+            folio_pg_unit_put(pg, u);
             continue;
         }
         u->sent = 0;
@@ -346,46 +346,45 @@ folio_pg_reset(const char *why, int failed_connect)
     }
     /* What was in flight goes before what had not been sent. */
     if (keep.head != NULL) {
-        keep.tail->next = folio_pg.waiting.head;
-        if (folio_pg.waiting.tail == NULL)
-            folio_pg.waiting.tail = keep.tail;
-        folio_pg.waiting.head = keep.head;
+        keep.tail->next = pg->waiting.head;
+        if (pg->waiting.tail == NULL)
+            pg->waiting.tail = keep.tail;
+        pg->waiting.head = keep.head;
     }
-    if (!folio_pg.down_logged) {
-        folio_pg.down_since_ms = folio_mono_ms();
-        if (was_up || folio_pg.ever_up)
+    if (!pg->down_logged) {
+        pg->down_since_ms = folio_mono_ms();
+        if (was_up || pg->ever_up)
             folio_log_warnx("comments: lost PostgreSQL: %s; reconnecting "
                             "(cached pages are still served)",
-                            folio_pg.why);
+                            pg->why);
         else
             folio_log_warnx("comments: cannot reach PostgreSQL: %s; "
                             "retrying (posts and uncached lists answer "
                             "UNAVAILABLE meanwhile)",
-                            folio_pg.why);
-        folio_pg.down_logged = 1;
+                            pg->why);
+        pg->down_logged = 1;
     }
     if (!failed_connect) {
-        folio_pg_connect(); /* at once: the database was there */
+        folio_pg_connect(pg); /* at once: the database was there */
         return;
     }
-    folio_pg.state = C_DOWN;
-    folio_pg_unavailable_msg(msg, sizeof(msg));
-    folio_pg_fail_queue(&folio_pg.posts, FOLIO_ST_UNAVAILABLE, msg);
-    folio_pg_fail_units(&folio_pg.waiting, FOLIO_ST_UNAVAILABLE, msg);
-    folio_pg_cache_gauge();
+    pg->state = C_DOWN;
+    folio_pg_unavailable_msg(pg, msg, sizeof(msg));
+    folio_pg_fail_queue(pg, &pg->posts, FOLIO_ST_UNAVAILABLE, msg);
+    folio_pg_fail_units(pg, &pg->waiting, FOLIO_ST_UNAVAILABLE, msg);
+    folio_pg_cache_gauge(pg);
     {
-        uint64_t b =
-            folio_pg.backoff_ms == 0 ? BACKOFF_MIN_MS : folio_pg.backoff_ms * 2;
+        uint64_t b = pg->backoff_ms == 0 ? BACKOFF_MIN_MS : pg->backoff_ms * 2;
         struct timeval tv;
 
         if (b > BACKOFF_MAX_MS)
             b = BACKOFF_MAX_MS;
-        folio_pg.backoff_ms = b;
+        pg->backoff_ms = b;
         b = b * 4 / 5 +
-            next_random() % (b / 5 + 1); /* jitter: workers differ */
+            next_random(pg) % (b / 5 + 1); /* jitter: workers differ */
         tv.tv_sec = (time_t)(b / 1000);
         tv.tv_usec = (suseconds_t)(b % 1000) * 1000;
-        evtimer_add(folio_pg.ev_retry, &tv);
+        evtimer_add(pg->ev_retry, &tv);
     }
 }
 
@@ -397,34 +396,36 @@ on_notice(void *arg, const char *msg)
 }
 
 void
-folio_pg_connect(void)
+folio_pg_connect(struct folio_pg *pg)
 {
     struct timeval tv;
 
-    folio_pg.conn = PQconnectStartParams(folio_pg.kw, folio_pg.val, 1);
-    if (folio_pg.conn == NULL) {
-        folio_pg_reset("out of memory", 1);
+    pg->conn = PQconnectStartParams(pg->kw, pg->val, 1);
+    if (pg->conn == NULL) {
+        folio_pg_reset(pg, "out of memory", 1);
         return;
     }
-    PQsetNoticeProcessor(folio_pg.conn, on_notice, NULL);
-    if (PQstatus(folio_pg.conn) == CONNECTION_BAD) {
-        folio_pg_reset(PQerrorMessage(folio_pg.conn), 1);
+    PQsetNoticeProcessor(pg->conn, on_notice, NULL);
+    if (PQstatus(pg->conn) == CONNECTION_BAD) {
+        folio_pg_reset(pg, PQerrorMessage(pg->conn), 1);
         return;
     }
-    folio_pg.state = C_CONNECTING;
-    sock_watch(folio_pg_on_io, 0, 1, 0); /* as if PQconnectPoll said WRITING */
-    tv.tv_sec = (time_t)(folio_pg.cfg->comments_timeout_ms / 1000);
-    tv.tv_usec = (suseconds_t)(folio_pg.cfg->comments_timeout_ms % 1000) * 1000;
-    evtimer_add(folio_pg.ev_retry, &tv); /* the connect's deadline */
+    pg->state = C_CONNECTING;
+    sock_watch(pg, folio_pg_on_io, 0, 1,
+               0); /* as if PQconnectPoll said WRITING */
+    tv.tv_sec = (time_t)(pg->cfg->comments_timeout_ms / 1000);
+    tv.tv_usec = (suseconds_t)(pg->cfg->comments_timeout_ms % 1000) * 1000;
+    evtimer_add(pg->ev_retry, &tv); /* the connect's deadline */
 }
 
 void
 folio_pg_on_retry(evutil_socket_t fd, short what, void *arg)
 {
-    if (folio_pg.state == C_DOWN)
-        folio_pg_connect();
-    else if (folio_pg.state == C_CONNECTING || folio_pg.state == C_SETUP)
-        folio_pg_reset("timed out connecting (comments_timeout)", 1);
+    struct folio_pg *pg = arg;
+    if (pg->state == C_DOWN)
+        folio_pg_connect(pg);
+    else if (pg->state == C_CONNECTING || pg->state == C_SETUP)
+        folio_pg_reset(pg, "timed out connecting (comments_timeout)", 1);
 }
 
 /* ---- for the master ------------------------------------------------- */

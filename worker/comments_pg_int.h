@@ -17,6 +17,8 @@
 #include "shm/comments.h"
 #include "src/be.h"
 #include "src/buf.h"
+#include "worker/comments_backend.h"
+#include "worker/conn.h"
 #include "worker/dispatch.h"
 
 #define CHANNEL "folio_comments" /* LISTEN/NOTIFY: the page changed */
@@ -73,7 +75,12 @@ struct uqueue {
     struct unit *head, *tail;
 };
 
+/*
+ * This worker's PostgreSQL backend (comments_pg.c opens it): every
+ * function of the backend takes it, every callback is given it.
+ */
 struct folio_pg {
+    struct folio_comments_be be; /* first: what h_comments.c holds */
     struct folio_worker *w;
     const struct folio_config *cfg;
     PGconn *conn;
@@ -102,9 +109,6 @@ struct folio_pg {
     char why[256]; /* why the database is unavailable */
     const char *kw[10], *val[10];
 };
-
-/* The one PostgreSQL client of this worker process (comments_pg.c). */
-extern struct folio_pg folio_pg;
 
 static inline void
 q_push(struct queue *q, struct req *r)
@@ -175,33 +179,37 @@ uq_pop(struct uqueue *q)
  */
 
 /* folio_pg_req_get - a zeroed request, or NULL (no memory). */
-struct req *folio_pg_req_get(void);
+struct req *folio_pg_req_get(struct folio_pg *pg);
 /* folio_pg_req_put - recycle a request (answered, or dropped at exit). */
-void folio_pg_req_put(struct req *r);
+void folio_pg_req_put(struct folio_pg *pg, struct req *r);
 /* folio_pg_unit_get - a zeroed unit of `kind`, or NULL (no memory). */
-struct unit *folio_pg_unit_get(int kind);
-void folio_pg_unit_put(struct unit *u);
+struct unit *folio_pg_unit_get(struct folio_pg *pg, int kind);
+void folio_pg_unit_put(struct folio_pg *pg, struct unit *u);
 /*
  * folio_pg_release_error, folio_pg_release_ok - answer a held request
- * (then recycled) with an error or a result; the call may run the
- * connection's next requests, which may queue more: never call them in
- * the middle of changing a queue.
+ * (then recycled) with an error or a result (folio_hold_release: the
+ * connection runs at the turn's end, nothing of it here).
  */
-void folio_pg_release_error(struct req *r, int code, const char *msg);
-void folio_pg_release_ok(struct req *r, const void *result, size_t len);
+void folio_pg_release_error(struct folio_pg *pg, struct req *r, int code,
+                            const char *msg);
+void folio_pg_release_ok(struct folio_pg *pg, struct req *r, const void *result,
+                         size_t len);
 /* folio_pg_fail_queue, folio_pg_fail_units - answer all with an error. */
-void folio_pg_fail_queue(struct queue *q, int code, const char *msg);
-void folio_pg_fail_units(struct uqueue *q, int code, const char *msg);
+void folio_pg_fail_queue(struct folio_pg *pg, struct queue *q, int code,
+                         const char *msg);
+void folio_pg_fail_units(struct folio_pg *pg, struct uqueue *q, int code,
+                         const char *msg);
 /* folio_pg_unavailable_msg - "the comments database is unavailable: why" */
-const char *folio_pg_unavailable_msg(char *buf, size_t len);
+const char *folio_pg_unavailable_msg(struct folio_pg *pg, char *buf,
+                                     size_t len);
 /* folio_pg_cache_gauge - publish the cache's size in the stats slot. */
-void folio_pg_cache_gauge(void);
+void folio_pg_cache_gauge(struct folio_pg *pg);
 /* folio_pg_arm_timer - the deadline timer for the nearest deadline. */
-void folio_pg_arm_timer(void);
+void folio_pg_arm_timer(struct folio_pg *pg);
 /* folio_pg_kick - send what waits at the end of this loop turn. */
-void folio_pg_kick(void);
-/* folio_pg_set_why - libpq's message, first line, as folio_pg.why. */
-const char *folio_pg_set_why(const char *msg);
+void folio_pg_kick(struct folio_pg *pg);
+/* folio_pg_set_why - libpq's message, first line, as pg->why. */
+const char *folio_pg_set_why(struct folio_pg *pg, const char *msg);
 
 /* comments_pg_io.c: the pipeline (calls comments_pg_req.c only) */
 
@@ -210,26 +218,26 @@ const char *folio_pg_set_why(const char *msg);
  * deletes, and the next batch of posts.  0, or -1 when the connection
  * failed (PQerrorMessage says why).
  */
-int folio_pg_send_waiting(void);
+int folio_pg_send_waiting(struct folio_pg *pg);
 /*
  * folio_pg_read_results - take every result that has arrived and answer
  * the units they complete.  0, or -1 when the connection must be reset
- * (folio_pg.why says why).
+ * (pg->why says why).
  */
-int folio_pg_read_results(void);
+int folio_pg_read_results(struct folio_pg *pg);
 /* folio_pg_read_notifies - drop the pages PostgreSQL notified. */
-void folio_pg_read_notifies(void);
+void folio_pg_read_notifies(struct folio_pg *pg);
 
 /* comments_pg_conn.c: the connection (calls comments_pg_io.c, _req.c) */
 
 /* folio_pg_on_kick - ev_kick: send what waits (folio_pg_send_waiting). */
 void folio_pg_on_kick(evutil_socket_t fd, short what, void *arg);
 /* folio_pg_set_up - the comments_db_up gauge. */
-void folio_pg_set_up(int up);
+void folio_pg_set_up(struct folio_pg *pg, int up);
 /* folio_pg_sock_off - stop watching the socket. */
-void folio_pg_sock_off(void);
+void folio_pg_sock_off(struct folio_pg *pg);
 /* folio_pg_flush - push libpq's output, watching for writability. 0/-1 */
-int folio_pg_flush(void);
+int folio_pg_flush(struct folio_pg *pg);
 /* folio_pg_on_io - the socket's events, in every state. */
 void folio_pg_on_io(evutil_socket_t fd, short what, void *arg);
 /*
@@ -237,9 +245,9 @@ void folio_pg_on_io(evutil_socket_t fd, short what, void *arg);
  * up): close it, queue again what was in flight, reconnect now or after
  * the backoff (then answering what waits with 14).  Logs once per outage.
  */
-void folio_pg_reset(const char *why, int failed_connect);
+void folio_pg_reset(struct folio_pg *pg, const char *why, int failed_connect);
 /* folio_pg_connect - start connecting (PQconnectStartParams). */
-void folio_pg_connect(void);
+void folio_pg_connect(struct folio_pg *pg);
 /* folio_pg_on_retry - ev_retry: the backoff ended, or the connect timed out. */
 void folio_pg_on_retry(evutil_socket_t fd, short what, void *arg);
 

@@ -52,19 +52,18 @@ static const char sql_delete[] =
 /* ---- sending ------------------------------------------------------- */
 
 static int
-send_stmt(const char *sql, int n, const Oid *types, const char *const *vals,
-          const int *lens)
+send_stmt(struct folio_pg *pg, const char *sql, int n, const Oid *types,
+          const char *const *vals, const int *lens)
 {
     static const int fmts[6] = {1, 1, 1, 1, 1, 1};
 
-    return PQsendQueryParams(folio_pg.conn, sql, n, types, vals, lens, fmts,
-                             1) == 1
+    return PQsendQueryParams(pg->conn, sql, n, types, vals, lens, fmts, 1) == 1
                ? 0
                : -1;
 }
 
 static int
-send_post(struct req *r)
+send_post(struct folio_pg *pg, struct req *r)
 {
     static const Oid types[6] = {OID_BYTEA, OID_TEXT, OID_TEXT,
                                  OID_TEXT,  OID_INT8, OID_BYTEA};
@@ -84,12 +83,12 @@ send_post(struct req *r)
     lens[4] = 8;
     vals[5] = t + r->alen + r->blen;
     lens[5] = (int)(folio_buf_mark(&r->text) - r->alen - r->blen);
-    return send_stmt(sql_post, 6, types, vals, lens);
+    return send_stmt(pg, sql_post, 6, types, vals, lens);
 }
 
-/* Send unit u (already at the tail of folio_pg.inflight). */
+/* Send unit u (already at the tail of pg->inflight). */
 static int
-send_unit(struct unit *u)
+send_unit(struct folio_pg *pg, struct unit *u)
 {
     static const Oid t_text[1] = {OID_TEXT}, t_int8[1] = {OID_INT8};
     struct req *r = u->reqs.head;
@@ -100,72 +99,70 @@ send_unit(struct unit *u)
     u->sent = 1;
     switch (u->kind) {
     case U_LIST:
-        u->epoch =
-            folio_pg.cache != NULL ? folio_ccache_epoch(folio_pg.cache) : 0;
+        u->epoch = pg->cache != NULL ? folio_ccache_epoch(pg->cache) : 0;
         v[0] = r->path;
         l[0] = (int)r->plen;
-        if (send_stmt(sql_list, 1, t_text, v, l) != 0)
+        if (send_stmt(pg, sql_list, 1, t_text, v, l) != 0)
             return -1;
         break;
     case U_DELETE:
         folio_be64_put(id, r->id);
         v[0] = (const char *)id;
         l[0] = 8;
-        if (send_stmt(sql_delete, 1, t_int8, v, l) != 0)
+        if (send_stmt(pg, sql_delete, 1, t_int8, v, l) != 0)
             return -1;
         break;
     default:
         /* No BEGIN: the Sync commits them all, or none */
         u->cur = r;
-        folio_pg.batches_out++;
+        pg->batches_out++;
         for (; r != NULL; r = r->next)
-            if (send_post(r) != 0)
+            if (send_post(pg, r) != 0)
                 return -1;
     }
-    return PQpipelineSync(folio_pg.conn) == 1 ? 0 : -1;
+    return PQpipelineSync(pg->conn) == 1 ? 0 : -1;
 }
 
 /* Take the next batch of waiting posts into a unit. */
 static struct unit *
-take_batch(void)
+take_batch(struct folio_pg *pg)
 {
     struct unit *u;
     struct req *r;
     size_t n = 0, bytes = 0;
 
-    if ((u = folio_pg_unit_get(U_BATCH)) == NULL)
+    if ((u = folio_pg_unit_get(pg, U_BATCH)) == NULL)
         return NULL;
-    while ((r = folio_pg.posts.head) != NULL) {
+    while ((r = pg->posts.head) != NULL) {
         if (n > 0 && (r->alone || n >= BATCH_MAX ||
                       bytes + folio_buf_mark(&r->text) > BATCH_BYTES))
             break;
-        q_push(&u->reqs, q_pop(&folio_pg.posts));
+        q_push(&u->reqs, q_pop(&pg->posts));
         bytes += folio_buf_mark(&r->text);
         if (++n == 1 && r->alone)
             break;
-        if (!folio_pg.cfg->comments_group_commit)
+        if (!pg->cfg->comments_group_commit)
             break;
     }
     return u;
 }
 
 int
-folio_pg_send_waiting(void)
+folio_pg_send_waiting(struct folio_pg *pg)
 {
     struct unit *u;
 
-    while ((u = uq_pop(&folio_pg.waiting)) != NULL) {
-        uq_push(&folio_pg.inflight, u);
-        if (send_unit(u) != 0)
+    while ((u = uq_pop(&pg->waiting)) != NULL) {
+        uq_push(&pg->inflight, u);
+        if (send_unit(pg, u) != 0)
             return -1;
     }
-    while (
-        folio_pg.posts.head != NULL &&
-        (folio_pg.batches_out == 0 || !folio_pg.cfg->comments_group_commit)) {
-        if ((u = take_batch()) == NULL)
+    while (pg->posts.head != NULL &&
+           (pg->batches_out == 0 || !pg->cfg->comments_group_commit)) {
+        if ((u = take_batch(pg)) == NULL)
             break; /* out of memory: the deadline answers them */
-        uq_push(&folio_pg.inflight, u);
-        if (send_unit(u) != 0)
+        uq_push(&pg->inflight, u);
+        if (send_unit(pg, u) != 0)
             return -1;
     }
     return 0;
@@ -188,17 +185,17 @@ status_of(const char *state)
     return FOLIO_ST_INTERNAL;
 }
 
-/* A list's rows: the page's reply into folio_pg.scratch. */
+/* A list's rows: the page's reply into pg->scratch. */
 static void
-list_rows(struct unit *u, PGresult *res)
+list_rows(struct folio_pg *pg, struct unit *u, PGresult *res)
 {
     int n = PQntuples(res), i;
-    size_t max = (size_t)folio_pg.cfg->max_message_bytes, total = 0;
+    size_t max = (size_t)pg->cfg->max_message_bytes, total = 0;
     unsigned char h[5];
 
-    folio_buf_reset(&folio_pg.scratch);
+    folio_buf_reset(&pg->scratch);
     if (n == 0) {
-        if (folio_buf_append(&folio_pg.scratch, "\x90", 1) != 0)
+        if (folio_buf_append(&pg->scratch, "\x90", 1) != 0)
             goto nomem;
         return;
     }
@@ -218,11 +215,11 @@ list_rows(struct unit *u, PGresult *res)
     h[2] = (unsigned char)((unsigned)n >> 16);
     h[3] = (unsigned char)((unsigned)n >> 8);
     h[4] = (unsigned char)n;
-    if (folio_buf_reserve(&folio_pg.scratch, total + 5) != 0 ||
-        folio_buf_append(&folio_pg.scratch, h, 5) != 0)
+    if (folio_buf_reserve(&pg->scratch, total + 5) != 0 ||
+        folio_buf_append(&pg->scratch, h, 5) != 0)
         goto nomem;
     for (i = 0; i < n; i++)
-        folio_buf_append(&folio_pg.scratch, PQgetvalue(res, i, 0),
+        folio_buf_append(&pg->scratch, PQgetvalue(res, i, 0),
                          (size_t)PQgetlength(res, i, 0));
     return;
 nomem:
@@ -233,11 +230,11 @@ nomem:
 
 /* A successful result of u's current statement. */
 static void
-result_ok(struct unit *u, PGresult *res)
+result_ok(struct folio_pg *pg, struct unit *u, PGresult *res)
 {
     switch (u->kind) {
     case U_LIST:
-        list_rows(u, res);
+        list_rows(pg, u, res);
         break;
     case U_DELETE:
         if (PQntuples(res) == 1) {
@@ -285,18 +282,17 @@ result_error(struct unit *u, PGresult *res)
 
 /* The post's reply: the map head, its id, then the stored tail. */
 static int
-post_reply(struct req *r)
+post_reply(struct folio_pg *pg, struct req *r)
 {
     unsigned char id[8];
     size_t tail = r->alen + r->blen;
 
-    folio_buf_reset(&folio_pg.scratch);
+    folio_buf_reset(&pg->scratch);
     folio_be64_put(id, r->id);
-    return folio_buf_append(&folio_pg.scratch, comment_head,
-                            sizeof(comment_head)) != 0 ||
-                   folio_buf_append(&folio_pg.scratch, id, 8) != 0 ||
-                   folio_buf_append(&folio_pg.scratch,
-                                    folio_buf_at(&r->text, tail),
+    return folio_buf_append(&pg->scratch, comment_head, sizeof(comment_head)) !=
+                       0 ||
+                   folio_buf_append(&pg->scratch, id, 8) != 0 ||
+                   folio_buf_append(&pg->scratch, folio_buf_at(&r->text, tail),
                                     folio_buf_mark(&r->text) - tail) != 0
                ? -1
                : 0;
@@ -315,24 +311,24 @@ unit_status(const struct unit *u, const char *what)
 }
 
 static void
-complete_batch(struct unit *u)
+complete_batch(struct folio_pg *pg, struct unit *u)
 {
     struct req *r;
     int code;
 
-    folio_pg.batches_out--;
+    pg->batches_out--;
     if (!u->failed) {
         /* Our own cache first: a client may list the page next. */
         for (r = u->reqs.head; r != NULL; r = r->next)
-            if (folio_pg.cache != NULL)
-                folio_ccache_drop(folio_pg.cache, r->path, r->plen);
+            if (pg->cache != NULL)
+                folio_ccache_drop(pg->cache, r->path, r->plen);
         while ((r = q_pop(&u->reqs)) != NULL) {
-            if (post_reply(r) != 0)
-                folio_pg_release_error(r, FOLIO_ST_RESOURCE_EXHAUSTED,
+            if (post_reply(pg, r) != 0)
+                folio_pg_release_error(pg, r, FOLIO_ST_RESOURCE_EXHAUSTED,
                                        "out of memory");
             else
-                folio_pg_release_ok(r, folio_buf_at(&folio_pg.scratch, 0),
-                                    folio_buf_mark(&folio_pg.scratch));
+                folio_pg_release_ok(pg, r, folio_buf_at(&pg->scratch, 0),
+                                    folio_buf_mark(&pg->scratch));
         }
         return;
     }
@@ -342,38 +338,38 @@ complete_batch(struct unit *u)
         /* One post may spoil the batch: commit each on its own. */
         for (r = u->reqs.head; r != NULL; r = r->next)
             r->alone = 1;
-        q_prepend(&folio_pg.posts, &u->reqs);
+        q_prepend(&pg->posts, &u->reqs);
         return;
     }
-    folio_pg_fail_queue(&u->reqs, unit_status(u, "post"), u->msg);
+    folio_pg_fail_queue(pg, &u->reqs, unit_status(u, "post"), u->msg);
 }
 
 static void
-complete_list(struct unit *u)
+complete_list(struct folio_pg *pg, struct unit *u)
 {
     struct req *r = u->reqs.head;
 
     if (r == NULL)
         return;
     if (u->failed) {
-        folio_pg_fail_queue(&u->reqs, unit_status(u, "list"), u->msg);
+        folio_pg_fail_queue(pg, &u->reqs, unit_status(u, "list"), u->msg);
         return;
     }
-    if (folio_pg.cache != NULL &&
-        folio_ccache_fresh(folio_pg.cache, r->path, r->plen, u->epoch)) {
-        folio_ccache_put(folio_pg.cache, r->path, r->plen,
-                         folio_buf_at(&folio_pg.scratch, 0),
-                         folio_buf_mark(&folio_pg.scratch));
-        folio_pg_cache_gauge();
+    if (pg->cache != NULL &&
+        folio_ccache_fresh(pg->cache, r->path, r->plen, u->epoch)) {
+        folio_ccache_put(pg->cache, r->path, r->plen,
+                         folio_buf_at(&pg->scratch, 0),
+                         folio_buf_mark(&pg->scratch));
+        folio_pg_cache_gauge(pg);
     }
     /* The reply stays in scratch: releasing touches nothing of ours. */
     while ((r = q_pop(&u->reqs)) != NULL)
-        folio_pg_release_ok(r, folio_buf_at(&folio_pg.scratch, 0),
-                            folio_buf_mark(&folio_pg.scratch));
+        folio_pg_release_ok(pg, r, folio_buf_at(&pg->scratch, 0),
+                            folio_buf_mark(&pg->scratch));
 }
 
 static void
-complete_delete(struct unit *u)
+complete_delete(struct folio_pg *pg, struct unit *u)
 {
     struct req *r = q_pop(&u->reqs);
     char msg[96];
@@ -381,36 +377,36 @@ complete_delete(struct unit *u)
     if (r == NULL)
         return;
     if (u->failed) {
-        folio_pg_release_error(r, unit_status(u, "delete"), u->msg);
+        folio_pg_release_error(pg, r, unit_status(u, "delete"), u->msg);
         return;
     }
     if (r->id != 0 && !r->in_doubt) {
         snprintf(msg, sizeof(msg), "no comment with id %llu",
                  (unsigned long long)r->id);
-        folio_pg_release_error(r, FOLIO_ST_NOT_FOUND, msg);
+        folio_pg_release_error(pg, r, FOLIO_ST_NOT_FOUND, msg);
         return;
     }
     /* Deleted now, or by our attempt before the connection was lost. */
-    if (r->plen > 0 && folio_pg.cache != NULL)
-        folio_ccache_drop(folio_pg.cache, r->path, r->plen);
-    folio_pg_release_ok(r, "\xc3", 1);
+    if (r->plen > 0 && pg->cache != NULL)
+        folio_ccache_drop(pg->cache, r->path, r->plen);
+    folio_pg_release_ok(pg, r, "\xc3", 1);
 }
 
 /* A unit's Sync arrived: answer its requests. */
 static void
-complete(struct unit *u)
+complete(struct folio_pg *pg, struct unit *u)
 {
     switch (u->kind) {
     case U_LIST:
-        complete_list(u);
+        complete_list(pg, u);
         break;
     case U_DELETE:
-        complete_delete(u);
+        complete_delete(pg, u);
         break;
     default:
-        complete_batch(u);
+        complete_batch(pg, u);
     }
-    folio_pg_unit_put(u);
+    folio_pg_unit_put(pg, u);
 }
 
 /* A server error that means this connection cannot go on. */
@@ -423,19 +419,19 @@ fatal_state(const char *state)
 
 /*
  * Read every result that has arrived.  Returns 0, or -1 when the
- * connection must be reset (folio_pg.why says why).
+ * connection must be reset (pg->why says why).
  */
 int
-folio_pg_read_results(void)
+folio_pg_read_results(struct folio_pg *pg)
 {
     struct unit *u;
     PGresult *res;
     int reset = 0;
 
-    while ((u = folio_pg.inflight.head) != NULL) {
-        if (PQisBusy(folio_pg.conn))
+    while ((u = pg->inflight.head) != NULL) {
+        if (PQisBusy(pg->conn))
             break;
-        if ((res = PQgetResult(folio_pg.conn)) == NULL) {
+        if ((res = PQgetResult(pg->conn)) == NULL) {
             if (!u->got)
                 break; /* nothing more for now */
             u->done++;
@@ -446,17 +442,17 @@ folio_pg_read_results(void)
         case PGRES_PIPELINE_SYNC:
             if (u->failed && fatal_state(u->state)) {
                 /* Left in flight: folio_pg_reset sends it again. */
-                folio_pg_set_why(u->msg);
+                folio_pg_set_why(pg, u->msg);
                 reset = 1;
             } else {
-                uq_pop(&folio_pg.inflight);
-                complete(u);
+                uq_pop(&pg->inflight);
+                complete(pg, u);
             }
             break;
         case PGRES_COMMAND_OK:
         case PGRES_TUPLES_OK:
             if (!u->failed)
-                result_ok(u, res);
+                result_ok(pg, u, res);
             u->got = 1;
             break;
         case PGRES_PIPELINE_ABORTED:
@@ -474,19 +470,19 @@ folio_pg_read_results(void)
 }
 
 void
-folio_pg_read_notifies(void)
+folio_pg_read_notifies(struct folio_pg *pg)
 {
     PGnotify *n;
 
-    while ((n = PQnotifies(folio_pg.conn)) != NULL) {
-        if (folio_pg.cache != NULL) {
+    while ((n = PQnotifies(pg->conn)) != NULL) {
+        if (pg->cache != NULL) {
             if (n->extra[0] == '\0')
-                folio_ccache_clear(folio_pg.cache);
+                folio_ccache_clear(pg->cache);
             else
-                folio_ccache_drop(folio_pg.cache, n->extra, strlen(n->extra));
+                folio_ccache_drop(pg->cache, n->extra, strlen(n->extra));
         }
-        folio_stat_add(&folio_pg.w->slot->ws_comments_cache_invalidations, 1);
+        folio_stat_add(&pg->w->slot->ws_comments_cache_invalidations, 1);
         PQfreemem(n);
     }
-    folio_pg_cache_gauge();
+    folio_pg_cache_gauge(pg);
 }

@@ -3,7 +3,7 @@
  * comments_pg.c): the pools of requests and units, answering held calls,
  * the deadline timer, the end-of-turn kick.  The bottom of the backend:
  * comments_pg.c, comments_pg_conn.c and comments_pg_io.c call down into
- * it, and it calls none of them.
+ * it, and it calls none of them (it releases held calls: conn.c).
  */
 #include "config.h"
 
@@ -28,12 +28,12 @@ struct folio_pg folio_pg;
 /* ---- requests ------------------------------------------------------ */
 
 struct req *
-folio_pg_req_get(void)
+folio_pg_req_get(struct folio_pg *pg)
 {
-    struct req *r = folio_pg.free_reqs;
+    struct req *r = pg->free_reqs;
 
     if (r != NULL) {
-        folio_pg.free_reqs = r->next;
+        pg->free_reqs = r->next;
     } else if ((r = folio_calloc(1, sizeof(*r))) == NULL) {
         return NULL;
     }
@@ -46,23 +46,23 @@ folio_pg_req_get(void)
 }
 
 void
-folio_pg_req_put(struct req *r)
+folio_pg_req_put(struct folio_pg *pg, struct req *r)
 {
     if (r->text.b_cap > TEXT_KEEP)
         folio_buf_free(&r->text);
     else
         folio_buf_reset(&r->text);
-    r->next = folio_pg.free_reqs;
-    folio_pg.free_reqs = r;
+    r->next = pg->free_reqs;
+    pg->free_reqs = r;
 }
 
 struct unit *
-folio_pg_unit_get(int kind)
+folio_pg_unit_get(struct folio_pg *pg, int kind)
 {
-    struct unit *u = folio_pg.free_units;
+    struct unit *u = pg->free_units;
 
     if (u != NULL)
-        folio_pg.free_units = u->next;
+        pg->free_units = u->next;
     else if ((u = folio_malloc(sizeof(*u))) == NULL)
         return NULL;
     memset(u, 0, sizeof(*u));
@@ -71,33 +71,34 @@ folio_pg_unit_get(int kind)
 }
 
 void
-folio_pg_unit_put(struct unit *u)
+folio_pg_unit_put(struct folio_pg *pg, struct unit *u)
 {
-    u->next = folio_pg.free_units;
-    folio_pg.free_units = u;
+    u->next = pg->free_units;
+    pg->free_units = u;
 }
 
 /* The cache's size, for server.stats and /metrics. */
 void
-folio_pg_cache_gauge(void)
+folio_pg_cache_gauge(struct folio_pg *pg)
 {
     struct folio_ccache_info ci;
 
-    if (folio_pg.cache == NULL)
+    if (pg->cache == NULL)
         return;
-    folio_ccache_info(folio_pg.cache, &ci);
-    folio_stat_set(&folio_pg.w->slot->ws_comments_cache_bytes, ci.bytes);
+    folio_ccache_info(pg->cache, &ci);
+    folio_stat_set(&pg->w->slot->ws_comments_cache_bytes, ci.bytes);
 }
 
 /* ---- answering ----------------------------------------------------- */
 
 void
-folio_pg_release_error(struct req *r, int code, const char *msg)
+folio_pg_release_error(struct folio_pg *pg, struct req *r, int code,
+                       const char *msg)
 {
     char buf[512];
 
     if (code == FOLIO_ST_UNAVAILABLE) {
-        folio_stat_add(&folio_pg.w->slot->ws_comments_db_unavailable, 1);
+        folio_stat_add(&pg->w->slot->ws_comments_db_unavailable, 1);
         if (r->in_doubt && r->kind == R_POST) {
             /* Its commit may have happened before the connection went. */
             snprintf(buf, sizeof(buf), "%s (the comment may have been stored)",
@@ -106,96 +107,95 @@ folio_pg_release_error(struct req *r, int code, const char *msg)
         }
     }
     folio_hold_release(&r->hold, NULL, 0, code, msg);
-    folio_pg_req_put(r);
+    folio_pg_req_put(pg, r);
 }
 
 void
-folio_pg_release_ok(struct req *r, const void *result, size_t len)
+folio_pg_release_ok(struct folio_pg *pg, struct req *r, const void *result,
+                    size_t len)
 {
     folio_hold_release(&r->hold, result, len, 0, NULL);
-    folio_pg_req_put(r);
+    folio_pg_req_put(pg, r);
 }
 
 /* Answer every request of queue q with an error. */
 void
-folio_pg_fail_queue(struct queue *q, int code, const char *msg)
+folio_pg_fail_queue(struct folio_pg *pg, struct queue *q, int code,
+                    const char *msg)
 {
     struct req *r;
 
     while ((r = q_pop(q)) != NULL)
-        folio_pg_release_error(r, code, msg);
+        folio_pg_release_error(pg, r, code, msg);
 }
 
 void
-folio_pg_fail_units(struct uqueue *q, int code, const char *msg)
+folio_pg_fail_units(struct folio_pg *pg, struct uqueue *q, int code,
+                    const char *msg)
 {
     struct unit *u;
 
     while ((u = uq_pop(q)) != NULL) {
-        folio_pg_fail_queue(&u->reqs, code, msg);
-        folio_pg_unit_put(u);
+        folio_pg_fail_queue(pg, &u->reqs, code, msg);
+        folio_pg_unit_put(pg, u);
     }
 }
 
 const char *
-folio_pg_unavailable_msg(char *buf, size_t len)
+folio_pg_unavailable_msg(struct folio_pg *pg, char *buf, size_t len)
 {
-    snprintf(buf, len, "the comments database is unavailable: %s",
-             folio_pg.why);
+    snprintf(buf, len, "the comments database is unavailable: %s", pg->why);
     return buf;
 }
 
 /* ---- deadlines ----------------------------------------------------- */
 
 static uint64_t
-nearest_deadline(void)
+nearest_deadline(struct folio_pg *pg)
 {
     uint64_t d = UINT64_MAX;
 
-    if (folio_pg.posts.head != NULL && folio_pg.posts.head->deadline_ms < d)
-        d = folio_pg.posts.head->deadline_ms;
-    if (folio_pg.waiting.head != NULL &&
-        folio_pg.waiting.head->reqs.head != NULL &&
-        folio_pg.waiting.head->reqs.head->deadline_ms < d)
-        d = folio_pg.waiting.head->reqs.head->deadline_ms;
-    if (folio_pg.inflight.head != NULL &&
-        folio_pg.inflight.head->reqs.head != NULL &&
-        folio_pg.inflight.head->reqs.head->deadline_ms < d)
-        d = folio_pg.inflight.head->reqs.head->deadline_ms;
+    if (pg->posts.head != NULL && pg->posts.head->deadline_ms < d)
+        d = pg->posts.head->deadline_ms;
+    if (pg->waiting.head != NULL && pg->waiting.head->reqs.head != NULL &&
+        pg->waiting.head->reqs.head->deadline_ms < d)
+        d = pg->waiting.head->reqs.head->deadline_ms;
+    if (pg->inflight.head != NULL && pg->inflight.head->reqs.head != NULL &&
+        pg->inflight.head->reqs.head->deadline_ms < d)
+        d = pg->inflight.head->reqs.head->deadline_ms;
     return d;
 }
 
 void
-folio_pg_arm_timer(void)
+folio_pg_arm_timer(struct folio_pg *pg)
 {
-    uint64_t d = nearest_deadline(), now;
+    uint64_t d = nearest_deadline(pg), now;
     struct timeval tv;
 
-    if (d == UINT64_MAX || evtimer_pending(folio_pg.ev_timer, NULL))
+    if (d == UINT64_MAX || evtimer_pending(pg->ev_timer, NULL))
         return;
     now = folio_mono_ms();
     d = d > now ? d - now : 0;
     tv.tv_sec = (time_t)(d / 1000);
     tv.tv_usec = (suseconds_t)(d % 1000) * 1000;
-    evtimer_add(folio_pg.ev_timer, &tv);
+    evtimer_add(pg->ev_timer, &tv);
 }
 
 void
-folio_pg_kick(void)
+folio_pg_kick(struct folio_pg *pg)
 {
-    event_active(folio_pg.ev_kick, EV_TIMEOUT, 1);
+    event_active(pg->ev_kick, EV_TIMEOUT, 1);
 }
 
-
-/* libpq's message, first line only, into folio_pg.why. */
+/* libpq's message, first line only, into pg->why. */
 const char *
-folio_pg_set_why(const char *msg)
+folio_pg_set_why(struct folio_pg *pg, const char *msg)
 {
     size_t n;
 
     if (msg == NULL || *msg == '\0')
         msg = "no reason given";
     n = strcspn(msg, "\n");
-    snprintf(folio_pg.why, sizeof(folio_pg.why), "%.*s", (int)n, msg);
-    return folio_pg.why;
+    snprintf(pg->why, sizeof(pg->why), "%.*s", (int)n, msg);
+    return pg->why;
 }

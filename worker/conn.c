@@ -1,62 +1,50 @@
 /*
- * conn.c - a worker's connections: accept, read, frame, dispatch, write.
+ * conn.c - a worker's connections: their life, their messages answered in
+ * shares of the loop's turns, their states (worker_int.h) and queues.
+ * Their sockets and buffers are conn_io.c's, what their bytes mean
+ * face_rpc.c's, the room their replies may take out.c's.
  *
- * Each connection owns two buffers allocated once (and kept on a free
- * list with the connection when it closes), so serving a request in steady
- * state allocates nothing: read into `in`, scan for complete messages,
- * pack replies straight into `out`, send.  The write event is added only
- * when the socket is full.
+ * One place runs a connection: run(), at the turn's end (the connections
+ * queued on w->turnq: read in the turn, released from a hold, given a
+ * share, drained) and from the write event.  Whatever else wakes one (a
+ * read, a release, a share of the run queue, room under the output
+ * budget) answers what it may or records what happened, and queues it
+ * there: as Redis serves the clients that a blocking operation unblocked
+ * in beforeSleep, never from the code that unblocks them.
  *
- * The output is bounded before it is produced, as Redis bounds a client's
- * output buffer (client-output-buffer-limit), by class of client (public
- * or admin): before a request runs, its reply (an upper bound of its size
- * for methods with large replies, folio_dispatch_reply_size) must fit
- * under the connection's soft limit, else its requests wait until its
- * client has read what is pending; public connections' buffers together
- * hold at most max_output_total beyond their base size, else the request
- * waits its turn for room (w->waitq, first come first served); no
- * buffer grows past the hard limit (a reply over it is error 8); and a
- * connection whose replies do not move for send_timeout is closed.
+ * Called by worker.c and accept.c (open, drain, turn end, sweep), and by
+ * the handlers for held replies; calls conn_io.c, face_rpc.c, out.c and
+ * dispatch.c (the record of a held call).
  */
 #include "config.h"
 
-#include <sys/resource.h>
 #include <sys/socket.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <malloc.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "src/addr.h"
-#include "src/alloc.h"
 #include "src/chan.h"
 #include "src/clock.h"
 #include "src/log.h"
-#include "src/rpc.h"
+#include "worker/conn.h"
+#include "worker/conn_io.h"
 #include "worker/dispatch.h"
+#include "worker/face_rpc.h"
+#include "worker/out.h"
 #include "worker/worker_int.h"
 
-#define READ_MIN 4096       /* read at least this much room */
-#define FREE_CONNS_KEPT 256 /* closed connections kept for reuse */
-#define ACCEPTS_PER_EVENT 16
-#define ACCEPT_DEFER_MS 1   /* a loaded worker leaves new connections to others */
 #define SHRINK_IDLE_MS 10000 /* quiet this long before buffers shrink */
-#define REFUSED_LOG_MS 10000 /* one line per interval: out of descriptors */
-#define OTHER_FDS 64         /* listeners, channel, stores, log... */
 /*
  * A connection's share of one turn of the loop: once its messages have
  * taken TURN_NS (each one's time as dispatch measures it, or the clock
  * after each with stats off: one slow message or a run of cheap ones
  * counts alike, by work done, not by a message count), the others get
- * their turn before it goes on (memcached's reqs_per_event, by time).  Without it, a client that pipelines
- * notifications (no replies, so no output backpressure) into a buffer
- * grown by a large message had every one of them run before any other
- * connection was looked at: seconds, for expensive calls.
+ * their turn before it goes on (memcached's reqs_per_event, by time).
+ * Without it, a client that pipelines notifications (no replies, so no
+ * output backpressure) into a buffer grown by a large message had every
+ * one of them run before any other connection was looked at: seconds,
+ * for expensive calls.
  */
 #define TURN_NS 1000000 /* 1 ms */
 /*
@@ -68,313 +56,86 @@
  */
 #define HEAVY_NS 100000 /* 100 us */
 
+static void process(struct folio_conn *c, int share);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
-static void on_run(evutil_socket_t fd, short what, void *arg);
-static void on_accept_back(evutil_socket_t fd, short what, void *arg);
 
 static const struct timeval zero_tv = {0, 0};
 
-/* ---- the output side: one place keeps the figures ---- */
+/* ---- states and queues ---- */
 
-static size_t
-soft_limit(const struct folio_conn *c)
+/* Whether a hold points at c. */
+static inline int
+held(const struct folio_conn *c)
 {
-    const struct folio_config *cfg = c->w->cfg;
-
-    return (size_t)((c->flags & CONN_ADMIN) ? cfg->admin_max_output_bytes
-                                            : cfg->max_output_bytes);
+    return c->state == FOLIO_CONN_HELD || c->state == FOLIO_CONN_HELD_CLOSING;
 }
 
-static size_t
-hard_limit(const struct folio_worker *w, unsigned flags)
+/* Whether c's requests wait (for a share, room, its client, a release). */
+static inline int
+waiting(const struct folio_conn *c)
 {
-    const struct folio_config *cfg = w->cfg;
-    uint64_t soft, hard;
-
-    if (flags & CONN_ADMIN) {
-        soft = cfg->admin_max_output_bytes;
-        hard = cfg->admin_max_output_hard_bytes;
-    } else {
-        soft = cfg->max_output_bytes;
-        hard = cfg->max_output_hard_bytes;
-    }
-    return (size_t)(hard > soft ? hard : soft);
-}
-
-/* Whether c's output counts toward max_output_total. */
-static int
-in_budget(const struct folio_conn *c)
-{
-    return !(c->flags & CONN_ADMIN) && c->w->cfg->max_output_total != 0;
-}
-
-static void wake_waiters(struct folio_worker *w);
-
-/*
- * Take the size of c's output buffer into w->out_total: call after
- * anything that may grow or shrink it.  Freed room goes to the waiters.
- */
-static void
-out_count(struct folio_conn *c)
-{
-    struct folio_worker *w = c->w;
-    size_t held = 0, was = c->out_held;
-
-    c->out_cap = c->out.b_cap;
-    if (in_budget(c) && c->out.b_cap > c->out.b_base)
-        held = c->out.b_cap - c->out.b_base;
-    if (held == was)
-        return;
-    w->out_total = w->out_total - was + held;
-    c->out_held = held;
-    folio_stat_set(&w->slot->ws_output_bytes, w->out_total);
-    if (held < was && w->waitq.head != NULL)
-        wake_waiters(w);
-}
-
-static inline void
-out_track(struct folio_conn *c)
-{
-    if (c->out.b_cap != c->out_cap)
-        out_count(c);
-}
-
-/* c closes: what it held is free for the others. */
-static void
-out_forget(struct folio_conn *c)
-{
-    struct folio_worker *w = c->w;
-
-    if (c->out_held == 0)
-        return;
-    w->out_total -= c->out_held;
-    c->out_held = 0;
-    folio_stat_set(&w->slot->ws_output_bytes, w->out_total);
-    if (w->waitq.head != NULL)
-        wake_waiters(w);
-}
-
-/* Give back what c's output grew to, now that it is written. */
-static void
-out_shrink(struct folio_conn *c)
-{
-    if (folio_buf_pending(&c->out) == 0 && c->out.b_cap > c->out.b_base &&
-        !(c->flags & CONN_HELD)) {
-        folio_buf_shrink(&c->out);
-        out_track(c);
-    }
-}
-
-/* Put c last on q, through its links `l`. */
-static void
-q_push(struct folio_conn_q *q, struct folio_conn *c, enum folio_conn_link l)
-{
-    c->qnext[l] = NULL;
-    c->qprev[l] = q->tail;
-    if (q->tail != NULL)
-        q->tail->qnext[l] = c;
-    else
-        q->head = c;
-    q->tail = c;
-}
-
-static void
-q_remove(struct folio_conn_q *q, struct folio_conn *c, enum folio_conn_link l)
-{
-    if (c->qprev[l] != NULL)
-        c->qprev[l]->qnext[l] = c->qnext[l];
-    else
-        q->head = c->qnext[l];
-    if (c->qnext[l] != NULL)
-        c->qnext[l]->qprev[l] = c->qprev[l];
-    else
-        q->tail = c->qprev[l];
-    c->qprev[l] = c->qnext[l] = NULL;
-}
-
-/* Off whichever queue c is on. */
-static void
-unqueue(struct folio_conn *c)
-{
-    if (c->flags & CONN_OUT_WAIT)
-        q_remove(&c->w->waitq, c, FOLIO_QL_WAIT);
-    else if (c->flags & CONN_YIELDED)
-        q_remove(&c->w->runq, c, FOLIO_QL_WAIT);
-    c->flags &= ~(CONN_OUT_WAIT | CONN_YIELDED);
+    return c->state != FOLIO_CONN_READY && c->state != FOLIO_CONN_CLOSING;
 }
 
 /*
- * Give c a share of a later turn, after the others on the run queue:
- * read nothing more until then.
+ * c's requests wait, in state st: nothing is read or answered until it is
+ * READY again.  YIELDED puts it last on the run queue, for a share of a
+ * later turn; out.c has put an OUT_WAIT one on the wait queue already.
  */
 static void
-yield(struct folio_conn *c)
+conn_wait(struct folio_conn *c, enum folio_conn_state st)
 {
-    struct folio_worker *w = c->w;
-
-    c->flags |= CONN_YIELDED;
+    c->state = st;
     event_del(&c->ev_read);
-    q_push(&w->runq, c, FOLIO_QL_WAIT);
-    evtimer_add(w->ev_run, &zero_tv);
+    if (st == FOLIO_CONN_YIELDED) {
+        folio_connq_push(&c->w->runq, c, FOLIO_QL_WAIT);
+        evtimer_add(c->w->ev_run, &zero_tv);
+    }
 }
 
-/*
- * The room c's next reply (`size` bytes at most) needs beyond what its
- * buffer has, not over its hard limit.
- */
-static size_t
-out_growth(const struct folio_conn *c, size_t size)
-{
-    size_t need = folio_buf_pending(&c->out) + size;
-
-    if (c->out.b_max != 0 && need > c->out.b_max)
-        need = c->out.b_max;
-    return need > c->out.b_cap ? need - c->out.b_cap : 0;
-}
-
-/* Whether `grow` more bytes for c fit under max_output_total now. */
-static int
-budget_fits(const struct folio_conn *c, size_t grow)
-{
-    const struct folio_worker *w = c->w;
-
-    /* Nobody else holds anything: go, whatever the size. */
-    return w->out_total + grow <= w->cfg->max_output_total ||
-           w->out_total <= c->out_held;
-}
-
-/* Make the room (exactly: packing then grows nothing) and count it. */
+/* c answers its requests again, and reads unless its peer is done. */
 static void
-out_reserve(struct folio_conn *c, size_t size)
+conn_ready(struct folio_conn *c)
 {
-    size_t need = folio_buf_pending(&c->out) + size;
-
-    if (c->out.b_max != 0 && need > c->out.b_max)
-        need = c->out.b_max;
-    /* On failure the handler's packing reports it (error 8). */
-    (void)folio_buf_reserve(&c->out, need - folio_buf_pending(&c->out));
-    out_track(c);
+    c->state = FOLIO_CONN_READY;
+    if (!(c->flags & CONN_EOF))
+        event_add(&c->ev_read, NULL);
 }
 
-/* Let the first waiters go, as long as their replies fit. */
+/* Room under the output budget came free: let the first waiters go. */
 static void
 wake_waiters(struct folio_worker *w)
 {
     struct folio_conn *c;
-    size_t grow;
 
-    while ((c = w->waitq.head) != NULL) {
-        grow = out_growth(c, c->out_want);
-        if (grow > 0 && !budget_fits(c, grow))
-            break;
-        unqueue(c);
-        if (grow > 0)
-            out_reserve(c, c->out_want); /* theirs, until they run */
-        yield(c);
-    }
+    while ((c = folio_out_grant(w)) != NULL)
+        conn_wait(c, FOLIO_CONN_YIELDED);
+}
+
+/* Give back what c's output grew to, now that it is written. */
+static void
+shrink_out(struct folio_conn *c)
+{
+    if (!held(c) && folio_out_shrink(c))
+        wake_waiters(c->w);
 }
 
 /*
- * Whether c may produce its next reply, `size` bytes at most, now.  If
- * not, its requests wait (the message stays in its input): for its
- * client to read (CONN_READ_PAUSED, undone by run() once the output is
- * written), or for room under max_output_total (CONN_OUT_WAIT, undone by
- * wake_waiters()).
+ * c runs at the turn's end (once, last in the queue: in the order they
+ * came): ev_turn, made active by the first queued.
  */
-static int
-out_room_wait(struct folio_conn *c, size_t size)
+static void
+turn_queue(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
-    size_t pending = folio_buf_pending(&c->out), grow;
 
-    if (pending > 0 && pending + size > soft_limit(c)) {
-        c->flags |= CONN_READ_PAUSED;
-        event_del(&c->ev_read);
-        folio_stat_add(&w->slot->ws_output_waits, 1);
-        return 0;
-    }
-    if ((grow = out_growth(c, size)) == 0)
-        return 1;
-    if (in_budget(c) && (w->waitq.head != NULL || !budget_fits(c, grow)) &&
-        w->out_total > c->out_held) {
-        /* Behind the others that wait: first come, first served. */
-        c->flags |= CONN_OUT_WAIT;
-        c->out_want = size;
-        q_push(&w->waitq, c, FOLIO_QL_WAIT);
-        event_del(&c->ev_read);
-        folio_stat_add(&w->slot->ws_output_waits, 1);
-        return 0;
-    }
-    out_reserve(c, size);
-    return 1;
-}
-
-static inline int
-out_room(struct folio_conn *c, size_t size)
-{
-    size_t pending = folio_buf_pending(&c->out), need = pending + size;
-
-    /* Most calls: nothing pending, or little, and room already there. */
-    if (need <= c->out.b_cap &&
-        (pending == 0 || need <= c->w->cfg->max_output_bytes))
-        return 1;
-    return out_room_wait(c, size);
-}
-
-/* ---- connections ---- */
-
-static struct folio_conn *
-conn_get(struct folio_worker *w)
-{
-    struct folio_conn *c = w->free_conns;
-
-    if (c != NULL) {
-        w->free_conns = c->next;
-        w->nfree--;
-        return c;
-    }
-    if ((c = folio_calloc(1, sizeof(*c))) == NULL)
-        return NULL;
-    if (folio_buf_init(&c->in, FOLIO_CONN_BUF,
-                       w->cfg->max_message_bytes + FOLIO_CONN_BUF) != 0 ||
-        folio_buf_init(&c->out, FOLIO_CONN_BUF, 0) != 0) {
-        folio_buf_free(&c->in);
-        folio_buf_free(&c->out);
-        folio_free(c);
-        return NULL;
-    }
-    return c;
-}
-
-static void
-conn_put(struct folio_worker *w, struct folio_conn *c)
-{
-    if (w->nfree >= FREE_CONNS_KEPT || w->stopping || w->retiring) {
-        folio_buf_free(&c->in);
-        folio_buf_free(&c->out);
-        folio_free(c);
+    if (c->flags & CONN_TURN)
         return;
-    }
-    folio_buf_reset(&c->in);
-    folio_buf_reset(&c->out);
-    folio_buf_shrink(&c->in);
-    folio_buf_shrink(&c->out);
-    c->prev = NULL;
-    c->next = w->free_conns;
-    w->free_conns = c;
-    w->nfree++;
-}
-
-/* Open spare descriptors again, up to FOLIO_SPARE_FDS, as some are free. */
-static void
-spare_refill(struct folio_worker *w)
-{
-    int fd;
-
-    while (w->nspare < FOLIO_SPARE_FDS &&
-           (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) != -1)
-        w->spare[w->nspare++] = fd;
+    if (w->turnq.head == NULL)
+        event_active(w->ev_turn, EV_TIMEOUT, 1);
+    c->flags |= CONN_TURN;
+    folio_connq_push(&w->turnq, c, FOLIO_QL_TURN);
 }
 
 /* Off the turn's queue, if on it. */
@@ -383,16 +144,21 @@ turn_remove(struct folio_conn *c)
 {
     if (!(c->flags & CONN_TURN))
         return;
-    q_remove(&c->w->turnq, c, FOLIO_QL_TURN);
+    folio_connq_remove(&c->w->turnq, c, FOLIO_QL_TURN);
     c->flags &= ~CONN_TURN;
 }
+
+/* ---- a connection's life ---- */
 
 static void
 conn_unlink(struct folio_worker *w, struct folio_conn *c)
 {
     event_del(&c->ev_read);
     event_del(&c->ev_write);
-    unqueue(c);
+    if (c->state == FOLIO_CONN_OUT_WAIT)
+        folio_out_unwait(c);
+    else if (c->state == FOLIO_CONN_YIELDED)
+        folio_connq_remove(&w->runq, c, FOLIO_QL_WAIT);
     turn_remove(c);
     if (c->prev != NULL)
         c->prev->next = c->next;
@@ -404,7 +170,8 @@ conn_unlink(struct folio_worker *w, struct folio_conn *c)
     if (c->flags & CONN_ADMIN)
         w->nadmin--;
     folio_stat_set(&w->slot->ws_conns_open, w->nconns);
-    out_forget(c);
+    if (folio_out_forget(c))
+        wake_waiters(w);
 }
 
 void
@@ -412,9 +179,10 @@ folio_conn_close(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
-    if (c->flags & CONN_HELD) {
+    if (held(c)) {
         /* A held reply points here: close once it is released. */
-        c->flags |= CONN_CLOSE_AFTER | CONN_EOF;
+        c->state = FOLIO_CONN_HELD_CLOSING;
+        c->flags |= CONN_EOF;
         event_del(&c->ev_read);
         event_del(&c->ev_write);
         c->flags &= ~CONN_WRITING;
@@ -422,9 +190,7 @@ folio_conn_close(struct folio_conn *c)
     }
     conn_unlink(w, c);
     close(c->fd);
-    conn_put(w, c);
-    if (w->nspare < FOLIO_SPARE_FDS)
-        spare_refill(w);
+    folio_conn_io_put(w, c);
     /* Draining: the loop (worker.c) decides whether that was the last. */
     if ((w->stopping || w->retiring) && w->ev_settle != NULL)
         event_active(w->ev_settle, EV_TIMEOUT, 1);
@@ -456,21 +222,19 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     }
     if (n >= max)
         flags |= CONN_REJECT;
-    if ((c = conn_get(w)) == NULL) {
+    if ((c = folio_conn_io_get(w)) == NULL) {
         folio_log_warnx("out of memory for a connection: closed");
         close(fd);
         return;
     }
     c->fd = fd;
+    c->state = FOLIO_CONN_READY;
     c->flags = flags;
     c->w = w;
     c->last_ms = w->now_ms;
     c->read_ns = w->cfg->stats ? folio_mono_ns() : 0;
     c->msg_start_ms = 0;
     c->out_ms = 0;
-    c->out_cap = 0;
-    c->out_held = 0;
-    c->out_want = 0;
     c->heavy = 0;
     memset(c->qprev, 0, sizeof(c->qprev));
     memset(c->qnext, 0, sizeof(c->qnext));
@@ -479,9 +243,8 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
         folio_addr_pack((struct sockaddr *)&ss, sl, c->peer);
     else
         memset(c->peer, 0, sizeof(c->peer));
-    c->out.b_max = hard_limit(w, flags);
-    out_count(c); /* a connection from the free list may be larger */
-    folio_mp_scan_init(&c->scan, cfg->max_message_bytes, cfg->max_depth);
+    folio_out_open(c);
+    folio_face_rpc_frame_init(c);
     event_assign(&c->ev_read, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->ev_write, w->base, fd, EV_WRITE | EV_PERSIST, on_write,
                  c);
@@ -515,241 +278,97 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
             folio_conn_close(c);
             return;
         }
-        on_read(-1, 0, c);
+        process(c, 0);
+        turn_queue(c);
     }
 }
 
-/* Pack an error reply to the msgid as the client sent it. */
-static void
-reply_error(struct folio_conn *c, const struct folio_rpc_id *id, int code,
-            const char *msg)
-{
-    msgpack_packer pk;
-
-    msgpack_packer_init(&pk, &c->out, folio_buf_pack_write);
-    folio_rpc_pack_error_id(&pk, id, code, msg, strlen(msg));
-    folio_stat_add(&c->w->slot->ws_errors, 1);
-}
+/* ---- answering ---- */
 
 /*
- * The msgid of the request at p[0..avail), as far as the bytes go: 0 if
- * it is [0, msgid, ... with an integer msgid (in range or not: the reply
- * echoes it).
- */
-static int
-request_id(const char *p, size_t avail, struct folio_rpc_id *id)
-{
-    struct folio_mp_cur cur;
-    uint32_t n, msgid;
-    int64_t type;
-
-    folio_mp_cur_init(&cur, p, avail);
-    if (folio_mp_read_array(&cur, &n) != 0 || n != 4 ||
-        folio_mp_read_int(&cur, &type) != 0 || type != FOLIO_RPC_REQUEST ||
-        folio_rpc_read_msgid(&cur, &msgid, id) == FOLIO_EPROTO)
-        return -1;
-    return 0;
-}
-
-/*
- * The stream cannot be framed any further: answer the request if its
- * msgid can be read from the bytes we have, then close.
+ * Answer the complete messages in c's input, while it is READY: a turn's
+ * share of them, or (share: from the run queue) its own share; heavy work
+ * goes to the run queue.
  */
 static void
-bad_stream(struct folio_conn *c, int why, const char *p, size_t avail)
-{
-    const struct folio_config *cfg = c->w->cfg;
-    struct folio_rpc_id id;
-    char msg[128];
-
-    if (request_id(p, avail, &id) == 0) {
-        if (why == FOLIO_MP_TOOBIG)
-            snprintf(msg, sizeof(msg),
-                     "message over max_message_bytes (%llu)",
-                     (unsigned long long)cfg->max_message_bytes);
-        else if (why == FOLIO_MP_TOODEEP)
-            snprintf(msg, sizeof(msg), "nesting deeper than max_depth (%u)",
-                     cfg->max_depth);
-        else
-            snprintf(msg, sizeof(msg), "malformed msgpack");
-        reply_error(c, &id,
-                    why == FOLIO_MP_TOOBIG ? FOLIO_ST_RESOURCE_EXHAUSTED
-                                           : FOLIO_ST_INVALID_ARGUMENT,
-                    msg);
-    }
-    folio_stat_add(&c->w->slot->ws_protocol_errors, 1);
-    folio_buf_reset(&c->in);
-    c->flags |= CONN_CLOSE_AFTER;
-}
-
-/*
- * One complete message: parse it and dispatch it.  Returns 0 once it is
- * dealt with, or -1 when it must wait for room in the output (it stays
- * in the input, to run later).
- */
-static int
-handle_message(struct folio_conn *c, const char *p, size_t len)
+process(struct folio_conn *c, int share)
 {
     struct folio_worker *w = c->w;
-    struct folio_rpc_msg m;
-    const char *why;
-    size_t size;
-    int admin = (c->flags & CONN_ADMIN) != 0;
-
-    /* Every message may have a reply, an error at least: room first. */
-    if (!out_room(c, FOLIO_REPLY_SMALL))
-        return -1;
-    if (folio_rpc_parse(p, len, &m, &why) != 0) {
-        if (m.has_msgid) {
-            reply_error(c, &m.id, FOLIO_ST_INVALID_ARGUMENT, why);
-        } else {
-            folio_stat_add(&w->slot->ws_protocol_errors, 1);
-            c->flags |= CONN_CLOSE_AFTER;
-        }
-        return 0;
-    }
-    if (m.type == FOLIO_RPC_RESPONSE) {
-        reply_error(c, &m.id, FOLIO_ST_INVALID_ARGUMENT,
-                    "foliod takes requests and notifications, not responses");
-        return 0;
-    }
-    if (c->flags & CONN_REJECT) {
-        char msg[96];
-
-        if (m.type == FOLIO_RPC_REQUEST) {
-            if (admin)
-                snprintf(msg, sizeof(msg),
-                         "too many admin connections (admin_max_connections "
-                         "%u per worker)",
-                         w->cfg->admin_max_connections);
-            else
-                snprintf(msg, sizeof(msg),
-                         "too many connections (max_connections %u per "
-                         "worker)",
-                         w->cfg->max_connections);
-            reply_error(c, &m.id, FOLIO_ST_RESOURCE_EXHAUSTED, msg);
-        }
-        folio_stat_add(&w->slot->ws_conns_rejected, 1);
-        c->flags |= CONN_CLOSE_AFTER;
-        return 0;
-    }
-    if ((size = folio_dispatch_reply_size(w, &m, admin)) > FOLIO_REPLY_SMALL) {
-        /* A large reply is heavy work: in a share of its own, later. */
-        if (size > FOLIO_CONN_BUF && w->running != c && !admin) {
-            yield(c);
-            return -1;
-        }
-        if (!out_room(c, size))
-            return -1;
-    }
-    folio_dispatch(w, c, &m, admin, &c->out);
-    out_track(c);
-    return 0;
-}
-
-/*
- * Answer the complete messages in the input buffer, a turn's share: heavy
- * work goes to the run queue (it runs from there, in shares of TURN_NS).
- */
-static void
-process(struct folio_conn *c)
-{
-    struct folio_worker *w = c->w;
+    enum folio_conn_state st;
     const char *p;
-    size_t avail;
-    uint64_t t1 = 0, t2, dt, spent = 0;
-    int r, deferred, timed = folio_dispatch_times(w);
+    size_t avail, len;
+    uint64_t t1 = 0, t2, dt = 0, spent = 0;
+    int r, timed = folio_dispatch_times(w->cfg);
 
-    while (!(c->flags & (CONN_CLOSE_AFTER | CONN_WAITING))) {
+    while (c->state == FOLIO_CONN_READY) {
         if ((avail = folio_buf_pending(&c->in)) == 0)
             break;
         p = c->in.b_data + c->in.b_off;
-        r = folio_mp_scan(&c->scan, p, avail);
+        r = folio_face_rpc_frame(c, p, avail);
         if (r == FOLIO_MP_MORE) {
             if (c->msg_start_ms == 0)
                 c->msg_start_ms = w->now_ms;
             break;
         }
         if (r != FOLIO_MP_DONE) {
-            bad_stream(c, r, p, avail);
+            folio_face_rpc_bad_stream(c, r, p, avail);
+            folio_buf_reset(&c->in);
+            c->state = FOLIO_CONN_CLOSING;
             break;
         }
+        len = folio_face_rpc_frame_len(c);
         if (!timed && t1 == 0)
             t1 = folio_mono_ns(); /* else dispatch measures each call */
-        if (c->heavy && w->running != c && !(c->flags & CONN_ADMIN)) {
-            yield(c); /* its last message was slow: this one may be too */
-            deferred = 1;
-        } else {
-            /* -1: it waits, on the run queue or for room. */
-            w->call_ns = 0; /* none if it is not dispatched */
-            deferred = handle_message(c, p, (size_t)c->scan.pos) != 0;
-        }
-        if (deferred) {
-            /* Scanned again when its turn comes (the scanner, once done,
-             * would go on into the next message); it has arrived whole. */
-            folio_mp_scan_reset(&c->scan);
-            c->msg_start_ms = 0;
+        if (c->heavy && !share && !(c->flags & CONN_ADMIN))
+            st = FOLIO_CONN_YIELDED; /* its last message was slow: this too? */
+        else
+            st = folio_face_rpc_message(c, p, len, share, &dt);
+        folio_face_rpc_frame_reset(c);
+        c->msg_start_ms = 0;
+        if (st != FOLIO_CONN_READY && st != FOLIO_CONN_CLOSING) {
+            /* It waits in the input, framed again when its turn comes
+             * (the framer, once done, would go on into the next message);
+             * it has arrived whole. */
+            conn_wait(c, st);
             break;
         }
-        folio_buf_consume(&c->in, (size_t)c->scan.pos);
-        folio_mp_scan_reset(&c->scan);
-        c->msg_start_ms = 0;
-        if (timed) {
-            dt = w->call_ns;
-        } else {
+        folio_buf_consume(&c->in, len);
+        if (st == FOLIO_CONN_CLOSING) {
+            c->state = st;
+            break;
+        }
+        if (!timed) {
             t2 = folio_mono_ns();
             dt = t2 - t1;
             t1 = t2;
         }
         c->heavy = dt >= HEAVY_NS;
         spent += dt;
-        if (folio_buf_pending(&c->in) > 0 &&
-            !(c->flags & (CONN_CLOSE_AFTER | CONN_WAITING)) &&
+        if (folio_buf_pending(&c->in) > 0 && c->state == FOLIO_CONN_READY &&
             spent >= TURN_NS)
-            yield(c);
+            conn_wait(c, FOLIO_CONN_YIELDED);
     }
-    if ((c->flags & CONN_EOF) && !(c->flags & CONN_WAITING))
-        c->flags |= CONN_CLOSE_AFTER;
+    if ((c->flags & CONN_EOF) && c->state == FOLIO_CONN_READY)
+        c->state = FOLIO_CONN_CLOSING;
 }
+
+/* ---- writing ---- */
 
 /* Write what is pending.  Returns 0, or -1 when the connection closed. */
 static int
 flush(struct folio_conn *c)
 {
-    struct folio_worker *w = c->w;
-    size_t pending;
-    ssize_t n;
+    int r;
 
-    if (c->flags & CONN_HELD)
+    if (held(c))
         return 0; /* the held reply is not complete */
-    while ((pending = folio_buf_pending(&c->out)) > 0) {
-        n = send(c->fd, c->out.b_data + c->out.b_off, pending, MSG_NOSIGNAL);
-        if (n > 0) {
-            folio_buf_consume(&c->out, (size_t)n);
-            folio_stat_add(&w->slot->ws_bytes_out, (uint64_t)n);
-            c->last_ms = c->out_ms = w->now_ms;
-            continue;
-        }
-        if (n == -1 && errno == EINTR)
-            continue;
-        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (c->out_ms == 0)
-                c->out_ms = w->now_ms; /* send_timeout from now */
-            if (!(c->flags & CONN_WRITING)) {
-                event_add(&c->ev_write, NULL);
-                c->flags |= CONN_WRITING;
-            }
-            return 0;
-        }
+    if ((r = folio_conn_io_write(c)) != 0) {
+        if (r > 0)
+            return 0; /* the rest when the socket takes more */
         folio_conn_close(c);
         return -1;
     }
-    c->out_ms = 0;
-    if (c->flags & CONN_WRITING) {
-        event_del(&c->ev_write);
-        c->flags &= ~CONN_WRITING;
-    }
-    if (c->flags & CONN_CLOSE_AFTER) {
+    if (c->state == FOLIO_CONN_CLOSING) {
         folio_conn_close(c);
         return -1;
     }
@@ -757,11 +376,13 @@ flush(struct folio_conn *c)
      * Others wait for room: give back what is written, unless requests of
      * its own are there to use it (a client that reads keeps its room).
      */
-    if (w->waitq.head != NULL && c->out_held > 0 &&
+    if (c->w->waitq.head != NULL && c->out_held > 0 &&
         folio_buf_pending(&c->in) == 0)
-        out_shrink(c);
+        shrink_out(c);
     return 0;
 }
+
+/* ---- stop and retirement ---- */
 
 /* Give c, with the bytes read from it, to the master for a newer worker. */
 static int
@@ -790,7 +411,7 @@ drain_check(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
-    if (folio_buf_pending(&c->out) != 0 || (c->flags & CONN_WAITING))
+    if (folio_buf_pending(&c->out) != 0 || waiting(c))
         return;
     if (w->retiring && !(c->flags & CONN_REJECT) &&
         folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA) {
@@ -802,29 +423,36 @@ drain_check(struct folio_conn *c)
     folio_conn_close(c);
 }
 
+/* ---- running: at the turn's end, and when the socket takes more ---- */
+
+/*
+ * Run c: answer what its input holds, write its replies, and take it out
+ * of the waits that this resolves (its client read what was pending).
+ */
 static void
 run(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
     for (;;) {
-        process(c);
+        /* Input to answer (after a release), or the peer's end to take. */
+        if (c->state == FOLIO_CONN_READY &&
+            (folio_buf_pending(&c->in) > 0 || (c->flags & CONN_EOF)))
+            process(c, 0);
         if (flush(c) != 0)
             return;
         /* Its client read: the room it waits for may be its own now. */
-        if ((c->flags & CONN_OUT_WAIT) && out_growth(c, c->out_want) == 0) {
-            unqueue(c);
-            yield(c);
+        if (c->state == FOLIO_CONN_OUT_WAIT &&
+            folio_out_growth(c, c->out_want) == 0) {
+            folio_out_unwait(c);
+            conn_wait(c, FOLIO_CONN_YIELDED);
         }
-        if ((c->flags & CONN_READ_PAUSED) &&
-            folio_buf_pending(&c->out) == 0) {
-            c->flags &= ~CONN_READ_PAUSED;
-            if (!(c->flags & (CONN_EOF | CONN_WAITING)))
-                event_add(&c->ev_read, NULL);
+        if (c->state == FOLIO_CONN_PAUSED && folio_buf_pending(&c->out) == 0) {
+            conn_ready(c);
             if (folio_buf_pending(&c->in) > 0)
                 continue;
-            if ((c->flags & CONN_EOF) && !(c->flags & CONN_WAITING)) {
-                c->flags |= CONN_CLOSE_AFTER;
+            if (c->flags & CONN_EOF) {
+                c->state = FOLIO_CONN_CLOSING;
                 if (flush(c) != 0)
                     return;
             }
@@ -835,51 +463,59 @@ run(struct folio_conn *c)
         drain_check(c);
 }
 
-/* Read once.  Returns 1 if bytes came, 0 if none, -1 if c was closed. */
-static int
-read_some(struct folio_conn *c)
+/*
+ * The turn's end: run `alone` (the one connection of its turn, never
+ * queued), then the turn's queue, with what running them queues.
+ */
+static void
+turn_end(struct folio_worker *w, struct folio_conn *alone)
 {
-    size_t want = READ_MIN, pending = folio_buf_pending(&c->in);
-    ssize_t n;
+    struct folio_conn *c;
 
-    /*
-     * A large message announced by its header: grow toward it as its bytes
-     * arrive (doubling), not for the claim alone, so that a header costs
-     * nothing until what it announces comes.
-     */
-    if (c->scan.pos > pending && c->scan.pos - pending > want) {
-        if (pending > want)
-            want = pending;
-        if (want > c->scan.pos - pending)
-            want = (size_t)(c->scan.pos - pending);
+    if (alone != NULL)
+        run(alone);
+    while ((c = w->turnq.head) != NULL) {
+        turn_remove(c);
+        run(c);
     }
-    if (folio_buf_space(&c->in) < want &&
-        folio_buf_reserve(&c->in, want) != 0) {
-        folio_log_warnx("no memory for a %zu-byte message: connection closed",
-                        (size_t)c->scan.pos);
-        folio_conn_close(c);
-        return -1;
-    }
-    n = recv(c->fd, c->in.b_data + c->in.b_len, folio_buf_space(&c->in), 0);
-    if (n > 0) {
-        c->in.b_len += (size_t)n;
-        folio_stat_add(&c->w->slot->ws_bytes_in, (uint64_t)n);
-        c->last_ms = c->w->now_ms;
-        /* Every message complete now was complete with these bytes. */
-        if (c->w->cfg->stats)
-            c->read_ns = folio_mono_ns();
-        return 1;
-    }
-    if (n == 0) {
-        c->flags |= CONN_EOF;
-        event_del(&c->ev_read);
-        return 0;
-    }
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-        return 0;
-    folio_conn_close(c);
-    return -1;
 }
+
+void
+folio_conn_turn_end(struct folio_worker *w)
+{
+    turn_end(w, NULL);
+}
+
+static void
+on_turn_end(evutil_socket_t fd, short what, void *arg)
+{
+    turn_end(arg, NULL);
+}
+
+/*
+ * c, read or given its share in this turn, runs at the turn's end: at
+ * once when nothing else is in the turn (one connection, say: ev_turn
+ * would run next), else last in the queue.
+ */
+static inline void
+turn_join(struct folio_conn *c)
+{
+    struct folio_worker *w = c->w;
+
+    if (w->turnq.head == NULL &&
+        event_base_get_num_events(w->base, EVENT_BASE_COUNT_ACTIVE) == 0)
+        turn_end(w, c);
+    else
+        turn_queue(c);
+}
+
+static void
+on_write(evutil_socket_t fd, short what, void *arg)
+{
+    run(arg);
+}
+
+/* ---- waking: each answers what it can, and queues for the turn's end ---- */
 
 /*
  * Bytes came: answer them now, write the replies at the turn's end.  A
@@ -895,56 +531,14 @@ static void
 on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_conn *c = arg;
-    struct folio_worker *w = c->w;
 
-    if (fd != -1 && read_some(c) < 0)
+    if (folio_conn_io_read(c) < 0) {
+        folio_conn_close(c);
         return;
-    process(c);
-    if (c->flags & (CONN_TURN | CONN_HELD))
-        return; /* already queued; or its reply comes with the release */
-    if (w->turnq.head == NULL) {
-        /* Nothing else in this turn (one connection, say): write now. */
-        if (w->ev_turn == NULL ||
-            event_base_get_num_events(w->base, EVENT_BASE_COUNT_ACTIVE) == 0) {
-            run(c);
-            return;
-        }
-        event_active(w->ev_turn, EV_TIMEOUT, 1);
     }
-    /* Last in the queue: the replies go out in the order of the reads. */
-    c->flags |= CONN_TURN;
-    q_push(&w->turnq, c, FOLIO_QL_TURN);
-}
-
-static void
-on_turn_end(evutil_socket_t fd, short what, void *arg)
-{
-    folio_conn_turn_end(arg);
-}
-
-void
-folio_conn_turn_end(struct folio_worker *w)
-{
-    struct folio_conn *c;
-
-    while ((c = w->turnq.head) != NULL) {
-        turn_remove(c);
-        run(c);
-    }
-}
-
-static void
-on_write(evutil_socket_t fd, short what, void *arg)
-{
-    run(arg);
-}
-
-/* Read again, unless something still holds reading back. */
-static void
-resume_read(struct folio_conn *c)
-{
-    if (!(c->flags & (CONN_EOF | CONN_CLOSE_AFTER | CONN_WAITING)))
-        event_add(&c->ev_read, NULL);
+    process(c, 0);
+    if (c->state != FOLIO_CONN_HELD) /* else the release queues it */
+        turn_join(c); /* the replies go out in the order of the reads */
 }
 
 /* One share of this turn: for the connection at the head of the run queue. */
@@ -956,11 +550,11 @@ on_run(evutil_socket_t fd, short what, void *arg)
 
     if ((c = w->runq.head) == NULL)
         return;
-    unqueue(c);
-    w->running = c;
-    resume_read(c);
-    run(c);
-    w->running = NULL;
+    folio_connq_remove(&w->runq, c, FOLIO_QL_WAIT);
+    conn_ready(c);
+    process(c, 1);
+    if (c->state != FOLIO_CONN_HELD)
+        turn_join(c);
     if (w->runq.head != NULL)
         evtimer_add(w->ev_run, &zero_tv); /* the next, next turn */
 }
@@ -970,10 +564,9 @@ folio_call_hold(struct folio_call *call, struct folio_hold *h)
 {
     struct folio_conn *c = call->conn;
 
-    if (c == NULL || (c->flags & CONN_HELD))
+    if (c == NULL || held(c))
         return -1;
-    c->flags |= CONN_HELD;
-    event_del(&c->ev_read); /* nothing more until the release */
+    conn_wait(c, FOLIO_CONN_HELD); /* nothing more until the release */
     if (call->w->cfg->stats)
         folio_stat_add(&call->w->slot->ws_in_flight, 1);
     h->conn = c;
@@ -992,27 +585,18 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
 {
     struct folio_conn *c = h->conn;
     _Atomic uint64_t *in_flight = &c->w->slot->ws_in_flight;
-    msgpack_packer pk;
 
-    c->flags &= ~CONN_HELD;
     if (c->w->cfg->stats && folio_stat_get(in_flight) > 0)
         folio_stat_set(in_flight, folio_stat_get(in_flight) - 1);
-    if (!h->notify) {
-        if (code == 0 && folio_buf_append(&c->out, result, len) != 0) {
-            code = FOLIO_ST_RESOURCE_EXHAUSTED;
-            msg = "reply too large for memory";
-        }
-        if (code != 0) {
-            folio_buf_truncate(&c->out, h->head);
-            msgpack_packer_init(&pk, &c->out, folio_buf_pack_write);
-            folio_rpc_pack_error(&pk, h->msgid, code, msg, strlen(msg));
-        }
-        out_track(c);
-    }
+    code = folio_face_rpc_release(c, h, result, len, code, msg);
+    folio_out_track(c);
     /* Counted now, with its outcome, the hold in its latency. */
     folio_dispatch_record(c->w, h->row, h->notify, code, h->t0);
-    resume_read(c);
-    run(c);
+    if (c->state == FOLIO_CONN_HELD_CLOSING)
+        c->state = FOLIO_CONN_CLOSING;
+    else
+        conn_ready(c);
+    turn_queue(c);
 }
 
 void
@@ -1022,268 +606,27 @@ folio_conn_drain(struct folio_conn *c)
 
     /* Take in what the client has already sent, then answer it. */
     do {
-        if ((r = read_some(c)) < 0)
+        if ((r = folio_conn_io_read(c)) < 0) {
+            folio_conn_close(c);
             return;
-        process(c);
-    } while (r > 0 && --rounds > 0 &&
-             !(c->flags & (CONN_CLOSE_AFTER | CONN_EOF | CONN_WAITING)));
-    run(c);
+        }
+        process(c, 0);
+    } while (r > 0 && --rounds > 0 && c->state == FOLIO_CONN_READY &&
+             !(c->flags & CONN_EOF));
+    turn_queue(c);
 }
 
-/* ---- accepting ---- */
+/* ---- housekeeping ---- */
 
 void
 folio_conn_setup(struct folio_worker *w)
 {
-    const struct folio_config *cfg = w->cfg;
-    struct rlimit rl;
-    rlim_t want = (rlim_t)cfg->max_connections + cfg->admin_max_connections +
-                  2 * FOLIO_CONN_RESERVE + FOLIO_SPARE_FDS + OTHER_FDS;
-
-    /* As Redis does for maxclients: raise the soft limit, up to the hard. */
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
-        rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want
-                          ? rl.rlim_max
-                          : want;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            getrlimit(RLIMIT_NOFILE, &rl);
-        if (rl.rlim_cur < want)
-            folio_log_warnx("max_connections %u needs about %llu file "
-                            "descriptors but RLIMIT_NOFILE is %llu: "
-                            "connections over it will be closed at accept "
-                            "(raise the limit: LimitNOFILE=, ulimit -n)",
-                            cfg->max_connections, (unsigned long long)want,
-                            (unsigned long long)rl.rlim_cur);
-    }
-    spare_refill(w);
-#ifdef M_MMAP_THRESHOLD
-    /*
-     * Output buffers grow for large replies and give the room back: keep
-     * glibc from raising its mmap threshold as they are freed (it would
-     * then serve them from the heap, whose freed middle stays resident).
-     */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
+    folio_out_setup();
+    /* ev_turn is only ever made active; EV_PERSIST spares its event_del. */
     if ((w->ev_run = evtimer_new(w->base, on_run, w)) == NULL ||
-        (w->ev_accept = evtimer_new(w->base, on_accept_back, w)) == NULL ||
-        (w->ev_turn = event_new(w->base, -1, 0, on_turn_end, w)) == NULL)
+        (w->ev_turn = event_new(w->base, -1, EV_PERSIST, on_turn_end, w)) ==
+            NULL)
         folio_fatalx("cannot set up the worker's run queue");
-}
-
-/* n connections closed at accept, err the reason: one line. */
-static void
-log_refused(uint64_t n, int err)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        rl.rlim_cur = 0;
-    folio_log_warnx("accept4: %s (RLIMIT_NOFILE %llu): %llu connection%s "
-                    "closed at accept in the last %d s",
-                    strerror(err), (unsigned long long)rl.rlim_cur,
-                    (unsigned long long)n, n == 1 ? "" : "s",
-                    REFUSED_LOG_MS / 1000);
-}
-
-/* Closed at accept for want of descriptors: told once per interval. */
-static void
-refused(struct folio_worker *w, int err)
-{
-    uint64_t n;
-
-    folio_stat_add(&w->slot->ws_conns_rejected, 1);
-    w->refused_err = err;
-    if ((n = folio_log_rate_hit(&w->refused_log, w->now_ms,
-                                REFUSED_LOG_MS)) > 0)
-        log_refused(n, err);
-}
-
-/* A packer's output into a fixed array: no allocation, -1 when full. */
-struct fixed_out {
-    char b[128];
-    size_t n;
-};
-
-static int
-fixed_write(void *data, const char *p, size_t len)
-{
-    struct fixed_out *o = data;
-
-    if (len > sizeof(o->b) - o->n)
-        return -1;
-    memcpy(o->b + o->n, p, len);
-    o->n += len;
-    return 0;
-}
-
-/*
- * Accepted when no descriptor is left: answer its first request with
- * error 8 if it is already there, then close, so that the client knows at
- * once rather than waiting in the listen queue.
- */
-static void
-refuse(struct folio_worker *w, int fd, int err)
-{
-    static const char msg[] = "out of file descriptors: try again later";
-    struct folio_rpc_id id;
-    struct fixed_out out;
-    msgpack_packer pk;
-    char buf[512];
-    ssize_t n;
-
-    n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n > 0 && request_id(buf, (size_t)n, &id) == 0) {
-        out.n = 0;
-        msgpack_packer_init(&pk, &out, fixed_write);
-        if (folio_rpc_pack_error_id(&pk, &id, FOLIO_ST_RESOURCE_EXHAUSTED,
-                                    msg, sizeof(msg) - 1) == 0)
-            (void)send(fd, out.b, out.n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
-    close(fd);
-    refused(w, err);
-}
-
-/*
- * accept4 failed with EMFILE or ENFILE on l (it takes a descriptor before
- * it looks at the queue): use a spare descriptor to accept anyway.  An
- * admin connection is served (while two spares are left), any other
- * closed at once.  Returns 0 if one was taken off the queue, 1 if the
- * queue is empty, -1 if there is no spare (errno as accept4 left it).
- */
-static int
-accept_spare(struct folio_worker *w, struct folio_lsn *l)
-{
-    int err = errno, cfd, again;
-
-    if (w->nspare == 0) {
-        errno = err;
-        return -1;
-    }
-    close(w->spare[--w->nspare]);
-    cfd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (cfd == -1) {
-        again = errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-                errno == ECONNABORTED;
-        spare_refill(w);
-        errno = err;
-        return again ? 1 : -1;
-    }
-    if ((l->flags & CONN_ADMIN) && w->nspare >= 1) {
-        folio_conn_open(w, cfd, l->flags & ~CONN_TCP, NULL, 0);
-        return 0; /* it keeps the spare: refilled as descriptors free up */
-    }
-    refuse(w, cfd, err);
-    spare_refill(w);
-    return 0;
-}
-
-/*
- * Accepting in balance.  Every worker watches the one listening socket and
- * every one is woken by a new connection; the first awake takes it, and up
- * to ACCEPTS_PER_EVENT more, so a burst of connects landed 17/34, 42/9 on
- * two workers and the busier one's queue made the tail.  A worker holding
- * more connections than the least loaded other worker that accepts (by
- * one, and an eighth of that one's count) leaves new connections to it:
- * like nginx's ngx_accept_disabled, against the peers' counts in the
- * stats region rather than a fraction of worker_connections.  It stops
- * watching its public listeners for ACCEPT_DEFER_MS, then takes one
- * connection whatever the balance, so a stalled peer delays accepts by
- * that much and never stops them.  SO_REUSEPORT would balance by a hash,
- * no better for 50 connections, and drops what waits in a closed
- * socket's queue at every recycle and reload; EPOLLEXCLUSIVE wakes the
- * same worker again and again.
- */
-static int
-accept_ahead(const struct folio_worker *w)
-{
-    const struct folio_worker_slot *s;
-    uint32_t least = UINT32_MAX, n;
-    unsigned i, nslots;
-
-    if (w->args->stats == NULL)
-        return 0;
-    nslots = folio_stats_nslots(w->args->stats);
-    for (i = 0; i < nslots; i++) {
-        s = folio_stats_slot(w->args->stats, i);
-        if (s == w->slot || atomic_load_explicit(&s->ws_state,
-                                                 memory_order_relaxed) !=
-                                FOLIO_WS_READY ||
-            atomic_load_explicit(&s->ws_mstate, memory_order_relaxed) ==
-                FOLIO_WS_HUNG)
-            continue;
-        n = (uint32_t)folio_stat_get(&s->ws_conns_open);
-        if (n < least)
-            least = n;
-    }
-    return least != UINT32_MAX && w->nconns > least + 1 + least / 8;
-}
-
-/* Leave the public listeners to the others for ACCEPT_DEFER_MS. */
-static void
-accept_defer(struct folio_worker *w)
-{
-    static const struct timeval tv = {0, ACCEPT_DEFER_MS * 1000};
-    int i;
-
-    for (i = 0; i < w->nlsn; i++)
-        if (!(w->lsn[i].flags & CONN_ADMIN) && w->lsn[i].ev != NULL)
-            event_del(w->lsn[i].ev);
-    evtimer_add(w->ev_accept, &tv);
-}
-
-static void
-on_accept_back(evutil_socket_t fd, short what, void *arg)
-{
-    struct folio_worker *w = arg;
-    int i;
-
-    if (w->stopping || w->retiring || w->accept_paused)
-        return; /* no accepting, or the tick resumes it */
-    w->accept_force = 1;
-    for (i = 0; i < w->nlsn; i++)
-        if (w->lsn[i].ev != NULL)
-            event_add(w->lsn[i].ev, NULL);
-}
-
-void
-folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct folio_lsn *l = arg;
-    struct folio_worker *w = l->w;
-    int cfd, i, r, one = 1;
-
-    for (i = 0; i < ACCEPTS_PER_EVENT; i++) {
-        if (!(l->flags & CONN_ADMIN) && !evtimer_pending(w->ev_accept, NULL)) {
-            if (w->accept_force)
-                w->accept_force = 0; /* this one, whatever the balance */
-            else if (accept_ahead(w)) {
-                accept_defer(w);
-                return;
-            }
-        }
-        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (cfd == -1) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno == EMFILE || errno == ENFILE) {
-                if ((r = accept_spare(w, l)) == 0)
-                    continue;
-                if (r > 0)
-                    return; /* none waiting */
-            }
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-                errno == ENOMEM) {
-                /* Not even a spare: stop accepting for a tick, not spin. */
-                refused(w, errno);
-                event_del(l->ev);
-                w->accept_paused = 1;
-            }
-            return;
-        }
-        if (l->flags & CONN_TCP)
-            setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        folio_conn_open(w, cfd, l->flags & ~CONN_TCP, NULL, 0);
-    }
 }
 
 void
@@ -1291,12 +634,8 @@ folio_conn_sweep(struct folio_worker *w)
 {
     const struct folio_config *cfg = w->cfg;
     struct folio_conn *c, *next;
-    uint64_t now = w->now_ms, n;
+    uint64_t now = w->now_ms;
 
-    if ((n = folio_log_rate_due(&w->refused_log, now, REFUSED_LOG_MS)) > 0)
-        log_refused(n, w->refused_err);
-    if (w->nspare < FOLIO_SPARE_FDS)
-        spare_refill(w);
     for (c = w->conns; c != NULL; c = next) {
         next = c->next;
         if (c->msg_start_ms != 0 && cfg->request_timeout_ms != 0 &&
@@ -1323,7 +662,7 @@ folio_conn_sweep(struct folio_worker *w)
              * or at once when other connections wait for room.
              */
             folio_buf_shrink(&c->in);
-            out_shrink(c);
+            shrink_out(c);
         }
     }
 }
@@ -1337,30 +676,12 @@ folio_conn_free_all(struct folio_worker *w)
         c = w->conns;
         conn_unlink(w, c);
         close(c->fd);
-        folio_buf_free(&c->in);
-        folio_buf_free(&c->out);
-        folio_free(c);
+        folio_conn_io_free(c);
     }
-    while ((c = w->free_conns) != NULL) {
-        w->free_conns = c->next;
-        folio_buf_free(&c->in);
-        folio_buf_free(&c->out);
-        folio_free(c);
-    }
-    w->nfree = 0;
-    while (w->nspare > 0)
-        close(w->spare[--w->nspare]);
-    /* What the last interval held back, before the worker goes. */
-    if (w->refused_log.count > 0)
-        log_refused(w->refused_log.count, w->refused_err);
-    w->refused_log.count = 0;
+    folio_conn_io_free_kept(w);
     if (w->ev_run != NULL) {
         event_free(w->ev_run);
         w->ev_run = NULL;
-    }
-    if (w->ev_accept != NULL) {
-        event_free(w->ev_accept);
-        w->ev_accept = NULL;
     }
     if (w->ev_turn != NULL) {
         event_free(w->ev_turn);

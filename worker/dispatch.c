@@ -1,7 +1,9 @@
 /*
  * dispatch.c - from a parsed msgpack-RPC request to its reply: method
  * lookup, admin and arity checks, the handler, error replies, and the
- * per-method counters and latency histogram.
+ * per-method counters and latency histogram.  Called by face_rpc.c (and
+ * the tests), and by conn.c for the record of a held call; calls the
+ * handlers through the method table (methods.c), and slowlog.c.
  */
 #include "config.h"
 
@@ -122,12 +124,6 @@ folio_dispatch_reply_size(struct folio_worker *w, const struct folio_rpc_msg *m,
     return method->reply_size(&call);
 }
 
-int
-folio_dispatch_times(const struct folio_worker *w)
-{
-    return w->cfg->stats || w->cfg->slow_request_ms != 0;
-}
-
 /* Count a call that took dt ns (see folio_dispatch_record). */
 static inline void
 record(struct folio_worker *w, unsigned row, int notify, int code,
@@ -178,7 +174,7 @@ publish_start(struct folio_worker *w, const struct folio_conn *c,
     atomic_store_explicit(&slot->ws_req_busy, 1, memory_order_relaxed);
 }
 
-void
+uint64_t
 folio_dispatch(struct folio_worker *w, struct folio_conn *c,
                const struct folio_rpc_msg *m, int admin, struct folio_buf *out)
 {
@@ -196,8 +192,8 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     size_t mark = folio_buf_pending(out);
     int notify = m->type == FOLIO_RPC_NOTIFY;
     unsigned row;
-    uint64_t dt, t0 = folio_dispatch_times(w) ? folio_mono_ns() : 0;
-    /* Timed from when its bytes were read (conn.c), the wait included. */
+    uint64_t dt, t0 = folio_dispatch_times(w->cfg) ? folio_mono_ns() : 0;
+    /* Timed from when its bytes were read (conn_io.c), the wait included. */
     uint64_t read_ns =
         c != NULL && c->read_ns != 0 && c->read_ns <= t0 ? c->read_ns : t0;
 
@@ -266,7 +262,6 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
 
     atomic_store_explicit(&slot->ws_req_busy, 0, memory_order_relaxed);
     dt = t0 != 0 ? folio_mono_ns() - t0 : 0;
-    w->call_ns = dt; /* the connection's work: conn.c shares turns by it */
     if (w->cfg->slow_request_ms != 0 &&
         dt >= (uint64_t)w->cfg->slow_request_ms * 1000000)
         folio_slowlog_note(w, method != NULL ? method->name : name, dt,
@@ -285,4 +280,5 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     /* Reported to the loop, which asks the master for a replacement. */
     if (++w->served == w->recycle_at && w->ev_recycle != NULL)
         event_active(w->ev_recycle, EV_TIMEOUT, 1);
+    return dt; /* the connection's work: conn.c shares turns by it */
 }

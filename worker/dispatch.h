@@ -6,7 +6,8 @@
  * its row in the stats slot.  A handler reads its params with the mp
  * cursor and packs its result with msgpack-c into the connection's output
  * buffer; on error it calls folio_call_error() and whatever it packed is
- * discarded.  Handlers must not allocate on read paths.
+ * discarded; a call answered later holds its reply (folio_call_hold,
+ * worker/conn.h).  Handlers must not allocate on read paths.
  */
 #ifndef FOLIO_DISPATCH_H
 #define FOLIO_DISPATCH_H
@@ -16,6 +17,7 @@
 
 #include <msgpack.h>
 
+#include "src/conf.h"
 #include "src/err.h"
 #include "src/mp.h"
 
@@ -44,7 +46,7 @@ struct folio_call {
     unsigned row;                /* its stats row */
     uint64_t t0;                 /* when its bytes were read (ns): its
                                     latency's start; 0: not timed */
-    int held;                    /* set by folio_call_hold */
+    int held;                    /* set by folio_call_hold (conn.h) */
     int err_code;                /* set by folio_call_error */
     size_t err_len;
     char err_msg[512];
@@ -114,40 +116,6 @@ int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
 const char *folio_call_printable(const char *s, uint32_t len, char *out,
                                  size_t cap);
 
-/*
- * Held replies, for work that completes later in the loop (the comments
- * service's group commit).  A handler calls folio_call_hold() and returns
- * 0 having packed nothing; its reply, and everything after it on that
- * connection, waits until folio_hold_release() supplies the result (or an
- * error).  Meanwhile the connection sends nothing, reads no further
- * request, and is not freed (a close is deferred until the release).
- */
-struct folio_hold {
-    struct folio_conn *conn;
-    size_t head;    /* where the reply starts, from the first pending byte */
-    uint32_t msgid;
-    int notify;
-    unsigned row;   /* counted at the release, under its final code */
-    uint64_t t0;    /* and with the hold in its latency */
-};
-
-/*
- * folio_call_hold - hold this call's reply, on call->conn.  Returns 0, or
- * -1 when the call does not come from a connection (the handler must then
- * answer now).  Each successful hold must be released exactly once, unless the
- * worker is exiting (its connections are gone then: drop the holds).
- */
-int folio_call_hold(struct folio_call *call, struct folio_hold *h);
-
-/*
- * folio_hold_release - complete a held call: `result` (len bytes, one
- * msgpack value) becomes its result, or, if code != 0, the reply becomes
- * the error [code, msg].  Then the connection sends and goes on with its
- * next requests.  Call from the loop, outside that connection's handlers.
- */
-void folio_hold_release(struct folio_hold *h, const void *result, size_t len,
-                        int code, const char *msg);
-
 struct folio_rpc_msg;
 
 /*
@@ -169,20 +137,27 @@ size_t folio_dispatch_reply_size(struct folio_worker *w,
                                  const struct folio_rpc_msg *m, int admin);
 
 /*
- * folio_dispatch_times - whether folio_dispatch measures each call (stats
- * or slow_request on): then w->call_ns is the last one's time.
+ * folio_dispatch_times - whether folio_dispatch measures each call under
+ * configuration cfg (stats or slow_request on): then it returns each
+ * one's time.  Inline: conn.c asks at every turn.
  */
-int folio_dispatch_times(const struct folio_worker *w);
+static inline int
+folio_dispatch_times(const struct folio_config *cfg)
+{
+    return cfg->stats || cfg->slow_request_ms != 0;
+}
 
 /*
  * folio_dispatch - run one parsed request or notification of connection
  * c (NULL outside a connection) and pack its reply (if any) into `out`.
  * Counts it in the stats slot, where it is also the request in progress
  * while its handler runs (the watchdog's view); logs it when slower than
- * slow_request.  Called by conn.c (and tests).
+ * slow_request.  Returns the call's time in ns when folio_dispatch_times
+ * (its handler's, a held call's hold not included), else 0.  Called by
+ * face_rpc.c (and tests).
  */
-void folio_dispatch(struct folio_worker *w, struct folio_conn *c,
-                    const struct folio_rpc_msg *m, int admin,
-                    struct folio_buf *out);
+uint64_t folio_dispatch(struct folio_worker *w, struct folio_conn *c,
+                        const struct folio_rpc_msg *m, int admin,
+                        struct folio_buf *out);
 
 #endif

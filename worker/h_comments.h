@@ -1,6 +1,7 @@
 /*
  * h_comments.h - handlers of the comments.* methods and the comments
- * service's per-worker set-up (the LMDB environment, opened after fork).
+ * service's per-worker set-up (its backend, comments_backend.h, opened
+ * after fork).
  */
 #ifndef FOLIO_H_COMMENTS_H
 #define FOLIO_H_COMMENTS_H
@@ -15,7 +16,7 @@ int folio_h_comments_post(struct folio_call *call);
 /* comments.delete [id] -> true (admin socket only) */
 int folio_h_comments_delete(struct folio_call *call);
 
-/* Service hooks: open the store in this worker; close it. */
+/* Service hooks: open the configured backend in this worker; close it. */
 int folio_h_comments_init(struct folio_worker *w);
 void folio_h_comments_fini(struct folio_worker *w);
 

@@ -1,7 +1,7 @@
 /*
  * profile.c - a worker's part of /debug/pprof/: the master asks for a
  * profile over the channel (FOLIO_CHAN_PROFILE), the worker takes it with
- * src/prof.h (a CPU profile over the seconds asked, on its own timer; a
+ * src/prof/prof.h (a CPU profile over the seconds asked, on its own timer; a
  * heap profile at once), writes it gzipped into a memfd and passes that
  * back (FOLIO_CHAN_PROFILE_DONE).  A worker that stops while a CPU
  * profile runs sends what it has, so a reload loses no samples.
@@ -28,8 +28,8 @@
 #include "src/clock.h"
 #include "src/err.h"
 #include "src/log.h"
-#include "src/pprof.h"
-#include "src/prof.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 #include "worker/worker_int.h"
 
 static struct {

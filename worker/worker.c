@@ -3,9 +3,10 @@
  * loop (signals, the channel to the master, housekeeping) and the two ways
  * out: stop (TERM: answer what is in flight, close, exit) and retirement
  * (reload or recycling: hand every connection to the master for a newer
- * worker, with the bytes already read from it, then exit).  conn.c and
- * dispatch.c report what it must act on by activating ev_settle and
- * ev_recycle.
+ * worker, with the bytes already read from it, then exit).  It calls
+ * accept.c (the listeners' callback, their tick) and conn.c (the
+ * connections' drain and sweep); conn.c and dispatch.c report what it
+ * must act on by activating ev_settle and ev_recycle.
  *
  * Two raw signal handlers, where the loop would be too late: SIGABRT
  * (sent by the master's watchdog, or an abort()) writes a backtrace to the
@@ -36,6 +37,8 @@
 #include "src/clock.h"
 #include "src/log.h"
 #include "src/title.h"
+#include "worker/accept.h"
+#include "worker/conn.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
@@ -304,17 +307,12 @@ static void
 on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_worker *w = arg;
-    int i;
 
     w->now_ms = folio_mono_ms();
     /* The heartbeat: this loop still turns. */
     folio_stat_set(&w->slot->ws_beat_ms, w->now_ms);
     refresh_usage(w);
-    if (w->accept_paused && !w->stopping && !w->retiring) {
-        for (i = 0; i < w->nlsn; i++)
-            event_add(w->lsn[i].ev, NULL);
-        w->accept_paused = 0;
-    }
+    folio_accept_tick(w);
     folio_conn_sweep(w);
     if ((w->stopping || w->retiring) && w->now_ms >= w->deadline_ms) {
         if (w->nconns > 0)
@@ -424,6 +422,7 @@ worker_cleanup(struct folio_worker *w)
 
     folio_worker_profile_fini(w);
     folio_conn_free_all(w);
+    folio_accept_fini(w);
     stop_accepting(w, 0);
     for (i = folio_nservices; i-- > 0;)
         if (folio_services[i].fini != NULL)
@@ -493,6 +492,7 @@ folio_worker_main(const struct folio_worker_args *a)
     if ((w->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
     folio_conn_setup(w);
+    folio_accept_setup(w);
     for (j = 0; j < a->nlisteners; j++) {
         struct folio_lsn *l = &w->lsn[w->nlsn];
 
@@ -502,8 +502,8 @@ folio_worker_main(const struct folio_worker_args *a)
         l->flags = (a->listeners[j].admin ? CONN_ADMIN : 0) |
                    (strncmp(a->listeners[j].name, "unix:", 5) != 0 ? CONN_TCP
                                                                    : 0);
-        l->ev = event_new(w->base, l->fd, EV_READ | EV_PERSIST,
-                          folio_conn_accept_cb, l);
+        l->ev =
+            event_new(w->base, l->fd, EV_READ | EV_PERSIST, folio_accept_cb, l);
         if (l->ev == NULL || event_add(l->ev, NULL) != 0)
             folio_fatalx("cannot watch listener %s", a->listeners[j].name);
         w->nlsn++;

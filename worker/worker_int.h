@@ -1,15 +1,27 @@
 /*
- * worker_int.h - the worker's private structures and the contracts
- * between the files of worker/.  Included by worker/ (and its tests) only.
+ * worker_int.h - the worker's private structures (the worker, its
+ * connections, their states and queues) and the contracts of the files
+ * too small for a header of their own.  Included by worker/ (and its
+ * tests) only; each other file's contract is in its own header.
  *
- * Who calls whom (no circle): worker.c, the one place that decides (the
- * loop: signals, the master's channel, housekeeping, stop and retirement),
- * calls conn.c (connections), which calls dispatch.c (one request), which
- * calls the handlers through the method table (methods.c); the handlers
- * call back into dispatch.c (folio_call_error) and conn.c (held replies)
- * only.  A lower file reports what the loop must decide on by activating
- * one of the worker's events (ev_settle, ev_recycle), never by calling
- * worker.c.  Everything runs in the worker's one thread, in loop context.
+ * Who calls whom (no circle: make lint-calls).  worker.c, the one place
+ * that decides (the loop: signals, the master's channel, housekeeping,
+ * stop and retirement), calls accept.c (new connections, handed to
+ * conn.c) and conn.c (connections).  conn.c runs a connection in two
+ * places only, the turn's end and its write event; it calls conn_io.c
+ * (the socket and the buffers), face_rpc.c (what the bytes mean: framing,
+ * one message parsed and dispatched, the replies) and out.c (the output
+ * budget).  face_rpc.c calls dispatch.c (one request), which calls the
+ * handlers (h_*.c) through the method table (methods.c).  The handlers
+ * call back into dispatch.c (folio_call_error) and conn.c (held replies:
+ * a release writes the reply and queues the connection, never runs it)
+ * only; h_comments.c reaches its backend (comments_lmdb.c, or
+ * comments_pg.c over comments_pg_conn.c, _io.c and _req.c) through the
+ * table of comments_backend.h.  A lower file reports what the loop must
+ * decide on by activating one of the worker's events (ev_settle,
+ * ev_recycle), and what conn.c must act on by a return value (out.c:
+ * freed room, conn_io.c: a failed socket), never by calling up.
+ * Everything runs in the worker's one thread, in loop context.
  */
 #ifndef FOLIO_WORKER_INT_H
 #define FOLIO_WORKER_INT_H
@@ -30,37 +42,47 @@
 #define FOLIO_CONN_RESERVE 64    /* connections above max, only to refuse */
 #define FOLIO_SPARE_FDS 4        /* kept open for when descriptors run out */
 
-/* Connection flags */
-#define CONN_ADMIN 0x01       /* from the admin socket */
-#define CONN_REJECT 0x02      /* over max_connections: refuse its first request */
-#define CONN_CLOSE_AFTER 0x04 /* close once the output is written */
-#define CONN_READ_PAUSED 0x08 /* output over max_output_bytes */
-#define CONN_WRITING 0x10     /* ev_write is added */
-#define CONN_EOF 0x20         /* the peer will send nothing more */
-#define CONN_TCP 0x40
-#define CONN_HELD 0x80        /* a reply is held (folio_call_hold): no
-                                 sending, no reading, no next request */
-#define CONN_YIELDED 0x100    /* on w->runq: the rest of its input runs
-                                 in its share of a later loop turn */
-#define CONN_OUT_WAIT 0x200   /* its next reply waits for room under
-                                 max_output_total (on w->waitq) */
-#define CONN_TURN 0x400       /* read this turn: its replies go out at the
-                                 turn's end (on w->turnq) */
-/* Its requests wait: nothing is read or dispatched until it clears. */
-#define CONN_WAITING                                                           \
-    (CONN_READ_PAUSED | CONN_HELD | CONN_YIELDED | CONN_OUT_WAIT)
+/*
+ * A connection's state: whether it reads and answers its requests, and if
+ * not, what they wait for.  conn.c alone moves a connection from one to
+ * another (out.c puts one on w->waitq, which conn.c makes OUT_WAIT).
+ */
+enum folio_conn_state {
+    FOLIO_CONN_READY = 0,    /* reads, and answers what it reads */
+    FOLIO_CONN_YIELDED,      /* on w->runq: the rest of its input runs in
+                                its share of a later loop turn */
+    FOLIO_CONN_PAUSED,       /* its output is over max_output_bytes: its
+                                requests wait for its client to read */
+    FOLIO_CONN_OUT_WAIT,     /* on w->waitq: its next reply waits for room
+                                under max_output_total */
+    FOLIO_CONN_HELD,         /* a reply is held (folio_call_hold): nothing
+                                is sent, read or answered until the release */
+    FOLIO_CONN_HELD_CLOSING, /* held, and closed meanwhile: CLOSING at the
+                                release (the structure stays until then) */
+    FOLIO_CONN_CLOSING       /* answers nothing more: closes once its
+                                output is written */
+};
+
+/* Connection flags: facts that hold whatever its state. */
+#define CONN_ADMIN 0x01   /* from the admin socket (also a listener's) */
+#define CONN_REJECT 0x02  /* over max_connections: refuse its first request */
+#define CONN_EOF 0x04     /* the peer will send nothing more */
+#define CONN_WRITING 0x08 /* ev_write is added */
+#define CONN_TURN 0x10    /* on w->turnq: run at the turn's end */
+#define CONN_TCP 0x20     /* a listener's: TCP_NODELAY for its connections */
 
 struct folio_worker;
 
 struct folio_conn {
     int fd;
-    unsigned flags;
+    enum folio_conn_state state;
+    unsigned flags; /* CONN_* */
     struct folio_worker *w;
     struct event ev_read;
     struct event ev_write;
     struct folio_buf in;
     struct folio_buf out;
-    struct folio_mp_scan scan;
+    struct folio_mp_scan scan; /* framing the input (face_rpc.h) */
     uint64_t last_ms;      /* last read */
     uint64_t read_ns;      /* monotonic ns of the last read (stats on) */
     uint64_t msg_start_ms; /* a message began arriving then; 0: none */
@@ -69,7 +91,7 @@ struct folio_conn {
     size_t out_cap;        /* out's capacity when last counted */
     size_t out_held;       /* out's capacity beyond its base, as counted in
                               w->out_total (0 for admin connections) */
-    size_t out_want;       /* CONN_OUT_WAIT: the size of its next reply */
+    size_t out_want;       /* OUT_WAIT: the size of its next reply */
     int heavy;             /* its last message took HEAVY_NS or more */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
     /* Its links in the queues it is on (enum folio_conn_link). */
@@ -86,6 +108,36 @@ enum folio_conn_link { FOLIO_QL_WAIT = 0, FOLIO_QL_TURN = 1 };
 struct folio_conn_q {
     struct folio_conn *head, *tail;
 };
+
+/* folio_connq_push - put c last on q, through its links `l`. */
+static inline void
+folio_connq_push(struct folio_conn_q *q, struct folio_conn *c,
+                 enum folio_conn_link l)
+{
+    c->qnext[l] = NULL;
+    c->qprev[l] = q->tail;
+    if (q->tail != NULL)
+        q->tail->qnext[l] = c;
+    else
+        q->head = c;
+    q->tail = c;
+}
+
+/* folio_connq_remove - take c off q (it is on it, through its links `l`). */
+static inline void
+folio_connq_remove(struct folio_conn_q *q, struct folio_conn *c,
+                   enum folio_conn_link l)
+{
+    if (c->qprev[l] != NULL)
+        c->qprev[l]->qnext[l] = c->qnext[l];
+    else
+        q->head = c->qnext[l];
+    if (c->qnext[l] != NULL)
+        c->qnext[l]->qprev[l] = c->qprev[l];
+    else
+        q->tail = c->qprev[l];
+    c->qprev[l] = c->qnext[l] = NULL;
+}
 
 /* A listening socket as the worker watches it. */
 struct folio_lsn {
@@ -111,7 +163,7 @@ struct folio_worker {
     int nlsn;
     int accept_paused;           /* EMFILE: listeners off for a moment */
     /*
-     * Accepting in balance (conn.c): the public listeners are off while
+     * Accepting in balance (accept.c): the public listeners are off while
      * ev_accept (ACCEPT_DEFER_MS) is pending, this worker leaving new
      * connections to less loaded ones; then it takes one whatever the
      * balance (accept_force), so that a stalled peer never stops accepts.
@@ -129,11 +181,11 @@ struct folio_worker {
     uint32_t nadmin;             /* of which from the admin socket */
     uint32_t nfree;
     /*
-     * The output side, kept here for every connection: what the output
-     * buffers of public connections hold beyond their base capacity
-     * (bounded by max_output_total), and the connections whose next reply
-     * waits for room in it, first come first served.  A connection's own
-     * pending output is folio_buf_pending(&c->out).
+     * The output budget (out.c), kept here for every connection: what the
+     * output buffers of public connections hold beyond their base
+     * capacity (bounded by max_output_total), and the connections whose
+     * next reply waits for room in it, first come first served.  A
+     * connection's own pending output is folio_buf_pending(&c->out).
      */
     size_t out_total;
     struct folio_conn_q waitq;
@@ -145,20 +197,20 @@ struct folio_worker {
      */
     struct folio_conn_q runq;
     struct event *ev_run;
-    struct folio_conn *running; /* whose share ev_run is running */
     /*
-     * The connections read in this turn of the loop: their replies are
-     * written once, at the turn's end, as Redis writes its pending
-     * replies before it sleeps.  ev_turn, made active when the first is
-     * queued, runs after every callback libevent already has for the
-     * turn (the active queue is first in, first out), before it polls.
+     * The connections to run at the end of this turn of the loop: those
+     * read in it, released from a hold, given a share or drained.  Their
+     * replies are written once, there, as Redis writes its pending
+     * replies (and serves the clients a blocking operation unblocked)
+     * in beforeSleep.  ev_turn, made active when the first is queued,
+     * runs after every callback libevent already has for the turn (the
+     * active queue is first in, first out), before it polls.
      */
     struct folio_conn_q turnq;
     struct event *ev_turn;
-    uint64_t call_ns;            /* the last call's time (stats on) */
     /*
      * Descriptors held open (on /dev/null) for when the process runs out
-     * (EMFILE): one to accept and close a public connection it cannot
+     * (EMFILE, accept.c): one to accept and close a public connection it cannot
      * serve, the others for admin connections.
      */
     int spare[FOLIO_SPARE_FDS];
@@ -174,58 +226,6 @@ struct folio_worker {
     int recycle_sent;
     const struct folio_conn *published; /* whose peer the slot holds */
 };
-
-/*
- * conn.c: connections.  Each function takes the connection (or the worker)
- * it works on; none keeps a pointer to "the current" one.
- */
-
-/*
- * folio_conn_open - serve `fd` (non-blocking, close-on-exec).  `data`
- * (len bytes, copied) holds bytes already read from it: a connection
- * handed over at a reload.  Takes ownership of fd: on failure it is closed
- * (and counted).  The connection is w's until folio_conn_close.
- */
-void folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
-                     const void *data, size_t len);
-
-/*
- * folio_conn_close - close now and recycle the structure (deferred while a
- * held reply points at it).  When the worker drains, activates
- * w->ev_settle so that worker.c may end the drain.
- */
-void folio_conn_close(struct folio_conn *c);
-
-/*
- * folio_conn_drain - for stop and retirement: read what the socket holds,
- * answer every complete request, and close the connection (stop), or hand
- * it with its unread bytes to the master for a newer worker (retirement),
- * once it is between requests with its output written.
- */
-void folio_conn_drain(struct folio_conn *c);
-
-/*
- * folio_conn_setup - before the loop: raise RLIMIT_NOFILE toward what
- * max_connections needs (up to the hard limit; a shortfall is logged) and
- * open the spare descriptors.
- */
-void folio_conn_setup(struct folio_worker *w);
-
-/*
- * folio_conn_turn_end - write the replies of every connection read in
- * the turn, one send per connection: ev_turn's work, and the loop's
- * (worker.c) once it has ended, for a turn that a loopbreak cut short.
- */
-void folio_conn_turn_end(struct folio_worker *w);
-
-/* folio_conn_accept_cb - libevent callback of a listening socket (arg: lsn). */
-void folio_conn_accept_cb(evutil_socket_t fd, short what, void *arg);
-
-/* folio_conn_sweep - close idle and too-slow connections. */
-void folio_conn_sweep(struct folio_worker *w);
-
-/* folio_conn_free_all - release every connection (exit path). */
-void folio_conn_free_all(struct folio_worker *w);
 
 /*
  * dispatch.c: folio_dispatch (dispatch.h) runs one request of connection

@@ -1,5 +1,5 @@
 /*
- * cli_latency.c - the figures of `folio --latency` (continuous
+ * latency.c - the figures of `folio --latency` (continuous
  * server.ping, as redis-cli --latency): minimum, average and maximum
  * round trip, and a histogram of the samples in powers of two of a
  * microsecond, printed for people or as JSON.
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 
 #define BAR 40 /* the widest bar of the histogram, in characters */
 

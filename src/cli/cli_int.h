@@ -1,7 +1,10 @@
 /*
- * cli_int.h - the folio command-line client's private interfaces: the
- * msgpack <-> JSON mapping (cli_json.c), reading results with the cursor
- * and printing them for people (cli_show.c, cli_stats.c).  Only the
+ * cli_int.h - the folio command-line client's private interfaces, from
+ * the top down: main.c runs a command line (cli.c: the options, the
+ * table of commands) or the interactive mode (repl.c, which runs each
+ * line through cli.c); the commands call the server through conn.c and
+ * print with show.c and stats.c, or as JSON (json.c); usage.c says what
+ * a usage error is.  Calls go down this list, never back up.  Only the
  * client's own files include it.
  */
 #ifndef FOLIO_CLI_INT_H
@@ -18,6 +21,7 @@
 
 /* Exit statuses (PROTOCOL.md section 5). */
 enum {
+    FOLIO_CLI_INTERACTIVE = -1, /* not one: the line asks for the REPL */
     FOLIO_CLI_OK = 0,
     FOLIO_CLI_ESERVER = 1, /* the server answered an error */
     FOLIO_CLI_EUSAGE = 2,  /* bad command line, bad JSON */
@@ -68,14 +72,17 @@ struct cmd {
 };
 
 /*
+ * Usage messages (usage.c).
+ * folio_cli_usage_line - "usage: folio [options] " and c's usage.
  * folio_cli_usage_error - "folio: REASON" and the usage line of `c` (or
  * the general one when NULL) on stderr; returns FOLIO_CLI_EUSAGE.
  */
+void folio_cli_usage_line(FILE *f, const struct cmd *c);
 int folio_cli_usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * The connection and the call (cli_conn.c).  Each returns 0, or an exit
+ * The connection and the call (conn.c).  Each returns 0, or an exit
  * status after printing why on stderr.
  * folio_cli_conn_open - connect to cli->addr, else $FOLIO_ADDR (or, for
  *   cli->admin, $FOLIO_ADMIN), else the default; kept open in cli->c
@@ -100,7 +107,7 @@ int folio_cli_print_result(struct cli *cli, struct folio_mp_cur res,
                            int show_rc);
 
 /*
- * Calls repeated (cli_conn.c): between folio_cli_catch_interrupts() and
+ * Calls repeated (conn.c): between folio_cli_catch_interrupts() and
  * folio_cli_release_interrupts(), SIGINT and SIGTERM set
  * folio_cli_interrupted() instead of ending the process (calls nest);
  * folio_cli_nap sleeps `s` seconds, or less when interrupted: 0, or -1
@@ -209,7 +216,7 @@ int folio_cli_show_stats(struct folio_mp_cur res,
                          const struct folio_mp_cur *prev);
 
 /*
- * --latency's samples (cli_latency.c): count, minimum, maximum, sum, and
+ * --latency's samples (latency.c): count, minimum, maximum, sum, and
  * a histogram in powers of two of a microsecond (bucket b: up to 2^b us).
  */
 #define FOLIO_CLI_LAT_BUCKETS 32
@@ -243,24 +250,32 @@ int folio_cli_words(const char *line, char ***words, int *n);
 void folio_cli_words_free(char **words);
 
 /*
- * folio_cli_interactive - the interactive mode (cli_repl.c): a prompt
+ * folio_cli_interactive - the interactive mode (repl.c): a prompt
  * naming cli's server, line editing and history (libedit) and completion
- * of `words` (NULL-terminated) when standard input is a terminal; plain
- * lines otherwise.  Each line is a command line run by folio_cli_run_args
- * on a copy of cli (its address, timeout, --json).  Returns the status
- * of the last command.
+ * of the command names when standard input is a terminal; plain lines
+ * otherwise.  Each line is a command line run by folio_cli_run_args on a
+ * copy of cli (its address, timeout, --json).  Returns the status of the
+ * last command.
  */
-int folio_cli_interactive(struct cli *cli, const char *const *words);
+int folio_cli_interactive(struct cli *cli);
 
 /*
+ * The command line (cli.c).
+ * folio_cli_init - cli with every option at its default.
  * folio_cli_run_args - one command line, argv[0] the program: options,
- * then the command, its help, --latency or the interactive mode, with
- * cli's fields as the defaults (cli.c).  Returns the exit status.
+ *   then the command, its help or --latency, with cli's fields as the
+ *   defaults.  Returns the exit status, or FOLIO_CLI_INTERACTIVE when the
+ *   line asks for the interactive mode (never from a line of it): the
+ *   caller then runs folio_cli_interactive(cli).
+ * folio_cli_command_names - the commands' names, each once, in the
+ *   order of the table; NULL-terminated, static.
  */
+void folio_cli_init(struct cli *cli);
 int folio_cli_run_args(struct cli *cli, int argc, char **argv);
+const char *const *folio_cli_command_names(void);
 
 /*
- * cli_profile.c: `folio profile`, which talks HTTP to the metrics
+ * profile.c: `folio profile`, which talks HTTP to the metrics
  * listener and has options of its own.  folio_cli_profile_wanted - 1 if
  * the command line's command is profile: folio_cli_run_args then hands
  * the whole line to folio_cli_profile_main, which returns the exit

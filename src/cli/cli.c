@@ -1,10 +1,11 @@
 /*
  * cli.c - folio, the msgpack-RPC command-line client (folio(1)): the
- * command line, one call per command, each command's help, a command
- * repeated (-r, -i), --latency, and the interactive mode's lines (read by
- * cli_repl.c); the exit statuses of PROTOCOL.md section 5.  The
- * connection and the call are cli_conn.c's; results are printed for
- * people by cli_show.c and cli_stats.c, or as JSON by cli_json.c.
+ * command line (the program's, or a line of the interactive mode, which
+ * repl.c reads and main.c starts), one call per command, each command's
+ * help, a command repeated (-r, -i), --latency; the exit statuses of
+ * PROTOCOL.md section 5.  The connection and the call are conn.c's;
+ * results are printed for people by show.c and stats.c, or as JSON by
+ * json.c.
  */
 #include "config.h"
 
@@ -13,7 +14,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +23,11 @@
 #include <jansson.h>
 
 #include "src/addr.h"
-#include "src/cli_help.h"
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
+#include "src/cli/help.h"
 #include "src/client.h"
-#include "src/conf.h"
+#include "src/clock.h"
+#include "src/defaults.h"
 #include "src/err.h"
 #include "src/page.h"
 #include "src/rpc.h"
@@ -42,32 +43,6 @@ enum {
     OPT_LATENCY,
     OPT_INTERACTIVE
 };
-
-static void
-usage_line(FILE *f, const struct cmd *c)
-{
-    fprintf(f, "usage: folio [options] %s\n", c->usage);
-}
-
-int
-folio_cli_usage_error(const struct cmd *c, const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("folio: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (c != NULL)
-        usage_line(stderr, c);
-    else
-        fputs("usage: folio [-H HOST:PORT | -U SOCKET] [--json] "
-              "[--timeout SEC] [-r N] [-i SEC] COMMAND [ARG ...]\n"
-              "Try 'folio help'.\n",
-              stderr);
-    return FOLIO_CLI_EUSAGE;
-}
 
 /* A decimal integer, all of `s`: 0, or -1. */
 static int
@@ -380,25 +355,24 @@ static int
 cmd_ping(struct cli *cli, char **args, int nargs)
 {
     struct folio_mp_cur res;
-    struct timespec t0, t1;
     const char *s;
+    uint64_t t0, t1;
     uint32_t len;
     int st;
 
     if ((st = folio_cli_conn_open(cli)) != 0)
         return st;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = folio_mono_ns();
     if ((st = folio_cli_rpc0(cli, "server.ping", &res)) != 0)
         return st;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t1 = folio_mono_ns();
     if (cli->json)
         return folio_cli_print_result(cli, res, 0);
     if (folio_mp_read_str(&res, &s, &len) != 0)
         return folio_cli_print_result(cli, res, -1);
     folio_cli_put_text(stdout, s, len);
     printf(" from %s in %.3f ms\n", folio_cli_shown(cli->target),
-           (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-               (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+           (double)(t1 - t0) / 1e6);
     return FOLIO_CLI_OK;
 }
 
@@ -649,7 +623,7 @@ group_usage(FILE *f, const char *name)
 
     for (i = 0; i < NCMDS; i++)
         if (strcmp(cmds[i].name, name) == 0)
-            usage_line(f, &cmds[i]);
+            folio_cli_usage_line(f, &cmds[i]);
 }
 
 /* A command not found: say why (exit status 2). */
@@ -687,7 +661,7 @@ not_found(char **args, int nargs, const char *why)
 static void
 command_help(FILE *f, const struct cmd *c)
 {
-    usage_line(f, c);
+    folio_cli_usage_line(f, c);
     if (c->help != NULL)
         fprintf(f, "\n%s", c->help);
 }
@@ -765,23 +739,22 @@ run_repeated(struct cli *cli, const struct cmd *cmd, char **args, int nargs)
     return failed;
 }
 
-/* The interactive mode: the command names complete. */
-static int
-interactive(struct cli *cli)
+const char *const *
+folio_cli_command_names(void)
 {
-    const char *words[NCMDS + 3];
+    static const char *names[NCMDS + 1];
     size_t i, n = 0, k;
 
+    if (names[0] != NULL)
+        return names;
     for (i = 0; i < NCMDS; i++) {
-        for (k = 0; k < n && strcmp(words[k], cmds[i].name) != 0; k++)
+        for (k = 0; k < n && strcmp(names[k], cmds[i].name) != 0; k++)
             ;
         if (k == n)
-            words[n++] = cmds[i].name;
+            names[n++] = cmds[i].name;
     }
-    words[n++] = "quit";
-    words[n++] = "exit";
-    words[n] = NULL;
-    return folio_cli_interactive(cli, words);
+    names[n] = NULL;
+    return names;
 }
 
 /* "-i" with no value after it (the end, or an option) is --interactive. */
@@ -844,7 +817,7 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     char **args, name[32];
     int ch, nargs, used, st;
 
-    /* profile talks HTTP, with options of its own (cli_profile.c). */
+    /* profile talks HTTP, with options of its own (profile.c). */
     if (folio_cli_profile_wanted(argc, argv))
         return folio_cli_profile_main(argc, argv);
     interactive_alone(argc, argv);
@@ -953,7 +926,7 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
         if (ropt != NULL || iopt != NULL)
             return folio_cli_usage_error(NULL, "-r and -i go with a command or "
                                                "--latency");
-        return interactive(cli);
+        return FOLIO_CLI_INTERACTIVE; /* main() runs it */
     }
     if (iopt != NULL && ropt == NULL)
         return folio_cli_usage_error(NULL, "-i goes with -r or --latency");
@@ -999,19 +972,9 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     return st;
 }
 
-int
-main(int argc, char **argv)
+void
+folio_cli_init(struct cli *cli)
 {
-    struct cli cli;
-    int st;
-
-    memset(&cli, 0, sizeof(cli));
-    cli.timeout_s = DEFAULT_TIMEOUT_S;
-    st = folio_cli_run_args(&cli, argc, argv);
-    folio_cli_conn_close(&cli);
-    if (fflush(stdout) != 0 && st == 0) {
-        fprintf(stderr, "folio: writing the output: %s\n", strerror(errno));
-        st = FOLIO_CLI_ECONN;
-    }
-    return st;
+    memset(cli, 0, sizeof(*cli));
+    cli->timeout_s = DEFAULT_TIMEOUT_S;
 }

@@ -1,5 +1,5 @@
 /*
- * cli_json.c - the folio client's mapping between msgpack and JSON (see
+ * json.c - the folio client's mapping between msgpack and JSON (see
  * cli_int.h and folio(1), JSON).  msgpack -> JSON text is written straight
  * from the cursor, so every integer (all of uint64 too) is printed exactly;
  * JSON -> msgpack walks a jansson tree.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 #include "src/rpc.h"
 #include "src/utf8.h"
 

@@ -1,5 +1,5 @@
 /*
- * cli_show.c - the folio client's human output: reading a result with the
+ * show.c - the folio client's human output: reading a result with the
  * cursor, and printing counts, search hits, freight quotes, comments and
  * the method table for people (folio(1), OUTPUT).  Scripts use --json.
  */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 
 int
 folio_cli_get(struct folio_mp_cur m, const char *key, struct folio_mp_cur *out)

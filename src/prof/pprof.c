@@ -20,7 +20,7 @@
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/hash.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 
 #define NONE_FN UINT32_MAX /* a line without a function (id 0) */
 

@@ -11,7 +11,7 @@
 #include "src/alloc.h"
 #include "src/err.h"
 #include "src/hash.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 
 /* An open-addressing set of dst element indices, keyed by content. */
 struct set {

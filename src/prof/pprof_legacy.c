@@ -27,7 +27,7 @@
 
 #include "src/buf.h"
 #include "src/err.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 
 #define PC(i) (0x1000 + 16 * (uint64_t)(i))
 

@@ -16,7 +16,7 @@
 
 #include "src/alloc.h"
 #include "src/err.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 
 int
 folio_pprof_type_index(const struct folio_pprof *p, const char *name)

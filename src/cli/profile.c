@@ -1,5 +1,5 @@
 /*
- * cli_profile.c - `folio profile cpu|heap|allocs` (folio(1)): fetch a
+ * profile.c - `folio profile cpu|heap|allocs` (folio(1)): fetch a
  * profile from foliod's metrics listener (/debug/pprof/, PROTOCOL.md
  * section 6), write it where pprof can read it, and print its top
  * functions as `pprof -top` does, so that no Go toolchain is needed to
@@ -17,11 +17,11 @@
 #include <time.h>
 
 #include "src/buf.h"
-#include "src/cli_int.h"
-#include "src/conf.h"
+#include "src/cli/cli_int.h"
+#include "src/defaults.h"
 #include "src/err.h"
 #include "src/http.h"
-#include "src/pprof.h"
+#include "src/prof/pprof.h"
 
 #define USAGE                                                                  \
     "profile cpu|heap|allocs [--seconds N] [--worker K|master] [-o FILE]"    \
@@ -92,17 +92,15 @@ folio_cli_profile_main(int argc, char **argv)
     };
     static const char *const kinds[] = {"cpu", "heap", "allocs"};
     static const char *const paths[] = {"profile", "heap", "allocs"};
-    const char *metrics = getenv(FOLIO_METRICS_ENV), *worker = NULL;
+    const char *metrics = folio_default_metrics(), *worker = NULL;
     const char *out = NULL, *kind = NULL;
     long seconds = -1, top = DEFAULT_TOP, timeout = -1, k;
     char path[256], name[128], err[512];
     struct folio_pprof p;
-    struct folio_buf body;
-    int ch, i, which = -1, status, rc, st = FOLIO_CLI_OK, rows;
+    struct folio_http_answer ans;
+    int ch, i, which = -1, rc, st = FOLIO_CLI_OK, rows;
     FILE *f;
 
-    if (metrics == NULL || *metrics == '\0')
-        metrics = FOLIO_DEFAULT_METRICS;
     optind = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
@@ -178,28 +176,28 @@ folio_cli_profile_main(int argc, char **argv)
         fprintf(stderr, "folio: profiling %s%s for %ld s...\n",
                 worker == NULL ? "every worker" : "worker ",
                 worker != NULL ? worker : "", seconds);
-    memset(&body, 0, sizeof(body));
-    rc = folio_http_get(metrics, path, (int)timeout * 1000, &body, &status,
-                        err, sizeof(err));
+    rc = folio_http_get(metrics, path, (int)timeout * 1000, &ans, err,
+                        sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "folio: %s\n", err);
         st = rc == FOLIO_EINVAL ? FOLIO_CLI_EUSAGE : FOLIO_CLI_ECONN;
         goto done;
     }
-    if (status != 200) {
+    if (ans.status != 200) {
         /* The server says why, in plain text. */
-        size_t n = folio_buf_pending(&body);
+        size_t n = folio_buf_pending(&ans.body);
 
-        while (n > 0 && folio_buf_at(&body, 0)[n - 1] == '\n')
+        while (n > 0 && folio_buf_at(&ans.body, 0)[n - 1] == '\n')
             n--;
-        fprintf(stderr, "folio: %s answered %d: ", metrics, status);
-        folio_cli_put_text(stderr, folio_buf_at(&body, 0), n);
+        fprintf(stderr, "folio: %s answered %d: ", metrics, ans.status);
+        folio_cli_put_text(stderr, folio_buf_at(&ans.body, 0), n);
         fputc('\n', stderr);
         st = FOLIO_CLI_ESERVER;
         goto done;
     }
-    if (folio_pprof_decode(folio_buf_at(&body, 0), folio_buf_pending(&body),
-                           &p, err, sizeof(err)) != 0) {
+    if (folio_pprof_decode(folio_buf_at(&ans.body, 0),
+                           folio_buf_pending(&ans.body), &p, err,
+                           sizeof(err)) != 0) {
         fprintf(stderr, "folio: the profile from %s: %s\n", metrics, err);
         st = FOLIO_CLI_ESERVER;
         goto done;
@@ -215,8 +213,8 @@ folio_cli_profile_main(int argc, char **argv)
     }
     f = strcmp(out, "-") == 0 ? stdout : fopen(out, "wbe");
     if (f == NULL ||
-        fwrite(folio_buf_at(&body, 0), 1, folio_buf_pending(&body), f) !=
-            folio_buf_pending(&body) ||
+        fwrite(folio_buf_at(&ans.body, 0), 1, folio_buf_pending(&ans.body),
+               f) != folio_buf_pending(&ans.body) ||
         (f != stdout && fclose(f) != 0)) {
         fprintf(stderr, "folio: writing %s: %s\n", out, strerror(errno));
         st = FOLIO_CLI_EUSAGE;
@@ -236,7 +234,7 @@ folio_cli_profile_main(int argc, char **argv)
     }
     folio_pprof_free(&p);
 done:
-    folio_buf_free(&body);
+    folio_http_answer_free(&ans);
     return st;
 }
 

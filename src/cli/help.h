@@ -1,5 +1,5 @@
 /*
- * cli_help.h - what each command of folio does, for `folio help CMD` and
+ * help.h - what each command of folio does, for `folio help CMD` and
  * `folio CMD --help`: the text after its usage line.  Included by cli.c
  * alone, into its table of commands.
  */

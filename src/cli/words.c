@@ -1,5 +1,5 @@
 /*
- * cli_words.c - a line of folio's interactive mode split into words as
+ * words.c - a line of folio's interactive mode split into words as
  * a POSIX shell splits a simple command: blanks between words, '...'
  * taken literally, "..." with \" \\ \$ \` escapes, a backslash outside
  * quotes escaping the next character.  No expansion of any kind.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 
 int
 folio_cli_words(const char *line, char ***out, int *n)

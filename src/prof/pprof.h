@@ -8,7 +8,7 @@
  * Shared by foliod (each worker writes its profile, the master merges
  * them and answers /debug/pprof/), the folio client (`folio profile`
  * reads and prints the top) and the tests.  Plain data: no libevent, no
- * symbolizer (src/prof.h builds profiles of the running process).
+ * symbolizer (src/prof/prof.h builds profiles of the running process).
  *
  * The model keeps indices where the proto keeps ids: a sample's stack
  * holds location indices, a location its mapping's index + 1 (0: none), a

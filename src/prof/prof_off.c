@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "src/err.h"
-#include "src/pprof.h"
-#include "src/prof.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 
 void
 folio_prof_init(uint64_t heap_rate)

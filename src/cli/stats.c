@@ -1,5 +1,5 @@
 /*
- * cli_stats.c - `folio stats`: server.stats (folio-rpc(7)) as a table of
+ * stats.c - `folio stats`: server.stats (folio-rpc(7)) as a table of
  * worker processes with a totals line, in the manner of top or PHP-FPM's
  * full status page, and the per-method latency table.
  *
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 
 struct row {
     uint64_t pid;

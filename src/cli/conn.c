@@ -1,5 +1,5 @@
 /*
- * cli_conn.c - the folio client's connection and call: the address of
+ * conn.c - the folio client's connection and call: the address of
  * the server (or of its admin socket) from -H, -U and the environment,
  * connecting, sending one request and waiting for its reply under
  * --timeout, and the messages and exit statuses of PROTOCOL.md section 5
@@ -18,9 +18,10 @@
 #include <unistd.h>
 
 #include "src/addr.h"
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 #include "src/client.h"
-#include "src/conf.h"
+#include "src/clock.h"
+#include "src/defaults.h"
 #include "src/err.h"
 #include "src/rpc.h"
 
@@ -31,7 +32,7 @@ folio_cli_target(struct cli *cli)
 
     if (cli->addr != NULL)
         return cli->addr;
-    env = getenv(cli->admin ? "FOLIO_ADMIN" : "FOLIO_ADDR");
+    env = getenv(cli->admin ? FOLIO_ADMIN_ENV : FOLIO_ADDR_ENV);
     if (env != NULL && *env != '\0') {
         /* FOLIO_ADMIN is a socket path, as -U takes. */
         if (cli->admin && strncmp(env, "unix:", 5) != 0) {
@@ -301,7 +302,7 @@ folio_cli_latency(struct cli *cli)
 {
     struct folio_cli_lat lat;
     struct folio_mp_cur res;
-    struct timespec t0, t1;
+    uint64_t t0;
     int st = FOLIO_CLI_OK, live = isatty(STDOUT_FILENO) && !cli->json;
     double every = cli->have_interval ? cli->interval_s : 0.01; /* redis-cli */
 
@@ -310,13 +311,10 @@ folio_cli_latency(struct cli *cli)
     while (!interrupted && (cli->repeat <= 0 || (int64_t)lat.n < cli->repeat)) {
         if (lat.n > 0 && folio_cli_nap(every) != 0)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        t0 = folio_mono_ns();
         if ((st = folio_cli_rpc0(cli, "server.ping", &res)) != 0)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        folio_cli_lat_add(&lat,
-                          (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
-                              (uint64_t)(t1.tv_nsec - t0.tv_nsec));
+        folio_cli_lat_add(&lat, folio_mono_ns() - t0);
         if (live) {
             fputs("\r\033[K", stdout);
             folio_cli_lat_line(stdout, &lat);

@@ -1,5 +1,5 @@
 /*
- * cli_repl.c - folio's interactive mode, as redis-cli's: a prompt with
+ * repl.c - folio's interactive mode, as redis-cli's: a prompt with
  * line editing, history (kept in ~/.folio_history) and completion of
  * command names, from libedit (Debian's libedit-dev, through its
  * readline interface); each line is a command as on the command line.
@@ -18,29 +18,39 @@
 
 #include <editline/readline.h>
 
-#include "src/cli_int.h"
+#include "src/cli/cli_int.h"
 
 #define HISTORY_LINES 1000
 
+/* The words a line starts with: the commands (cli.c's), then ours. */
 static const char *const *completion_words;
+static const char *const own_words[] = {"quit", "exit", NULL};
 
 /* The words that start with `text`, one per call (readline's protocol). */
 static char *
 complete_word(const char *text, int state)
 {
+    static const char *const *list;
     static size_t i, len;
     const char *w;
 
     if (state == 0) {
+        list = completion_words;
         i = 0;
         len = strlen(text);
     }
-    while ((w = completion_words[i]) != NULL) {
+    for (;;) {
+        if ((w = list[i]) == NULL) {
+            if (list == own_words)
+                return NULL;
+            list = own_words;
+            i = 0;
+            continue;
+        }
         i++;
         if (strncmp(w, text, len) == 0)
             return strdup(w);
     }
-    return NULL;
 }
 
 /* Complete the first word of a line (a command) only. */
@@ -171,12 +181,12 @@ repl_line(void *arg, int argc, char **argv)
 }
 
 int
-folio_cli_interactive(struct cli *cli, const char *const *words)
+folio_cli_interactive(struct cli *cli)
 {
     char prompt[FOLIO_ADDR_TEXT + 16];
 
     cli->admin = 0;
     snprintf(prompt, sizeof(prompt), "folio %s> ",
              folio_cli_shown(folio_cli_target(cli)));
-    return repl(prompt, words, repl_line, cli);
+    return repl(prompt, folio_cli_command_names(), repl_line, cli);
 }

@@ -27,8 +27,8 @@
 
 #include "src/alloc.h"
 #include "src/err.h"
-#include "src/pprof.h"
-#include "src/prof_int.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof_int.h"
 
 #define MAX_MAPS 512
 #define MAX_INLINE 16

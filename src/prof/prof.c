@@ -24,11 +24,12 @@
 #include <unistd.h>
 
 #include "src/alloc.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/hash.h"
-#include "src/pprof.h"
-#include "src/prof.h"
-#include "src/prof_int.h"
+#include "src/prof/pprof.h"
+#include "src/prof/prof.h"
+#include "src/prof/prof_int.h"
 
 #define CPU_SLOTS 16384           /* distinct stacks of one CPU profile */
 #define HEAP_SLOTS 16384          /* distinct stacks of sampled blocks */
@@ -86,15 +87,6 @@ static volatile sig_atomic_t unwinding;
  * encoding, all freed by the end) are not sampled. */
 static int building;
 static int initialized;
-
-static uint64_t
-mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void *
 map_zeroed(size_t len)
@@ -225,7 +217,7 @@ on_sigprof(int sig, siginfo_t *si, void *ucv)
     (void)si;
     if (!cpu.active)
         goto out;
-    t0 = mono_ns();
+    t0 = folio_mono_ns();
     if (unwinding) {
         /* The heap sampler is unwinding: the leaf alone, exact enough. */
         pcs[0] = context_pc(ucv);
@@ -233,7 +225,7 @@ on_sigprof(int sig, siginfo_t *si, void *ucv)
     } else {
         n = signal_stack(ucv, pcs);
     }
-    cpu.unwind_ns += mono_ns() - t0;
+    cpu.unwind_ns += folio_mono_ns() - t0;
     cpu.samples++;
     if (n > 0 && (s = table_find(&cpu.tab, pcs, n, 1)) != NULL)
         s->v[0] += 1;
@@ -249,7 +241,6 @@ folio_prof_cpu_start(unsigned hz)
 {
     struct sigaction sa;
     struct itimerval it;
-    struct timespec ts;
     int rc;
 
     if (cpu.active)
@@ -261,9 +252,8 @@ folio_prof_cpu_start(unsigned hz)
         return rc;
     cpu.hz = hz;
     cpu.samples = cpu.unwind_ns = 0;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    cpu.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    cpu.start_mono_ns = mono_ns();
+    cpu.start_unix_ns = folio_unix_ns();
+    cpu.start_mono_ns = folio_mono_ns();
     cpu.stop_mono_ns = 0;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigprof;
@@ -306,7 +296,7 @@ folio_prof_cpu_stop(void)
     /* Ignored, not default: a SIGPROF still pending must not kill us. */
     signal(SIGPROF, SIG_IGN);
     cpu.active = 0;
-    cpu.stop_mono_ns = mono_ns();
+    cpu.stop_mono_ns = folio_mono_ns();
 }
 
 /* The allocator's entry points: heap stacks start at their caller. */
@@ -431,7 +421,7 @@ folio_prof_cpu_profile(struct folio_pprof *p)
     p->period_type = p->types[1];
     p->period = cpu_period;
     p->time_nanos = (int64_t)cpu.start_unix_ns;
-    stop = cpu.stop_mono_ns != 0 ? cpu.stop_mono_ns : mono_ns();
+    stop = cpu.stop_mono_ns != 0 ? cpu.stop_mono_ns : folio_mono_ns();
     p->duration_nanos = (int64_t)(stop - cpu.start_mono_ns);
     if ((rc = add_stacks(p, sym, &cpu.tab, 0, cpu_values)) != 0)
         goto done;
@@ -664,7 +654,6 @@ int
 folio_prof_heap_profile(struct folio_pprof *p, int allocs)
 {
     struct folio_prof_sym *sym = NULL;
-    struct timespec ts;
     int rc;
 
     if ((rc = profile_begin(p, &sym)) != 0)
@@ -680,8 +669,7 @@ folio_prof_heap_profile(struct folio_pprof *p, int allocs)
     p->period_type.unit = p->types[1].unit;
     p->period = (int64_t)heap.rate;
     p->default_type = allocs ? p->types[1].type : p->types[3].type;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    p->time_nanos = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    p->time_nanos = (int64_t)folio_unix_ns();
     if (heap.rate == 0) {
         if (folio_pprof_add_comment(p, "heap sampling is off "
                                        "(profile_heap_rate = 0)") < 0)
@@ -708,11 +696,10 @@ done:
 static void
 seed(void)
 {
-    struct timespec ts;
+    uint64_t ns = folio_mono_ns();
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    heap.rng = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^
-               ((uint64_t)ts.tv_sec * 0x9E3779B97F4A7C15ull);
+    heap.rng = ((uint64_t)getpid() << 32) ^ ns % 1000000000 ^
+               (ns / 1000000000 * 0x9E3779B97F4A7C15ull);
     if (heap.rng == 0)
         heap.rng = 0x2545F4914F6CDD1DULL;
 }
