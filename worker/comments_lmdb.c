@@ -42,6 +42,8 @@ struct pending {
     struct folio_hold hold;
     size_t off; /* path, author, body back to back in the batch's arena */
     uint32_t path_len, author_len, body_len;
+    int has_reply_to;
+    uint64_t reply_to;
 };
 
 /* This worker's LMDB backend. */
@@ -231,10 +233,12 @@ commit_batch(struct folio_lmdb *lm)
             lm->in[i].author_len = p->author_len;
             lm->in[i].body = t + p->path_len + p->author_len;
             lm->in[i].body_len = p->body_len;
-            lm->codes[i] = 0;
+            lm->in[i].has_reply_to = p->has_reply_to;
+            lm->in[i].reply_to = p->reply_to;
         }
         rc = folio_comments_post_batch(lm->store, lm->in, n, &lm->results,
-                                       lm->ends, NULL, err, sizeof(err));
+                                       lm->ends, lm->codes, NULL, err,
+                                       sizeof(err));
         if (rc == FOLIO_EFULL && n > 1) {
             /* Not all fit: one by one, so the ones that fit get in. */
             folio_buf_reset(&lm->results);
@@ -255,6 +259,9 @@ commit_batch(struct folio_lmdb *lm)
             folio_hold_release(&lm->p[i].hold,
                                folio_buf_at(&lm->results, start),
                                lm->ends[i] - start, 0, NULL);
+        else if (rc == 0 && lm->codes[i] == FOLIO_EINVAL)
+            folio_hold_release(&lm->p[i].hold, NULL, 0, code,
+                               FOLIO_COMMENTS_BAD_REPLY);
         else
             folio_hold_release(&lm->p[i].hold, NULL, 0, code, err);
         if (rc == 0)
@@ -305,6 +312,8 @@ enqueue(struct folio_lmdb *lm, struct folio_call *call,
     p->path_len = (uint32_t)in->path_len;
     p->author_len = (uint32_t)in->author_len;
     p->body_len = (uint32_t)in->body_len;
+    p->has_reply_to = in->has_reply_to;
+    p->reply_to = in->reply_to;
     if (lm->n++ == 0)
         event_active(lm->ev_commit, EV_TIMEOUT, 1);
     return 0;

@@ -345,6 +345,8 @@ pg_post(struct folio_comments_be *be, struct folio_call *call,
     folio_be64_put(r->created_at, now);
     folio_be64_put(r->key, pg->key_hi);
     folio_be64_put(r->key + 8, ++pg->key_seq);
+    r->has_reply_to = (uint8_t)in->has_reply_to;
+    folio_be64_put(r->reply_to, in->reply_to);
     if ((r->text.b_data == NULL &&
          folio_buf_init(&r->text, in->author_len + in->body_len * 2 + 2048,
                         0) != 0) ||
