@@ -51,6 +51,7 @@ struct folio_lmdb {
     struct folio_comments_be be; /* first: what h_comments.c holds */
     struct folio_comments *store;
     _Atomic uint64_t *size_stat; /* comments_bytes in the slot; NULL: none */
+    struct folio_worker_slot *slot; /* NULL in tests */
     /*
      * The page cache: each page's whole comments.list reply, as the
      * postgres backend keeps it (comments_cache.h), valid while the
@@ -138,6 +139,7 @@ lmdb_open(struct folio_worker *w, struct folio_comments_be **out)
         return rc;
     }
     lm->size_stat = w->slot != NULL ? &w->slot->ws_comments_bytes : NULL;
+    lm->slot = w->slot;
     publish_size(lm);
     if (w->cfg->comments_cache_size > 0 &&
         folio_ccache_new(w->cfg->comments_cache_size, &lm->cache) != 0)
@@ -319,6 +321,34 @@ enqueue(struct folio_lmdb *lm, struct folio_call *call,
     return 0;
 }
 
+/*
+ * The store's version, the cache emptied if it is not the one the cache
+ * was filled at (see struct folio_lmdb); 0 when it cannot be told.
+ */
+static uint64_t
+valid_version(struct folio_lmdb *lm, struct folio_worker_slot *slot)
+{
+    uint64_t v = folio_comments_version(lm->store);
+
+    if (v != 0 && v != lm->cache_version) {
+        folio_ccache_clear(lm->cache);
+        lm->cache_version = v;
+        if (slot != NULL)
+            folio_stat_add(&slot->ws_comments_cache_invalidations, 1);
+    }
+    return v;
+}
+
+static struct folio_ccache *
+lmdb_cache(struct folio_comments_be *be)
+{
+    struct folio_lmdb *lm = (struct folio_lmdb *)be;
+
+    if (lm->cache == NULL || valid_version(lm, lm->slot) == 0)
+        return NULL;
+    return lm->cache;
+}
+
 static int
 lmdb_list(struct folio_comments_be *be, struct folio_call *call,
           const char *path, uint32_t len)
@@ -331,14 +361,8 @@ lmdb_list(struct folio_comments_be *be, struct folio_call *call,
     uint64_t v = 0;
     int rc;
 
-    if (lm->cache != NULL && (v = folio_comments_version(lm->store)) != 0 &&
+    if (lm->cache != NULL && (v = valid_version(lm, slot)) != 0 &&
         folio_comments_path_check(path, len, err, sizeof(err)) == 0) {
-        if (v != lm->cache_version) {
-            folio_ccache_clear(lm->cache);
-            lm->cache_version = v;
-            if (slot != NULL)
-                folio_stat_add(&slot->ws_comments_cache_invalidations, 1);
-        }
         nlen = folio_comments_normalize(path, len, np);
         if ((hit = folio_ccache_get(lm->cache, np, nlen, &hlen)) != NULL) {
             if (slot != NULL)
@@ -398,4 +422,5 @@ lmdb_delete(struct folio_comments_be *be, struct folio_call *call, uint64_t id)
 
 const struct folio_comments_backend folio_comments_lmdb = {
     "lmdb", lmdb_open, lmdb_close, lmdb_list, lmdb_post, lmdb_delete,
+    lmdb_cache,
 };

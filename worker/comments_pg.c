@@ -376,6 +376,13 @@ pg_delete(struct folio_comments_be *be, struct folio_call *call, uint64_t id)
     return queue_unit(pg, call, r, U_DELETE, R_DELETE);
 }
 
+/* Kept valid by the database's notifications (comments_pg_conn.c). */
+static struct folio_ccache *
+pg_cache(struct folio_comments_be *be)
+{
+    return ((struct folio_pg *)be)->cache;
+}
+
 const struct folio_comments_backend folio_comments_pg = {
-    "postgres", pg_open, pg_close, pg_list, pg_post, pg_delete,
+    "postgres", pg_open, pg_close, pg_list, pg_post, pg_delete, pg_cache,
 };

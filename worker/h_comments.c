@@ -151,3 +151,9 @@ folio_h_comments_fini(struct folio_worker *w)
         be->ops->close(be);
     be = NULL;
 }
+
+struct folio_ccache *
+folio_h_comments_cache(void)
+{
+    return be != NULL ? be->ops->cache(be) : NULL;
+}
