@@ -122,7 +122,14 @@
     X(output_waits, "output_waits", FOLIO_SK_COUNTER, FOLIO_SU_ONE,            \
       "output_waits_total", NULL, "",                                          \
       "Requests that waited for room for their replies (max_output_bytes, "   \
-      "max_output_total).")
+      "max_output_total).")                                                    \
+    X(http_requests, "http_requests", FOLIO_SK_COUNTER, FOLIO_SU_ONE,          \
+      "http_requests_total", NULL, "",                                         \
+      "HTTP requests answered (http_listen), counted by method too when "     \
+      "a method answered them.")                                               \
+    X(http_errors, "http_errors", FOLIO_SK_COUNTER, FOLIO_SU_ONE,              \
+      "http_errors_total", NULL, "",                                           \
+      "HTTP answers with a status of 400 or more.")
 
 /* Gauges: the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \

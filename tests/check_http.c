@@ -21,6 +21,7 @@
 #include "worker/dispatch.h"
 #include "worker/http_comments.h"
 #include "worker/http_jsonrpc.h"
+#include "src/http_cors.h"
 #include "worker/http_reply.h"
 
 #define S(lit) lit, sizeof(lit) - 1

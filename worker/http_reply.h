@@ -2,13 +2,12 @@
  * http_reply.h - HTTP/1.1 responses packed straight into a connection's
  * output buffer (src/buf.h), as msgpack replies are: a status line, the
  * headers every response has (a Date formatted once a second), the
- * caller's own lines (CORS: folio_http_cors_put), then Content-Type and
+ * caller's own lines (CORS: src/http_cors.h), then Content-Type and
  * Content-Length, then the body.  When the body's length is not known
  * before it is written (a reply encoded as it goes), Content-Length is
  * written as a fixed-width field of spaces and filled in at the end
  * (leading spaces are optional whitespace, RFC 9110 section 5.6.3), so
- * the body is never copied.  Worker only; no allocation after
- * folio_http_cors_init.
+ * the body is never copied.  Worker only; no allocation.
  */
 #ifndef FOLIO_HTTP_REPLY_H
 #define FOLIO_HTTP_REPLY_H
@@ -26,6 +25,7 @@ struct folio_http_reply {
     size_t body;   /* its body's first byte */
     uint64_t want; /* the length given to folio_http_reply_body */
     unsigned flags;
+    int status;
 };
 
 /*
@@ -69,7 +69,8 @@ int folio_http_reply_begin(struct folio_buf *out, struct folio_http_reply *r,
 /*
  * folio_http_reply_body - end the headers with Content-Type `ctype` (NULL:
  * none) and Content-Length `len`, or FOLIO_HTTP_LEN_UNKNOWN to fill in
- * at folio_http_reply_end.  The body follows.  0 or the buffer's error.
+ * at folio_http_reply_end; none for a status that has no body (1xx, 204,
+ * 304: len must be 0).  The body follows.  0 or the buffer's error.
  */
 int folio_http_reply_body(struct folio_buf *out, struct folio_http_reply *r,
                           const char *ctype, uint64_t len);
@@ -92,46 +93,5 @@ void folio_http_reply_cancel(struct folio_buf *out,
 int folio_http_reply_simple(struct folio_buf *out, int status, unsigned flags,
                             time_t now, const char *ctype, const void *body,
                             size_t len);
-
-/*
- * CORS (the Fetch standard's CORS protocol), as mouthful's gin-contrib/cors
- * answers it: the origins allowed are "*" (any: the header says "*"), or a
- * list (the request's Origin is echoed when it is on it, with "Vary:
- * Origin"), or none (no CORS headers at all).
- */
-struct folio_http_cors {
-    int any;
-    size_t n;
-    char **origins; /* owned */
-};
-
-/*
- * folio_http_cors_init - from http_cors_origins: "*", "" (off), or
- * origins separated by spaces or commas ("https://a.example
- * http://b.example:8080").  Returns 0, FOLIO_EINVAL (an origin with a
- * character a header cannot hold, or "*" in a list) or FOLIO_ENOMEM.
- */
-int folio_http_cors_init(struct folio_http_cors *c, const char *spec);
-
-/* folio_http_cors_free - release; accepts a zeroed struct. */
-void folio_http_cors_free(struct folio_http_cors *c);
-
-/*
- * folio_http_cors_allowed - whether a request from origin o[0..n) (its
- * Origin header; n == 0: none) may read the response.
- */
-int folio_http_cors_allowed(const struct folio_http_cors *c, const char *o,
-                            size_t n);
-
-/*
- * folio_http_cors_put - append the CORS header lines for a request from
- * origin o[0..n) (nothing if it sent none or is not allowed).
- * `preflight`: an OPTIONS preflight, which also gets the methods, the
- * request headers it asked for (h[0..hn), as sent), and a max age.
- * 0 or the buffer's error.
- */
-int folio_http_cors_put(struct folio_buf *out, const struct folio_http_cors *c,
-                        const char *o, size_t n, int preflight, const char *h,
-                        size_t hn);
 
 #endif

@@ -1,0 +1,952 @@
+/*
+ * e2e_http.c - the HTTP face (folio-http(7)) end to end, with the
+ * clients the case studies used, started by the tests: curl for every
+ * route, Python's http.client for keep-alive, the mouthful case study's
+ * 100 curl POSTs then hey, and a socket of our own for pipelining, the
+ * allocation count and the hostile requests.  A missing curl, python3
+ * or hey is a skip (saying so), a failure under CI.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <msgpack.h>
+
+#include "src/addr.h"
+#include "src/buf.h"
+#include "src/client.h"
+#include "src/http_parse.h"
+#include "src/rpc.h"
+#include "tests/check_run.h"
+#include "tests/comments_util.h"
+#include "tests/e2e_util.h"
+
+static struct e2e_server srv;
+
+#define FREIGHT                                                                \
+    "freight_dir = " FOLIO_SRCDIR "/data/freight\n"                            \
+    "catalog = " FOLIO_SRCDIR "/data/catalog.csv\n"
+
+static void
+start(const char *conf)
+{
+    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+    ck_assert_msg(srv.http[0] != '\0', "no http line in the ready file");
+}
+
+static void
+stop_clean(void)
+{
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+
+/*
+ * Whether `prog` (Debian package pkg) is here: if not, the test is
+ * skipped, saying so; under CI (CI set) that is a failure.
+ */
+static int
+need(const char *prog, const char *pkg)
+{
+    if (e2e_have(prog))
+        return 1;
+    ck_assert_msg(getenv("CI") == NULL, "%s (Debian %s) is missing under CI",
+                  prog, pkg);
+    fprintf(stderr, "SKIP: %s is not installed (Debian package %s)\n", prog,
+            pkg);
+    return 0;
+}
+
+/* Run a shell command; its stdout in out (NUL-terminated); its status. */
+static int run(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+run(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    size_t n = 0, k;
+    FILE *f;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+    while (n + 1 < cap && (k = fread(out + n, 1, cap - 1 - n, f)) > 0)
+        n += k;
+    out[n] = '\0';
+    st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * curl: `args` after the URL's base; prints the body, then a line
+ * "HTTP <status>".  Returns the status, the body in out.
+ */
+static int
+curl(char *out, size_t cap, const char *args)
+{
+    char *tail;
+    int st = 0;
+
+    ck_assert_int_eq(run(out, cap,
+                         "curl -s --max-time 20 -w '\\nHTTP %%{http_code}' %s",
+                         args),
+                     0);
+    ck_assert_ptr_nonnull(tail = strrchr(out, '\n'));
+    ck_assert_int_eq(sscanf(tail, "\nHTTP %d", &st), 1);
+    *tail = '\0';
+    return st;
+}
+
+/* ---- a client of our own: one socket, pipelined or not ---- */
+
+struct hc {
+    int fd;
+    struct folio_buf in;
+};
+
+static const struct folio_http_limits res_lim = {8192, 65536, 100, 64u << 20};
+
+static void
+hc_open(struct hc *h, const char *addr)
+{
+    struct folio_addr a;
+    char why[128];
+
+    ck_assert_int_eq(folio_addr_parse(addr, &a, why, sizeof(why)), 0);
+    ck_assert_int_ge(h->fd = folio_addr_connect(&a, 5000), 0);
+    ck_assert_int_eq(folio_buf_init(&h->in, 65536, 0), 0);
+}
+
+static void
+hc_close(struct hc *h)
+{
+    close(h->fd);
+    folio_buf_free(&h->in);
+}
+
+static void
+hc_send(struct hc *h, const char *s, size_t n)
+{
+    ssize_t k;
+
+    while (n > 0) {
+        k = send(h->fd, s, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return; /* closed: the reads will say */
+        s += k;
+        n -= (size_t)k;
+    }
+}
+
+/*
+ * Read one response to a request of `method` within 10 s: 0 with *r
+ * parsed and *msg its bytes (valid until hc_next), -1 at EOF (or a
+ * timeout, or not HTTP).
+ */
+static int
+hc_read(struct hc *h, int method, struct folio_http_req *r, char **msg)
+{
+    uint64_t end = e2e_now_ms() + 10000;
+    struct pollfd pfd = {h->fd, POLLIN, 0};
+    ssize_t k;
+    int rc;
+
+    folio_http_req_init(r, &res_lim);
+    for (;;) {
+        *msg = h->in.b_data + h->in.b_off;
+        rc = folio_http_res_parse(r, method, *msg, folio_buf_pending(&h->in));
+        if (rc == FOLIO_HTTP_DONE)
+            return 0;
+        if (rc == FOLIO_HTTP_ERROR)
+            return -1;
+        if (e2e_now_ms() >= end ||
+            poll(&pfd, 1, (int)(end - e2e_now_ms())) <= 0)
+            return -1;
+        ck_assert_int_eq(folio_buf_reserve(&h->in, 65536), 0);
+        k = recv(h->fd, h->in.b_data + h->in.b_len, folio_buf_space(&h->in), 0);
+        if (k <= 0)
+            return -1;
+        h->in.b_len += (size_t)k;
+    }
+}
+
+/* Past the response hc_read gave. */
+static void
+hc_next(struct hc *h, const struct folio_http_req *r)
+{
+    folio_buf_consume(&h->in, (size_t)r->total);
+}
+
+/* Whether the server closed the connection (EOF within 10 s). */
+static int
+hc_closed(struct hc *h)
+{
+    struct pollfd pfd = {h->fd, POLLIN, 0};
+    char b[4096];
+    uint64_t end = e2e_now_ms() + 10000;
+    ssize_t k;
+
+    while (e2e_now_ms() < end && poll(&pfd, 1, (int)(end - e2e_now_ms())) > 0) {
+        k = recv(h->fd, b, sizeof(b), 0);
+        if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+            return 1;
+    }
+    return 0;
+}
+
+/* One request on a fresh connection: its status, body in out. */
+static int
+request(const char *raw, size_t n, char *out, size_t cap)
+{
+    struct folio_http_req r;
+    struct hc h;
+    char *msg;
+    int st = -1;
+
+    hc_open(&h, srv.http);
+    hc_send(&h, raw, n);
+    if (hc_read(&h, FOLIO_HTTP_GET, &r, &msg) == 0) {
+        st = r.status;
+        snprintf(out, cap, "%.*s", (int)r.body.len, msg + r.body.off);
+    } else {
+        out[0] = '\0';
+    }
+    hc_close(&h);
+    return st;
+}
+
+#define S(lit) lit, sizeof(lit) - 1
+
+/* ---- every route, with curl ---- */
+
+START_TEST(test_routes)
+{
+    static char out[65536];
+    char args[1024];
+    json_t *j;
+    json_error_t je;
+    long long id1, id2;
+
+    if (!need("curl", "curl"))
+        return;
+    start(FREIGHT);
+    /* /status, GET and HEAD */
+    snprintf(args, sizeof(args), "http://%s/status", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_str_eq(out, "{\"message\":\"OK\"}");
+    snprintf(args, sizeof(args), "-I http://%s/status", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "Content-Length: 16\r\n"));
+    ck_assert_ptr_null(strstr(out, "OK\"}"));
+
+    /* comments: none, then posts as the case study and the widget do */
+    snprintf(args, sizeof(args), "'http://%s/v1/comments?uri=/test'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 404);
+    ck_assert_str_eq(out, "\"Thread not found\"");
+    snprintf(args, sizeof(args), "'http://%s/v1/comments'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    snprintf(args, sizeof(args),
+             "--request POST --url http://%s/v1/comments --header "
+             "'content-type: application/json' --data '{\"path\": "
+             "\"/test\",\"body\": \"this is just a test\",\"author\": "
+             "\"vik\"}'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "path")), "/test/");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "body")),
+                     "this is just a test");
+    id1 = json_integer_value(json_object_get(j, "id"));
+    ck_assert_int_gt(id1, 0);
+    json_decref(j);
+    /* The widget: capitalized keys, text/plain, a reply, markup. */
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/v1/comments -H 'Content-Type: text/plain' "
+             "-H 'Idempotency-Key: k-1' --data '{\"Body\":\"<script>alert(1)"
+             "</script><img src=x onerror=alert(2)>\",\"Author\":\"O'\\''Brien"
+             "\",\"Path\":\"test\",\"ReplyTo\":%lld}'",
+             srv.http, id1);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "replyTo")), id1);
+    id2 = json_integer_value(json_object_get(j, "id"));
+    ck_assert_ptr_null(
+        strchr(json_string_value(json_object_get(j, "body")), '<'));
+    json_decref(j);
+    /* A reply to a reply, and the honeypot: 400, then 200 but not stored. */
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/v1/comments --data '{\"body\":\"x\","
+             "\"author\":\"a\",\"path\":\"/test\",\"replyTo\":\"%lld\"}'",
+             srv.http, id2);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    ck_assert_ptr_nonnull(strstr(out, "reply_to"));
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/v1/comments --data '{\"body\":\"spam\","
+             "\"author\":\"bot\",\"path\":\"/test\",\"email\":\"b@x\"}'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "\"email\":\"b@x\""));
+    snprintf(args, sizeof(args), "-X POST http://%s/v1/comments --data '{'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    ck_assert_ptr_nonnull(strstr(out, "invalid JSON"));
+    /* The thread: two comments, mouthful's fields, the markup escaped. */
+    snprintf(args, sizeof(args), "'http://%s/v1/comments?uri=%%2Ftest'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
+    ck_assert_uint_eq(json_array_size(j), 2);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_array_get(j, 0), "Id")), id1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(j, 0), "ThreadId")),
+        "/test/");
+    ck_assert(json_is_true(json_object_get(json_array_get(j, 1), "Confirmed")));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_array_get(j, 1), "ReplyTo")),
+        id1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(j, 1), "Author")),
+        "O'Brien");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(j, 1), "Body")),
+        "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x "
+        "onerror=alert(2)&gt;");
+    ck_assert_ptr_nonnull(strstr(
+        json_string_value(json_object_get(json_array_get(j, 0), "CreatedAt")),
+        "Z"));
+    json_decref(j);
+
+    /* freight: POST by name, GET with SKUs, an uncovered CEP is 404 */
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/v1/freight/quote --data '{\"cep\":"
+             "\"01310-100\",\"items\":[{\"weight_g\":1500,\"qty\":1}]}'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "\"billed_weight_g\":1500"));
+    snprintf(args, sizeof(args),
+             "'http://%s/v1/freight/quote?cep=01310100&sku=BOOK-00001:2"
+             "&sku=BOOK-00002'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "\"weight_g\":2396"));
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/v1/freight/quote --data '{\"cep\":"
+             "\"00500-000\",\"items\":[{\"weight_g\":1500,\"qty\":1}]}'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 404);
+    ck_assert_ptr_nonnull(strstr(out, "\"code\":5"));
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/v1/freight/quote --data '{\"cep\":1}'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    snprintf(args, sizeof(args), "http://%s/v1/freight/info", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "\"carriers\":"));
+
+    /* JSON-RPC: one, a batch, notifications only, by name, errors */
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/rpc --data '{\"jsonrpc\":\"2.0\",\"method\":"
+             "\"server.ping\",\"id\":\"a\"}'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_str_eq(out, "{\"jsonrpc\":\"2.0\",\"result\":\"pong\","
+                          "\"id\":\"a\"}");
+    snprintf(args, sizeof(args),
+             "-X POST http://%s/rpc --data '[{\"jsonrpc\":\"2.0\",\"method\":"
+             "\"freight.quote\",\"params\":{\"cep\":\"00500000\",\"items\":"
+             "[{\"weight_g\":1,\"qty\":1}]},\"id\":1},{\"jsonrpc\":\"2.0\","
+             "\"method\":\"server.ping\"},{\"jsonrpc\":\"2.0\",\"method\":"
+             "\"no.such\",\"id\":2},{\"foo\":1},{\"jsonrpc\":\"2.0\","
+             "\"method\":\"server.stats\",\"id\":3},{\"jsonrpc\":\"2.0\","
+             "\"method\":\"comments.post\",\"params\":{\"path\":\"/rpc\","
+             "\"author\":\"r\",\"body\":\"over JSON-RPC\"},\"id\":4}]'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
+    ck_assert_uint_eq(json_array_size(j), 5); /* the notification: none */
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_array_get(j, 0), "error"), "code")),
+        -32005);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_array_get(j, 1), "error"), "code")),
+        -32601);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_array_get(j, 2), "error"), "code")),
+        -32600);
+    ck_assert(json_is_null(json_object_get(json_array_get(j, 2), "id")));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_array_get(j, 3), "error"), "code")),
+        -32007);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(j, 4), "result"), "body")),
+        "over JSON-RPC");
+    json_decref(j);
+    snprintf(args, sizeof(args),
+             "-i -X POST http://%s/rpc --data '[{\"jsonrpc\":\"2.0\","
+             "\"method\":\"server.ping\"}]'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 204);
+    snprintf(args, sizeof(args), "-X POST http://%s/rpc --data '[1,'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "-32700"));
+    snprintf(args, sizeof(args), "-X POST http://%s/rpc --data '[]'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "-32600"));
+
+    /* CORS: preflight, and the header on answers to an Origin */
+    snprintf(args, sizeof(args),
+             "-i -X OPTIONS http://%s/v1/comments -H 'Origin: "
+             "http://blog.example' -H 'Access-Control-Request-Method: POST' "
+             "-H 'Access-Control-Request-Headers: content-type'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 204);
+    ck_assert_ptr_nonnull(strstr(out, "Access-Control-Allow-Origin: *\r\n"));
+    ck_assert_ptr_nonnull(
+        strstr(out, "Access-Control-Allow-Headers: content-type\r\n"));
+    ck_assert_ptr_null(strstr(out, "Content-Length"));
+    snprintf(args, sizeof(args),
+             "-i http://%s/status -H 'Origin: http://blog.example'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "Access-Control-Allow-Origin: *\r\n"));
+    snprintf(args, sizeof(args), "-i http://%s/status", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_null(strstr(out, "Access-Control"));
+
+    /* What there is not: 404, 405 with Allow, 501 */
+    snprintf(args, sizeof(args), "http://%s/nothing", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 404);
+    ck_assert_ptr_nonnull(strstr(out, "\"message\":"));
+    snprintf(args, sizeof(args), "-i -X DELETE http://%s/v1/comments",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 405);
+    ck_assert_ptr_nonnull(strstr(out, "Allow: GET, HEAD, POST, OPTIONS"));
+    snprintf(args, sizeof(args), "-X BREW http://%s/status", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 501);
+    /* The server stays up and counted it all. */
+    ck_assert_double_gt(e2e_server_stat(&srv, "totals", "http_requests", NULL),
+                        25);
+    ck_assert_double_gt(e2e_server_stat(&srv, "totals", "http_errors", NULL),
+                        8);
+    stop_clean();
+}
+END_TEST
+
+/* ---- the corpus routes need the corpus ---- */
+
+START_TEST(test_corpus_routes)
+{
+    static char out[65536];
+    char args[512], conf[512];
+    const char *corpus = e2e_corpus();
+
+    if (!need("curl", "curl"))
+        return;
+    if (corpus == NULL) {
+        fprintf(stderr, "SKIP: no corpus\n");
+        return;
+    }
+    snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
+    start(conf);
+    snprintf(args, sizeof(args), "'http://%s/v1/corpus/count?q=hello'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_str_eq(out, "{\"count\":349}");
+    snprintf(args, sizeof(args),
+             "'http://%s/v1/corpus/count?q=to+be%%2C+or+not+to+be'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_str_eq(out, "{\"count\":1}");
+    snprintf(args, sizeof(args),
+             "'http://%s/v1/corpus/search?q=insolence&limit=2&offset=1'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "{\"count\":14,\"lines\":[{"));
+    snprintf(args, sizeof(args), "'http://%s/v1/corpus/search?q=x&limit=z'",
+             srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    snprintf(args, sizeof(args), "'http://%s/v1/corpus/count'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    snprintf(args, sizeof(args), "http://%s/v1/corpus/info", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_ptr_nonnull(strstr(out, "\"files\":42"));
+    stop_clean();
+}
+END_TEST
+
+/* ---- keep-alive with Python's http.client; pipelining by hand ---- */
+
+START_TEST(test_keepalive_python)
+{
+    static char out[8192];
+    char script[512], script_text[4096];
+    double accepted0, accepted1;
+
+    if (!need("python3", "python3"))
+        return;
+    start(NULL);
+    accepted0 = e2e_server_stat(&srv, "totals", "conns_accepted", NULL);
+    snprintf(script, sizeof(script), "%s/keepalive.py", srv.dir);
+    snprintf(script_text, sizeof(script_text),
+             "import http.client, json, sys\n"
+             "host, port = sys.argv[1].rsplit(':', 1)\n"
+             "c = http.client.HTTPConnection(host, int(port), timeout=10)\n"
+             "for i in range(50):\n"
+             "    body = json.dumps({'path': '/ka', 'author': 'p%%d' %% i,"
+             " 'body': 'keep-alive %%d' %% i})\n"
+             "    c.request('POST', '/v1/comments', body)\n"
+             "    r = c.getresponse()\n"
+             "    assert r.status == 200, r.status\n"
+             "    assert json.loads(r.read())['author'] == 'p%%d' %% i\n"
+             "c.request('GET', '/v1/comments?uri=/ka')\n"
+             "r = c.getresponse()\n"
+             "assert r.status == 200\n"
+             "assert r.getheader('Connection') is None\n"
+             "print(len(json.loads(r.read())))\n"
+             "c.request('GET', '/status', headers={'Connection': 'close'})\n"
+             "r = c.getresponse()\n"
+             "assert r.getheader('Connection') == 'close'\n"
+             "r.read()\n"
+             "c.close()\n");
+    ck_assert_int_eq(e2e_write_file(script, script_text), 0);
+    ck_assert_int_eq(
+        run(out, sizeof(out), "python3 %s %s 2>&1", script, srv.http), 0);
+    ck_assert_str_eq(out, "50\n");
+    accepted1 = e2e_server_stat(&srv, "totals", "conns_accepted", NULL);
+    /* One connection for the 52 requests (and the stats' own: admin). */
+    ck_assert_double_le(accepted1 - accepted0, 3);
+    stop_clean();
+}
+END_TEST
+
+START_TEST(test_pipelining)
+{
+    static char reqs[65536];
+    struct folio_http_req r;
+    struct hc h;
+    char *msg, want[64];
+    size_t n = 0;
+    int i;
+
+    start(NULL);
+    /* 40 requests in one write, of three routes, and one HTTP/1.0. */
+    for (i = 0; i < 40; i++) {
+        if (i % 3 == 0) {
+            char body[96];
+            int bl = snprintf(body, sizeof(body),
+                              "{\"jsonrpc\":\"2.0\",\"method\":\"server."
+                              "ping\",\"id\":%d}",
+                              i);
+
+            n += (size_t)snprintf(reqs + n, sizeof(reqs) - n,
+                                  "POST /rpc HTTP/1.1\r\nHost: h\r\n"
+                                  "Content-Length: %d\r\n\r\n%s",
+                                  bl, body);
+        } else if (i % 3 == 1)
+            n += (size_t)snprintf(reqs + n, sizeof(reqs) - n,
+                                  "GET /v1/comments?uri=/p%d HTTP/1.1\r\n"
+                                  "Host: h\r\n\r\n",
+                                  i);
+        else
+            n += (size_t)snprintf(reqs + n, sizeof(reqs) - n,
+                                  "HEAD /status HTTP/1.1\r\nHost: h\r\n\r\n");
+    }
+    n += (size_t)snprintf(reqs + n, sizeof(reqs) - n,
+                          "GET /status HTTP/1.0\r\n\r\n");
+    hc_open(&h, srv.http);
+    hc_send(&h, reqs, n);
+    for (i = 0; i < 40; i++) {
+        ck_assert_int_eq(hc_read(&h,
+                                 i % 3 == 2 ? FOLIO_HTTP_HEAD : FOLIO_HTTP_GET,
+                                 &r, &msg),
+                         0);
+        if (i % 3 == 0) {
+            ck_assert_int_eq(r.status, 200);
+            snprintf(want, sizeof(want), "\"id\":%d}", i);
+            ck_assert_msg(memmem(msg + r.body.off, r.body.len, want,
+                                 strlen(want)) != NULL,
+                          "answer %d out of order: %.*s", i, (int)r.body.len,
+                          msg + r.body.off);
+        } else if (i % 3 == 1) {
+            ck_assert_int_eq(r.status, 404);
+        } else {
+            ck_assert_int_eq(r.status, 200);
+            ck_assert_uint_eq(r.body.len, 0);
+        }
+        ck_assert(r.flags & FOLIO_HTTP_KEEPALIVE);
+        hc_next(&h, &r);
+    }
+    /* HTTP/1.0 without keep-alive: answered, then closed. */
+    ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(!(r.flags & FOLIO_HTTP_KEEPALIVE));
+    hc_next(&h, &r);
+    ck_assert(hc_closed(&h));
+    hc_close(&h);
+    stop_clean();
+}
+END_TEST
+
+/* ---- the mouthful case study, as written ---- */
+
+/* s HTML-escaped as the face serves a body (checked apart from it). */
+static void
+html_escaped(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t i, o = 0;
+    const char *e;
+
+    for (i = 0; i < n && o + 8 < cap; i++) {
+        switch (s[i]) {
+        case '&':
+            e = "&amp;";
+            break;
+        case '<':
+            e = "&lt;";
+            break;
+        case '>':
+            e = "&gt;";
+            break;
+        case '"':
+            e = "&quot;";
+            break;
+        case '\'':
+            e = "&#39;";
+            break;
+        default:
+            out[o++] = s[i];
+            continue;
+        }
+        memcpy(out + o, e, strlen(e));
+        o += strlen(e);
+    }
+    out[o] = '\0';
+}
+
+START_TEST(test_case_study)
+{
+    static char out[262144], cmd[2048];
+    struct folio_client *c;
+    struct e2e_comment *v;
+    json_t *j, *e;
+    json_error_t je;
+    char esc[256], when[64];
+    size_t len;
+    time_t t;
+    struct tm tm;
+    int i, n, ok;
+
+    if (!need("curl", "curl") || !need("hey", "hey"))
+        return;
+    start(NULL);
+    /* 100 posts, exactly the case study's command but the port. */
+    snprintf(cmd, sizeof(cmd),
+             "for i in $(seq 100); do curl -s --request POST --url "
+             "http://%s/v1/comments --header 'content-type: "
+             "application/json' --data '{\"path\": \"/test\",\"body\": "
+             "\"this is just a test\",\"author\": \"vik\"}' -o /dev/null "
+             "-w '%%{http_code}\\n' || exit 1; done | sort | uniq -c",
+             srv.http);
+    ck_assert_int_eq(run(out, sizeof(out), "%s", cmd), 0);
+    ck_assert_msg(strstr(out, "100 200") != NULL, "%s", out);
+    /* The body every GET gets, against comments.list's comments. */
+    snprintf(cmd, sizeof(cmd), "'http://%s/v1/comments?uri=/test'", srv.http);
+    ck_assert_int_eq(curl(out, sizeof(out), cmd), 200);
+    len = strlen(out);
+    ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    n = e2e_comment_list(c, "/test", &v);
+    ck_assert_int_eq(n, 100);
+    ck_assert_uint_eq(json_array_size(j), 100);
+    for (i = 0; i < n; i++) {
+        e = json_array_get(j, (size_t)i);
+        ck_assert_int_eq(json_integer_value(json_object_get(e, "Id")),
+                         (json_int_t)v[i].id);
+        html_escaped(v[i].body, v[i].body_len, esc, sizeof(esc));
+        ck_assert_str_eq(json_string_value(json_object_get(e, "Body")), esc);
+        ck_assert(json_string_length(json_object_get(e, "Author")) ==
+                      v[i].author_len &&
+                  memcmp(json_string_value(json_object_get(e, "Author")),
+                         v[i].author, v[i].author_len) == 0);
+        t = (time_t)(v[i].created_at / 1000);
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+        ck_assert_msg(
+            strncmp(json_string_value(json_object_get(e, "CreatedAt")), when,
+                    strlen(when)) == 0,
+            "CreatedAt %s, want %s...",
+            json_string_value(json_object_get(e, "CreatedAt")), when);
+    }
+    free(v);
+    json_decref(j);
+    folio_client_close(c);
+    /* hey, as the case study ran it, shorter: 0 errors, every answer the
+     * same length as the body above. */
+    ck_assert_int_eq(run(out, sizeof(out),
+                         "hey -n 4000 -c 20 'http://%s/v1/comments?uri=/test' "
+                         "2>&1",
+                         srv.http),
+                     0);
+    ck_assert_msg(strstr(out, "[200]\t4000 responses") != NULL, "hey: %s", out);
+    ck_assert_msg(strstr(out, "Error distribution") == NULL, "hey: %s", out);
+    snprintf(cmd, sizeof(cmd), "Size/request:\t%zu bytes", len);
+    ok = strstr(out, cmd) != NULL;
+    ck_assert_msg(ok, "hey's answers are not %zu bytes: %s", len, out);
+    stop_clean();
+}
+END_TEST
+
+/* ---- 0 allocations per read request over HTTP ---- */
+
+START_TEST(test_zero_allocations)
+{
+    static char reqs[1 << 16];
+    static const char get[] = "GET /v1/comments?uri=/zero HTTP/1.1\r\n"
+                              "Host: h\r\nUser-Agent: hey/0.0.1\r\n\r\n";
+    static const char status[] = "GET /status HTTP/1.1\r\nHost: h\r\n\r\n";
+    static const char ping[] = "POST /rpc HTTP/1.1\r\nHost: h\r\n"
+                               "Content-Length: 47\r\n\r\n"
+                               "{\"jsonrpc\":\"2.0\",\"method\":"
+                               "\"server.ping\",\"id\":1}";
+    struct folio_client *c, *a;
+    struct folio_http_req r;
+    struct folio_reply rep;
+    struct hc h[4];
+    double before = -1, after;
+    size_t n;
+    char *msg;
+    int i, j, k, round, bad = 0;
+
+    start(NULL);
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));
+    for (i = 0; i < 50; i++)
+        ck_assert_int_eq(e2e_comment_post(c, "/zero", "someone",
+                                          "an ordinary comment", 19, &rep),
+                         0);
+    for (k = 0; k < 4; k++)
+        hc_open(&h[k], srv.http);
+    /* 20 requests a round on each connection: lists, status, ping. */
+    for (n = 0, i = 0; i < 20; i++) {
+        const char *q = i % 4 == 0 ? status : i % 4 == 1 ? ping : get;
+        size_t ql = i % 4 == 0   ? sizeof(status) - 1
+                    : i % 4 == 1 ? sizeof(ping) - 1
+                                 : sizeof(get) - 1;
+
+        memcpy(reqs + n, q, ql);
+        n += ql;
+    }
+    for (round = 0; round < 300; round++) {
+        for (k = 0; k < 4; k++) {
+            hc_send(&h[k], reqs, n);
+            for (i = 0; i < 20; i++) {
+                if (hc_read(&h[k], FOLIO_HTTP_GET, &r, &msg) != 0 ||
+                    r.status != 200)
+                    bad++;
+                else
+                    hc_next(&h[k], &r);
+            }
+        }
+        /* Warm: a whole round that allocated nothing, then count. */
+        if (before < 0 || round < 60) {
+            ck_assert_int_eq(e2e_stats(a, &rep), 0);
+            after = e2e_stat_num(&rep, "totals", "alloc_calls", NULL);
+            if (round > 0 && after == before && round < 60)
+                round = 60;
+            before = after;
+        }
+    }
+    ck_assert_int_eq(e2e_stats(a, &rep), 0);
+    after = e2e_stat_num(&rep, "totals", "alloc_calls", NULL);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_msg(before > 0, "no allocation counted at all");
+    ck_assert_msg(after == before,
+                  "%d HTTP requests made %.0f heap allocations",
+                  (300 - 60) * 4 * 20, after - before);
+    for (j = 0; j < 4; j++)
+        hc_close(&h[j]);
+    folio_client_close(c);
+    folio_client_close(a);
+    stop_clean();
+}
+END_TEST
+
+/* ---- hostile requests: a status or a close, never a crash ---- */
+
+static const struct {
+    const char *req;
+    int status; /* 0: closed with no answer */
+} hostile[] = {
+    {"POST /rpc HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
+     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+     400},
+    {"POST /rpc HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
+     "Content-Length: 6\r\n\r\nhello!",
+     400},
+    {"POST /rpc HTTP/1.1\r\nHost: h\r\nContent-Length: 5x\r\n\r\nhello", 400},
+    {"POST /rpc HTTP/1.1\r\nHost: h\r\nContent-Length: 999999999\r\n\r\n", 413},
+    {"POST /rpc HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+    {"POST /rpc HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "zz\r\n",
+     400},
+    {"GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505},
+    {"GET / HTTP/1.1\r\n\r\n", 400},
+    {"GET / HTTP/1.1\r\nHost: h\r\nBad Header: x\r\n\r\n", 400},
+    {"GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n", 400},
+    {"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not TLS\r\n\r\n", 400},
+    {"GET / HTTP/1.1\r\nHost: h\r\nExpect: 200-nothing\r\n\r\n", 417},
+};
+
+START_TEST(test_hostile)
+{
+    static char big[40000], out[4096];
+    struct folio_http_req r;
+    struct folio_client *c;
+    struct hc h;
+    char *msg;
+    size_t i, n;
+
+    start("request_timeout = 1s\n");
+    for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+        hc_open(&h, srv.http);
+        /* and a good request after it, never answered */
+        hc_send(&h, hostile[i].req, strlen(hostile[i].req));
+        hc_send(&h, S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"));
+        ck_assert_msg(hc_read(&h, FOLIO_HTTP_GET, &r, &msg) == 0,
+                      "case %zu: no answer", i);
+        ck_assert_msg(r.status == hostile[i].status, "case %zu: %d, want %d", i,
+                      r.status, hostile[i].status);
+        ck_assert_ptr_nonnull(
+            memmem(msg + r.body.off, r.body.len, "\"message\":", 10));
+        ck_assert(!(r.flags & FOLIO_HTTP_KEEPALIVE));
+        hc_next(&h, &r);
+        ck_assert_msg(hc_closed(&h), "case %zu: not closed", i);
+        ck_assert_uint_eq(folio_buf_pending(&h.in), 0);
+        hc_close(&h);
+    }
+    /* Limits: a long URI, a large head, many headers. */
+    n = (size_t)snprintf(big, sizeof(big), "GET /");
+    memset(big + n, 'a', 9000);
+    n += 9000;
+    n += (size_t)snprintf(big + n, sizeof(big) - n,
+                          " HTTP/1.1\r\nHost: h\r\n\r\n");
+    ck_assert_int_eq(request(big, n, out, sizeof(out)), 414);
+    n = (size_t)snprintf(big, sizeof(big),
+                         "GET / HTTP/1.1\r\nHost: h\r\n"
+                         "X-Big: ");
+    memset(big + n, 'b', 20000);
+    n += 20000;
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "\r\n\r\n");
+    ck_assert_int_eq(request(big, n, out, sizeof(out)), 431);
+    n = (size_t)snprintf(big, sizeof(big), "GET / HTTP/1.1\r\nHost: h\r\n");
+    for (i = 0; i < 120; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "X-%zu: v\r\n", i);
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "\r\n");
+    ck_assert_int_eq(request(big, n, out, sizeof(out)), 431);
+    /* A slow client: one byte, then nothing: 408 within request_timeout. */
+    hc_open(&h, srv.http);
+    hc_send(&h, S("GET /status HT"));
+    ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
+    ck_assert_int_eq(r.status, 408);
+    hc_next(&h, &r);
+    ck_assert(hc_closed(&h));
+    hc_close(&h);
+    /* Every worker still serves, and counted the bad input. */
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_double_ge(
+        e2e_server_stat(&srv, "totals", "protocol_errors", NULL), 14);
+    ck_assert_double_ge(e2e_server_stat(&srv, "totals", "timeouts", NULL), 1);
+    stop_clean();
+}
+END_TEST
+
+/* ---- listeners: off, several; kept through a reload ---- */
+
+START_TEST(test_listeners)
+{
+    char out[4096], *ready;
+    struct folio_http_req r;
+    struct hc h;
+    char *msg;
+
+    ck_assert_int_eq(e2e_start(&srv, "http_listen = off\n", NULL), 0);
+    ck_assert_str_eq(srv.http, "");
+    ck_assert_ptr_nonnull(ready = e2e_read_file(srv.ready));
+    ck_assert_ptr_null(strstr(ready, "\nhttp "));
+    free(ready);
+    stop_clean();
+
+    /* With the suite's 127.0.0.1:0, a second address. */
+    start("http_listen = 127.0.0.2:0\n");
+    ck_assert_ptr_nonnull(ready = e2e_read_file(srv.ready));
+    ck_assert_ptr_nonnull(msg = strstr(ready, "\nhttp 127.0.0.2:"));
+    snprintf(out, sizeof(out), "%.*s", (int)strcspn(msg + 6, "\n"), msg + 6);
+    free(ready);
+    hc_open(&h, out);
+    hc_send(&h, S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"));
+    ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
+    ck_assert_int_eq(r.status, 200);
+    hc_close(&h);
+    ck_assert_int_eq(
+        request(S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"), out, sizeof(out)),
+        200);
+    /* A keep-alive connection through a reload: still answered. */
+    hc_open(&h, srv.http);
+    hc_send(&h, S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"));
+    ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
+    hc_next(&h, &r);
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    hc_send(&h, S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"));
+    ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
+    ck_assert_int_eq(r.status, 200);
+    hc_close(&h);
+    ck_assert_int_eq(
+        request(S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"), out, sizeof(out)),
+        200);
+    stop_clean();
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("e2e_http");
+    TCase *tc = tcase_create("http");
+
+    signal(SIGPIPE, SIG_IGN);
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_routes);
+    tcase_add_test(tc, test_corpus_routes);
+    tcase_add_test(tc, test_keepalive_python);
+    tcase_add_test(tc, test_pipelining);
+    tcase_add_test(tc, test_case_study);
+    tcase_add_test(tc, test_zero_allocations);
+    tcase_add_test(tc, test_hostile);
+    tcase_add_test(tc, test_listeners);
+    suite_add_tcase(s, tc);
+    return folio_check_run(s);
+}
