@@ -1,8 +1,10 @@
 /*
  * peer.c - the protocols of folio's peers, so that one client drives
  * every server a benchmark compares (--proto): Redis's RESP, memcached's
- * text protocol, and a raw mode (a fixed request; a reply of fixed
- * length or ending with a terminator) for anything else.  The engine
+ * text protocol, HTTP/1.1 (foliod's HTTP face, nginx: a GET or POST,
+ * keep-alive, read with src/http_parse.c), and a raw mode (a fixed
+ * request; a reply of fixed length or ending with a terminator) for
+ * anything else.  The engine
  * (engine.c) sends the pool's fixed bytes and frames the replies here,
  * in order, as it matches msgpack-RPC replies by msgid.
  *
@@ -20,9 +22,10 @@
 #include <sys/socket.h>
 
 #include "bench/bench.h"
+#include "src/http_parse.h"
 
 static const char *const proto_names[] = {"msgpack", "resp", "memcache",
-                                          "raw"};
+                                          "raw", "http"};
 
 const char *
 folio_bench_proto_name(enum bench_proto p)
@@ -285,6 +288,34 @@ raw_reply(const struct bench_opts *o, const char *p, size_t avail,
     return avail > (1u << 20) ? BENCH_F_BAD : BENCH_F_MORE;
 }
 
+/* Responses read with the parser of foliod's HTTP face: bounds. */
+static const struct folio_http_limits http_lim = {0, 65536, 200, 1u << 30};
+
+void
+folio_bench_http_init(struct folio_http_req *r)
+{
+    folio_http_req_init(r, &http_lim);
+}
+
+enum bench_frame
+folio_bench_http_frame(struct folio_http_req *r, char *p, size_t avail,
+                       size_t *len)
+{
+    switch (folio_http_res_parse(r, FOLIO_HTTP_GET, p, avail)) {
+    case FOLIO_HTTP_MORE:
+        /* A body to the close would never end a reply: not ours. */
+        return (r->flags & FOLIO_HTTP_CLOSE_DELIM) ? BENCH_F_BAD
+                                                   : BENCH_F_MORE;
+    case FOLIO_HTTP_DONE:
+        *len = (size_t)r->total;
+        if (r->status < 200) /* 1xx: never asked for (no Expect) */
+            return BENCH_F_BAD;
+        return r->status >= 400 ? BENCH_F_ERROR : BENCH_F_OK;
+    default:
+        return BENCH_F_BAD;
+    }
+}
+
 enum bench_frame
 folio_bench_peer_frame(const struct bench_opts *o, const char *p,
                        size_t avail, size_t *len)
@@ -346,6 +377,48 @@ format_set(const struct bench_opts *o, const char *v, char *buf, size_t cap)
     return snprintf(buf, cap, "set %s 0 0 %u\r\n%s\r\n", k, o->value_size, v);
 }
 
+/*
+ * --proto http: GET --path, or POST --body to it, HTTP/1.1 (keep-alive);
+ * any 2xx answer is right, 4xx and 5xx are errors.
+ */
+static int
+http_pool(const struct bench_opts *o, struct bench_pool *p, char *err,
+          size_t errlen)
+{
+    const char *path = o->path != NULL ? o->path : "/status";
+    size_t blen = o->body != NULL ? strlen(o->body) : 0;
+    size_t cap = strlen(path) + strlen(o->addr) + blen + 256;
+    char *buf = malloc(cap);
+    int n, rc;
+
+    if (buf == NULL) {
+        snprintf(err, errlen, "out of memory encoding requests");
+        return FOLIO_ENOMEM;
+    }
+    if (o->body != NULL)
+        n = snprintf(buf, cap,
+                     "POST %s HTTP/1.1\r\nHost: %s\r\n"
+                     "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n"
+                     "Content-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     path, o->addr, blen, o->body);
+    else
+        n = snprintf(buf, cap,
+                     "GET %s HTTP/1.1\r\nHost: %s\r\n"
+                     "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n\r\n",
+                     path, o->addr);
+    rc = push_bytes(p, buf, (size_t)n, BENCH_X_NONE, 0, NULL);
+    free(buf);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory encoding requests");
+        return FOLIO_ENOMEM;
+    }
+    snprintf(p->desc, sizeof(p->desc), "http: %s %.100s%s",
+             o->body != NULL ? "POST" : "GET", path,
+             o->body != NULL ? " with a JSON body" : "");
+    return 0;
+}
+
 int
 folio_bench_peer_pool(const struct bench_opts *o, struct bench_pool *p,
                       char *err, size_t errlen)
@@ -374,6 +447,8 @@ folio_bench_peer_pool(const struct bench_opts *o, struct bench_pool *p,
                                       : "reply up to its terminator");
         return 0;
     }
+    if (o->proto == BENCH_P_HTTP)
+        return http_pool(o, p, err, errlen);
     cap = (size_t)o->value_size + strlen(k) + 128;
     if ((v = make_value(o)) == NULL || (buf = malloc(cap)) == NULL)
         goto nomem;

@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "bench/bench.h"
+#include "src/http_parse.h"
 #include "tests/check_run.h"
 
 static struct bench_opts o;
@@ -134,6 +135,66 @@ START_TEST(test_unescape)
 }
 END_TEST
 
+/* --proto http: responses framed with their state kept, in pieces. */
+START_TEST(test_http)
+{
+    static const char two[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+                              "hello"
+                              "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: "
+                              "chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    struct folio_http_req r;
+    struct bench_pool p;
+    char buf[sizeof(two)], err[256];
+    size_t len, k, off = 0;
+    enum bench_frame f = BENCH_F_MORE;
+
+    memcpy(buf, two, sizeof(two));
+    folio_bench_http_init(&r);
+    for (k = 1; k <= sizeof(two) - 1 && f == BENCH_F_MORE; k++)
+        f = folio_bench_http_frame(&r, buf, k, &len);
+    ck_assert_int_eq(f, BENCH_F_OK);
+    ck_assert_uint_eq(len, 43);
+    off = len;
+    folio_bench_http_init(&r);
+    for (f = BENCH_F_MORE, k = 1; off + k <= sizeof(two) - 1 && f == BENCH_F_MORE;
+         k++)
+        f = folio_bench_http_frame(&r, buf + off, k, &len);
+    ck_assert_int_eq(f, BENCH_F_ERROR);
+    ck_assert_uint_eq(off + len, sizeof(two) - 1);
+    folio_bench_http_init(&r);
+    ck_assert_int_eq(folio_bench_http_frame(&r, (char[]){"SSH-2.0\r\n\r\n"},
+                                            11, &len),
+                     BENCH_F_BAD);
+    folio_bench_http_init(&r);
+    ck_assert_int_eq(folio_bench_http_frame(
+                         &r, (char[]){"HTTP/1.1 100 Continue\r\n\r\n"}, 25,
+                         &len),
+                     BENCH_F_BAD);
+    /* The request: a GET of --path, or a POST of --body, keep-alive. */
+    memset(&o, 0, sizeof(o));
+    o.proto = BENCH_P_HTTP;
+    o.workload = "http";
+    snprintf(o.addr, sizeof(o.addr), "127.0.0.1:7780");
+    o.path = "/v1/comments?uri=/test";
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    ck_assert_int_eq(memcmp(p.bytes.b_data,
+                            "GET /v1/comments?uri=/test HTTP/1.1\r\nHost: "
+                            "127.0.0.1:7780\r\n",
+                            53),
+                     0);
+    folio_bench_pool_free(&p);
+    o.body = "{\"a\":1}";
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(memmem(p.bytes.b_data, p.bytes.b_len,
+                                 "Content-Length: 7\r\n\r\n{\"a\":1}", 27));
+    ck_assert_int_eq(memcmp(p.bytes.b_data, "POST ", 5), 0);
+    folio_bench_pool_free(&p);
+    memset(&o, 0, sizeof(o));
+}
+END_TEST
+
 /* The requests of each workload, and what they expect. */
 START_TEST(test_pools)
 {
@@ -191,6 +252,7 @@ suite(void)
     tcase_add_test(tc, test_resp);
     tcase_add_test(tc, test_memcache);
     tcase_add_test(tc, test_raw);
+    tcase_add_test(tc, test_http);
     tcase_add_test(tc, test_unescape);
     tcase_add_test(tc, test_pools);
     suite_add_tcase(s, tc);

@@ -792,6 +792,52 @@ START_TEST(test_zero_allocations)
 }
 END_TEST
 
+/* ---- folio-bench --proto http: a GET and a POST, keep-alive ---- */
+
+START_TEST(test_bench)
+{
+    static char out[16384];
+    struct folio_client *c;
+    struct folio_reply rep;
+    int n;
+    struct e2e_comment *v;
+
+    start(NULL);
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    ck_assert_int_eq(e2e_comment_post(c, "/bench", "b", "read me", 7, &rep), 0);
+    ck_assert_int_eq(run(out, sizeof(out),
+                         FOLIO_BUILDDIR "/folio-bench --proto http -H %s "
+                         "--path '/v1/comments?uri=/bench' -c 4 -d 1 "
+                         "--admin %s 2>&1",
+                         srv.http, srv.admin),
+                     0);
+    ck_assert_msg(strstr(out, " 0 errors\n") != NULL &&
+                      strstr(out, "server (server.stats)") != NULL,
+                  "%s", out);
+    ck_assert_int_eq(run(out, sizeof(out),
+                         FOLIO_BUILDDIR "/folio-bench --proto http -H %s "
+                         "--path /v1/comments -c 2 -n 200 --body "
+                         "'{\"path\":\"/bench\",\"author\":\"fb\","
+                         "\"body\":\"posted\"}' 2>&1",
+                         srv.http),
+                     0);
+    ck_assert_msg(strstr(out, "sent 200: 200 ok, 0 errors") != NULL, "%s",
+                  out);
+    n = e2e_comment_list(c, "/bench", &v);
+    ck_assert_int_ge(n, 201);
+    free(v);
+    /* An error status counts as an error. */
+    ck_assert_int_ne(run(out, sizeof(out),
+                         FOLIO_BUILDDIR "/folio-bench --proto http -H %s "
+                         "--path /nothing -c 1 -n 5 2>&1",
+                         srv.http),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out, "5 errors"));
+    folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
 /* ---- hostile requests: a status or a close, never a crash ---- */
 
 static const struct {
@@ -945,6 +991,7 @@ main(void)
     tcase_add_test(tc, test_pipelining);
     tcase_add_test(tc, test_case_study);
     tcase_add_test(tc, test_zero_allocations);
+    tcase_add_test(tc, test_bench);
     tcase_add_test(tc, test_hostile);
     tcase_add_test(tc, test_listeners);
     suite_add_tcase(s, tc);
