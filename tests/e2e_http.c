@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <check.h>
 #include <errno.h>
@@ -806,7 +808,8 @@ START_TEST(test_bench)
     ck_assert_ptr_nonnull(c = e2e_connect(&srv));
     ck_assert_int_eq(e2e_comment_post(c, "/bench", "b", "read me", 7, &rep), 0);
     ck_assert_int_eq(run(out, sizeof(out),
-                         FOLIO_BUILDDIR "/folio-bench --proto http -H %s "
+                         FOLIO_BUILDDIR
+                         "/folio-bench --proto http -H %s "
                          "--path '/v1/comments?uri=/bench' -c 4 -d 1 "
                          "--admin %s 2>&1",
                          srv.http, srv.admin),
@@ -815,25 +818,167 @@ START_TEST(test_bench)
                       strstr(out, "server (server.stats)") != NULL,
                   "%s", out);
     ck_assert_int_eq(run(out, sizeof(out),
-                         FOLIO_BUILDDIR "/folio-bench --proto http -H %s "
+                         FOLIO_BUILDDIR
+                         "/folio-bench --proto http -H %s "
                          "--path /v1/comments -c 2 -n 200 --body "
                          "'{\"path\":\"/bench\",\"author\":\"fb\","
                          "\"body\":\"posted\"}' 2>&1",
                          srv.http),
                      0);
-    ck_assert_msg(strstr(out, "sent 200: 200 ok, 0 errors") != NULL, "%s",
-                  out);
+    ck_assert_msg(strstr(out, "sent 200: 200 ok, 0 errors") != NULL, "%s", out);
     n = e2e_comment_list(c, "/bench", &v);
     ck_assert_int_ge(n, 201);
     free(v);
     /* An error status counts as an error. */
     ck_assert_int_ne(run(out, sizeof(out),
                          FOLIO_BUILDDIR "/folio-bench --proto http -H %s "
-                         "--path /nothing -c 1 -n 5 2>&1",
+                                        "--path /nothing -c 1 -n 5 2>&1",
                          srv.http),
                      0);
     ck_assert_ptr_nonnull(strstr(out, "5 errors"));
     folio_client_close(c);
+    stop_clean();
+}
+END_TEST
+
+/* ---- a browser: mouthful's widget's requests, from another origin ---- */
+
+/*
+ * The widget's page (client/src/components/client/index.js): a POST of a
+ * comment as it sends one (JSON as text/plain: no preflight), one as
+ * application/json (a preflight), then the list, each Body inserted with
+ * innerHTML as the widget's dangerouslySetInnerHTML does.
+ */
+static const char widget_page[] =
+    "<!doctype html><html><head><meta charset=\"utf-8\"></head><body>\n"
+    "<div id=\"mouthful-comments\"></div><pre id=\"log\"></pre>\n"
+    "<script>\n"
+    "var host = '%s';\n"
+    "function log(s) { document.getElementById('log').textContent += s + "
+    "'\\n'; }\n"
+    "function xhr(method, url, type, body, then) {\n"
+    "  var x = new XMLHttpRequest();\n"
+    "  x.open(method, host + url, true);\n"
+    "  if (type) x.setRequestHeader('Content-Type', type);\n"
+    "  x.onreadystatechange = function () { if (x.readyState == 4) then(x); "
+    "};\n"
+    "  x.send(body);\n"
+    "}\n"
+    "var bad = '<script>window.pwned = 1</' + 'script><img src=x "
+    "onerror=\"window.pwned = 2\">hello <b>bold</b> & \\'quoted\\'';\n"
+    "xhr('POST', '/v1/comments', null, JSON.stringify({Body: bad, Author: "
+    "'widget', Path: '/page', ReplyTo: null}), function (p) {\n"
+    "  log('post ' + p.status);\n"
+    "  xhr('POST', '/v1/comments', 'application/json', JSON.stringify("
+    "{body: 'second', author: 'json', path: '/page'}), function (q) {\n"
+    "    log('json ' + q.status);\n"
+    "    xhr('GET', '/v1/comments?uri=' + encodeURIComponent('/page'), null,"
+    " null, function (g) {\n"
+    "      log('get ' + g.status);\n"
+    "      var d = document.getElementById('mouthful-comments');\n"
+    "      if (g.status == 200) JSON.parse(g.responseText).forEach(function (c)"
+    " {\n"
+    "        var e = document.createElement('div');\n"
+    "        e.className = 'comment';\n"
+    "        e.innerHTML = c.Body;\n"
+    "        d.appendChild(e);\n"
+    "      });\n"
+    "      setTimeout(function () {\n"
+    "        log('markup ' + d.querySelectorAll('script, img, b').length);\n"
+    "        log('pwned ' + (window.pwned || 0));\n"
+    "        document.body.setAttribute('data-state', 'done');\n"
+    "      }, 200);\n"
+    "    });\n"
+    "  });\n"
+    "});\n"
+    "</script></body></html>\n";
+
+/* Render the page at url in headless Chromium; its DOM in *dom. */
+static void
+chromium_dom(const char *url, char **dom)
+{
+    char cmd[2048], out[300], err[300], udd[300];
+    int status;
+
+    snprintf(out, sizeof(out), "%s/dom.html", srv.dir);
+    snprintf(err, sizeof(err), "%s/chromium.log", srv.dir);
+    snprintf(udd, sizeof(udd), "%s/chromium-profile", srv.dir);
+    snprintf(cmd, sizeof(cmd),
+             "timeout 90 chromium --headless --no-sandbox --disable-gpu "
+             "--disable-background-networking --disable-component-update "
+             "--disable-sync --no-first-run --enable-logging=stderr "
+             "--virtual-time-budget=20000 --user-data-dir='%s' "
+             "--dump-dom '%s' >'%s' 2>'%s'",
+             udd, url, out, err);
+    status = system(cmd);
+    ck_assert_msg(status == 0, "chromium failed (%d), see %s", status, err);
+    ck_assert_ptr_nonnull(*dom = e2e_read_file(out));
+}
+
+START_TEST(test_browser)
+{
+    char page[8192], dir[300], path[400], url[256], port[16], host[160];
+    const char *py[] = {"python3",     "-m",        "http.server",
+                        "--bind",      "127.0.0.1", port,
+                        "--directory", dir,         NULL};
+    char *dom;
+    pid_t web;
+    int p;
+
+    if (!need("chromium", "chromium") || !need("python3", "python3"))
+        return;
+    start(NULL);
+    /* The page, on a server of another origin (another port). */
+    snprintf(dir, sizeof(dir), "%s/folio-site.XXXXXX",
+             getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(host, sizeof(host), "http://%s", srv.http);
+    snprintf(page, sizeof(page), widget_page, host);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    ck_assert_int_eq(e2e_write_file(path, page), 0);
+    ck_assert_int_gt(p = e2e_free_port(), 0);
+    snprintf(port, sizeof(port), "%d", p);
+    snprintf(path, sizeof(path), "%s/web.log", dir);
+    ck_assert_int_gt(web = e2e_spawn(py, path), 0);
+    snprintf(url, sizeof(url), "127.0.0.1:%d", p);
+    {
+        /* Up when it answers (python prints nothing before). */
+        uint64_t end = e2e_now_ms() + 15000;
+        char body[64];
+
+        while (e2e_http_status(url, "/index.html", body, sizeof(body)) != 200)
+            ck_assert_msg(e2e_now_ms() < end, "the page server did not start");
+    }
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/index.html", p);
+    chromium_dom(url, &dom);
+    ck_assert_msg(strstr(dom, "data-state=\"done\"") != NULL,
+                  "the page did not finish: %.2000s", dom);
+    ck_assert_msg(strstr(dom, "post 200\njson 200\nget 200\nmarkup 0\n"
+                              "pwned 0\n") != NULL,
+                  "%.2000s", strstr(dom, "<pre"));
+    /* Shown as text: the markup escaped, in the page as typed. */
+    ck_assert_msg(strstr(dom, "<div class=\"comment\">&lt;script&gt;window."
+                              "pwned = 1&lt;/script&gt;&lt;img src=x onerror="
+                              "\"window.pwned = 2\"&gt;hello &lt;b&gt;bold"
+                              "&lt;/b&gt; &amp; 'quoted'</div>") != NULL,
+                  "%.3000s", strstr(dom, "mouthful-comments"));
+    free(dom);
+    stop_clean();
+
+    /* Origins allowed: not the page's.  The browser keeps the answers from
+     * it (the posts are sent: a CORS "simple" request is; not read). */
+    start("http_cors_origins = https://blog.example\n");
+    snprintf(host, sizeof(host), "http://%s", srv.http);
+    snprintf(page, sizeof(page), widget_page, host);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    ck_assert_int_eq(e2e_write_file(path, page), 0);
+    chromium_dom(url, &dom);
+    ck_assert_msg(strstr(dom, "post 0\njson 0\nget 0\n") != NULL, "%.2000s",
+                  strstr(dom, "<pre"));
+    free(dom);
+    kill(web, SIGTERM);
+    waitpid(web, NULL, 0);
+    e2e_rm_rf(dir);
     stop_clean();
 }
 END_TEST
@@ -992,6 +1137,7 @@ main(void)
     tcase_add_test(tc, test_case_study);
     tcase_add_test(tc, test_zero_allocations);
     tcase_add_test(tc, test_bench);
+    tcase_add_test(tc, test_browser);
     tcase_add_test(tc, test_hostile);
     tcase_add_test(tc, test_listeners);
     suite_add_tcase(s, tc);
