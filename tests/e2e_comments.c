@@ -59,14 +59,12 @@ static void
 start(const char *conf)
 {
 #ifdef E2E_POSTGRES
-    char text[2048], dsn[512];
+    char text[2048];
 
     /* A database of its own: a fresh schema, ids from 1. */
-    ck_assert_int_eq(pg_new_db(&pgc, test_db, sizeof(test_db)), 0);
-    pg_dsn(&pgc, test_db, dsn, sizeof(dsn));
-    snprintf(text, sizeof(text),
-             "comments_backend = postgres\ncomments_dsn = \"%s\"\n%s", dsn,
-             conf != NULL ? conf : "");
+    ck_assert_int_eq(pg_new_db_conf(&pgc, test_db, sizeof(test_db), conf, text,
+                                    sizeof(text)),
+                     0);
     conf = text;
 #endif
     ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
@@ -210,6 +208,28 @@ END_TEST
  * Replies (PROTOCOL.md section 3): reply_to stored and listed; one level
  * of replies, the same page, an existing comment; nil is no reply.
  */
+/* comments.post on /thread with reply_to the string `as`, or nil. */
+static void
+post_reply_to(struct folio_client *c, const char *as, struct folio_reply *r)
+{
+    msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+
+    msgpack_pack_map(pk, 4);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/thread");
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "d");
+    folio_pack_cstr(pk, "body");
+    folio_pack_cstr(pk, "b");
+    folio_pack_cstr(pk, "reply_to");
+    if (as != NULL)
+        folio_pack_cstr(pk, as);
+    else
+        msgpack_pack_nil(pk);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    ck_assert_int_eq(folio_client_reply(c, r), 1);
+}
+
 START_TEST(test_replies)
 {
     struct folio_client *c;
@@ -217,7 +237,6 @@ START_TEST(test_replies)
     struct folio_mp_cur cur;
     struct e2e_comment d, *v;
     uint64_t top, other, reply;
-    msgpack_packer *pk;
     int n;
 
     start(NULL);
@@ -253,31 +272,9 @@ START_TEST(test_replies)
     ck_assert_int_eq(e2e_comment_reply(c, "/thread/", "c", "x", 987654, &r), 0);
     expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "reply_to");
     /* Of the wrong type: 3; nil: no reply. */
-    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
-    msgpack_pack_map(pk, 4);
-    folio_pack_cstr(pk, "path");
-    folio_pack_cstr(pk, "/thread");
-    folio_pack_cstr(pk, "author");
-    folio_pack_cstr(pk, "d");
-    folio_pack_cstr(pk, "body");
-    folio_pack_cstr(pk, "b");
-    folio_pack_cstr(pk, "reply_to");
-    folio_pack_cstr(pk, "1");
-    ck_assert_int_eq(folio_client_flush(c), 0);
-    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    post_reply_to(c, "1", &r);
     expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "reply_to must be");
-    pk = folio_client_request(c, 0, "comments.post", 1, NULL);
-    msgpack_pack_map(pk, 4);
-    folio_pack_cstr(pk, "path");
-    folio_pack_cstr(pk, "/thread");
-    folio_pack_cstr(pk, "author");
-    folio_pack_cstr(pk, "d");
-    folio_pack_cstr(pk, "body");
-    folio_pack_cstr(pk, "b");
-    folio_pack_cstr(pk, "reply_to");
-    msgpack_pack_nil(pk);
-    ck_assert_int_eq(folio_client_flush(c), 0);
-    ck_assert_int_eq(folio_client_reply(c, &r), 1);
+    post_reply_to(c, NULL, &r);
     expect_code(&r, 0, NULL);
     cur = r.result;
     ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);

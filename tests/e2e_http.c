@@ -50,14 +50,11 @@ static void
 start(const char *conf)
 {
 #ifdef E2E_POSTGRES
-    char text[2048], dsn[512], db[64];
+    char text[2048], db[64];
 
     /* A database of its own: a fresh schema, ids from 1. */
-    ck_assert_int_eq(pg_new_db(&pgc, db, sizeof(db)), 0);
-    pg_dsn(&pgc, db, dsn, sizeof(dsn));
-    snprintf(text, sizeof(text),
-             "comments_backend = postgres\ncomments_dsn = \"%s\"\n%s", dsn,
-             conf != NULL ? conf : "");
+    ck_assert_int_eq(
+        pg_new_db_conf(&pgc, db, sizeof(db), conf, text, sizeof(text)), 0);
     conf = text;
 #endif
     ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
@@ -111,15 +108,22 @@ run(char *out, size_t cap, const char *fmt, ...)
 }
 
 /*
- * curl: `args` after the URL's base; prints the body, then a line
- * "HTTP <status>".  Returns the status, the body in out.
+ * curl: the arguments (a format) after "curl -s"; prints the body, then a
+ * line "HTTP <status>".  Returns the status, the body in out.
  */
+static int curl(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static int
-curl(char *out, size_t cap, const char *args)
+curl(char *out, size_t cap, const char *fmt, ...)
 {
-    char *tail;
+    char args[4096], *tail;
+    va_list ap;
     int st = 0;
 
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
     ck_assert_int_eq(run(out, cap,
                          "curl -s --max-time 20 -w '\\nHTTP %%{http_code}' %s",
                          args),
@@ -140,16 +144,13 @@ static void
 list_until(const char *uri, size_t n, char *out, size_t cap)
 {
     uint64_t end = e2e_now_ms() + 10000;
-    char args[512];
     json_error_t je;
     json_t *j;
     int row = 0, st;
 
-    snprintf(args, sizeof(args), "'http://%s/v1/comments?uri=%s'", srv.http,
-             uri);
     while (row < 5) {
         ck_assert_msg(e2e_now_ms() < end, "the list never had %zu comments", n);
-        st = curl(out, cap, args);
+        st = curl(out, cap, "'http://%s/v1/comments?uri=%s'", srv.http, uri);
         j = st == 200 ? json_loads(out, 0, &je) : NULL;
         row = j != NULL && json_array_size(j) == n ? row + 1 : 0;
         json_decref(j);
@@ -283,7 +284,6 @@ request(const char *raw, size_t n, char *out, size_t cap)
 START_TEST(test_routes)
 {
     static char out[65536];
-    char args[1024];
     json_t *j;
     json_error_t je;
     long long id1, id2;
@@ -292,27 +292,28 @@ START_TEST(test_routes)
         return;
     start(FREIGHT);
     /* /status, GET and HEAD */
-    snprintf(args, sizeof(args), "http://%s/status", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(curl(out, sizeof(out), "http://%s/status", srv.http), 200);
     ck_assert_str_eq(out, "{\"message\":\"OK\"}");
-    snprintf(args, sizeof(args), "-I http://%s/status", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(curl(out, sizeof(out), "-I http://%s/status", srv.http),
+                     200);
     ck_assert_ptr_nonnull(strstr(out, "Content-Length: 16\r\n"));
     ck_assert_ptr_null(strstr(out, "OK\"}"));
 
     /* comments: none, then posts as the case study and the widget do */
-    snprintf(args, sizeof(args), "'http://%s/v1/comments?uri=/test'", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 404);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "'http://%s/v1/comments?uri=/test'", srv.http),
+        404);
     ck_assert_str_eq(out, "\"Thread not found\"");
-    snprintf(args, sizeof(args), "'http://%s/v1/comments'", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "'http://%s/v1/comments'", srv.http), 400);
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "--request POST --url http://%s/v1/comments --header "
              "'content-type: application/json' --data '{\"path\": "
              "\"/test\",\"body\": \"this is just a test\",\"author\": "
              "\"vik\"}'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
     ck_assert_str_eq(json_string_value(json_object_get(j, "path")), "/test/");
     ck_assert_str_eq(json_string_value(json_object_get(j, "body")),
@@ -321,13 +322,14 @@ START_TEST(test_routes)
     ck_assert_int_gt(id1, 0);
     json_decref(j);
     /* The widget: capitalized keys, text/plain, a reply, markup. */
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/v1/comments -H 'Content-Type: text/plain' "
              "-H 'Idempotency-Key: k-1' --data '{\"Body\":\"<script>alert(1)"
              "</script><img src=x onerror=alert(2)>\",\"Author\":\"O'\\''Brien"
              "\",\"Path\":\"test\",\"ReplyTo\":%lld}'",
-             srv.http, id1);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http, id1),
+        200);
     ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
     ck_assert_int_eq(json_integer_value(json_object_get(j, "replyTo")), id1);
     id2 = json_integer_value(json_object_get(j, "id"));
@@ -335,21 +337,23 @@ START_TEST(test_routes)
         strchr(json_string_value(json_object_get(j, "body")), '<'));
     json_decref(j);
     /* A reply to a reply, and the honeypot: 400, then 200 but not stored. */
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/v1/comments --data '{\"body\":\"x\","
              "\"author\":\"a\",\"path\":\"/test\",\"replyTo\":\"%lld\"}'",
-             srv.http, id2);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+             srv.http, id2),
+        400);
     ck_assert_ptr_nonnull(strstr(out, "reply_to"));
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/v1/comments --data '{\"body\":\"spam\","
              "\"author\":\"bot\",\"path\":\"/test\",\"email\":\"b@x\"}'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "\"email\":\"b@x\""));
-    snprintf(args, sizeof(args), "-X POST http://%s/v1/comments --data '{'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
+    ck_assert_int_eq(curl(out, sizeof(out),
+                          "-X POST http://%s/v1/comments --data '{'", srv.http),
+                     400);
     ck_assert_ptr_nonnull(strstr(out, "invalid JSON"));
     /* The thread: two comments, mouthful's fields, the markup escaped. */
     list_until("%2Ftest", 2, out, sizeof(out));
@@ -377,41 +381,47 @@ START_TEST(test_routes)
     json_decref(j);
 
     /* freight: POST by name, GET with SKUs, an uncovered CEP is 404 */
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/v1/freight/quote --data '{\"cep\":"
              "\"01310-100\",\"items\":[{\"weight_g\":1500,\"qty\":1}]}'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "\"billed_weight_g\":1500"));
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "'http://%s/v1/freight/quote?cep=01310100&sku=BOOK-00001:2"
              "&sku=BOOK-00002'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "\"weight_g\":2396"));
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/v1/freight/quote --data '{\"cep\":"
              "\"00500-000\",\"items\":[{\"weight_g\":1500,\"qty\":1}]}'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 404);
+             srv.http),
+        404);
     ck_assert_ptr_nonnull(strstr(out, "\"code\":5"));
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/v1/freight/quote --data '{\"cep\":1}'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
-    snprintf(args, sizeof(args), "http://%s/v1/freight/info", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        400);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "http://%s/v1/freight/info", srv.http), 200);
     ck_assert_ptr_nonnull(strstr(out, "\"carriers\":"));
 
     /* JSON-RPC: one, a batch, notifications only, by name, errors */
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/rpc --data '{\"jsonrpc\":\"2.0\",\"method\":"
              "\"server.ping\",\"id\":\"a\"}'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_str_eq(out, "{\"jsonrpc\":\"2.0\",\"result\":\"pong\","
                           "\"id\":\"a\"}");
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-X POST http://%s/rpc --data '[{\"jsonrpc\":\"2.0\",\"method\":"
              "\"freight.quote\",\"params\":{\"cep\":\"00500000\",\"items\":"
              "[{\"weight_g\":1,\"qty\":1}]},\"id\":1},{\"jsonrpc\":\"2.0\","
@@ -420,8 +430,8 @@ START_TEST(test_routes)
              "\"method\":\"server.stats\",\"id\":3},{\"jsonrpc\":\"2.0\","
              "\"method\":\"comments.post\",\"params\":{\"path\":\"/rpc\","
              "\"author\":\"r\",\"body\":\"over JSON-RPC\"},\"id\":4}]'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
     ck_assert_uint_eq(json_array_size(j), 5); /* the notification: none */
     ck_assert_int_eq(
@@ -446,48 +456,52 @@ START_TEST(test_routes)
             json_object_get(json_array_get(j, 4), "result"), "body")),
         "over JSON-RPC");
     json_decref(j);
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-i -X POST http://%s/rpc --data '[{\"jsonrpc\":\"2.0\","
              "\"method\":\"server.ping\"}]'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 204);
-    snprintf(args, sizeof(args), "-X POST http://%s/rpc --data '[1,'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        204);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "-X POST http://%s/rpc --data '[1,'", srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "-32700"));
-    snprintf(args, sizeof(args), "-X POST http://%s/rpc --data '[]'", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "-X POST http://%s/rpc --data '[]'", srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "-32600"));
 
     /* CORS: preflight, and the header on answers to an Origin */
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "-i -X OPTIONS http://%s/v1/comments -H 'Origin: "
              "http://blog.example' -H 'Access-Control-Request-Method: POST' "
              "-H 'Access-Control-Request-Headers: content-type'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 204);
+             srv.http),
+        204);
     ck_assert_ptr_nonnull(strstr(out, "Access-Control-Allow-Origin: *\r\n"));
     ck_assert_ptr_nonnull(
         strstr(out, "Access-Control-Allow-Headers: content-type\r\n"));
     ck_assert_ptr_null(strstr(out, "Content-Length"));
-    snprintf(args, sizeof(args),
-             "-i http://%s/status -H 'Origin: http://blog.example'", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
+             "-i http://%s/status -H 'Origin: http://blog.example'", srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "Access-Control-Allow-Origin: *\r\n"));
-    snprintf(args, sizeof(args), "-i http://%s/status", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(curl(out, sizeof(out), "-i http://%s/status", srv.http),
+                     200);
     ck_assert_ptr_null(strstr(out, "Access-Control"));
 
     /* What there is not: 404, 405 with Allow, 501 */
-    snprintf(args, sizeof(args), "http://%s/nothing", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 404);
+    ck_assert_int_eq(curl(out, sizeof(out), "http://%s/nothing", srv.http),
+                     404);
     ck_assert_ptr_nonnull(strstr(out, "\"message\":"));
-    snprintf(args, sizeof(args), "-i -X DELETE http://%s/v1/comments",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 405);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "-i -X DELETE http://%s/v1/comments", srv.http),
+        405);
     ck_assert_ptr_nonnull(strstr(out, "Allow: GET, HEAD, POST, OPTIONS"));
-    snprintf(args, sizeof(args), "-X BREW http://%s/status", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 501);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "-X BREW http://%s/status", srv.http), 501);
     /* The server stays up and counted it all. */
     ck_assert_double_gt(e2e_server_stat(&srv, "totals", "http_requests", NULL),
                         25);
@@ -502,7 +516,7 @@ END_TEST
 START_TEST(test_corpus_routes)
 {
     static char out[65536];
-    char args[512], conf[512];
+    char conf[512];
     const char *corpus = e2e_corpus();
 
     if (!need("curl", "curl"))
@@ -513,26 +527,28 @@ START_TEST(test_corpus_routes)
     }
     snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
     start(conf);
-    snprintf(args, sizeof(args), "'http://%s/v1/corpus/count?q=hello'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "'http://%s/v1/corpus/count?q=hello'", srv.http),
+        200);
     ck_assert_str_eq(out, "{\"count\":349}");
-    snprintf(args, sizeof(args),
-             "'http://%s/v1/corpus/count?q=to+be%%2C+or+not+to+be'", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
+             "'http://%s/v1/corpus/count?q=to+be%%2C+or+not+to+be'", srv.http),
+        200);
     ck_assert_str_eq(out, "{\"count\":1}");
-    snprintf(args, sizeof(args),
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
              "'http://%s/v1/corpus/search?q=insolence&limit=2&offset=1'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+             srv.http),
+        200);
     ck_assert_ptr_nonnull(strstr(out, "{\"count\":14,\"lines\":[{"));
-    snprintf(args, sizeof(args), "'http://%s/v1/corpus/search?q=x&limit=z'",
-             srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
-    snprintf(args, sizeof(args), "'http://%s/v1/corpus/count'", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 400);
-    snprintf(args, sizeof(args), "http://%s/v1/corpus/info", srv.http);
-    ck_assert_int_eq(curl(out, sizeof(out), args), 200);
+    ck_assert_int_eq(curl(out, sizeof(out),
+                          "'http://%s/v1/corpus/search?q=x&limit=z'", srv.http),
+                     400);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "'http://%s/v1/corpus/count'", srv.http), 400);
+    ck_assert_int_eq(
+        curl(out, sizeof(out), "http://%s/v1/corpus/info", srv.http), 200);
     ck_assert_ptr_nonnull(strstr(out, "\"files\":42"));
     stop_clean();
 }
