@@ -273,12 +273,33 @@ enum bench_frame folio_bench_peer_frame(const struct bench_opts *o,
  * connection: folio_bench_http_init before each reply, then
  * folio_bench_http_frame as bytes come (p is rewritten in place for a
  * chunked body).  BENCH_F_OK for 2xx and 3xx, BENCH_F_ERROR for 4xx and
- * 5xx (len set), BENCH_F_MORE, BENCH_F_BAD.
+ * 5xx and a JSON-RPC error (len set), BENCH_F_MORE, BENCH_F_BAD.
  */
 struct folio_http_req;
 void folio_bench_http_init(struct folio_http_req *r);
 enum bench_frame folio_bench_http_frame(struct folio_http_req *r, char *p,
                                         size_t avail, size_t *len);
+
+/*
+ * folio_bench_http_of_pool - -w WORKLOAD --proto http: rewrite the
+ * msgpack-RPC requests of p as the HTTP requests of foliod's HTTP face
+ * (folio-http(7)) that ask the same: server.ping GET /status,
+ * comments.list GET /v1/comments?uri=, comments.post POST /v1/comments,
+ * freight.quote POST /v1/freight/quote, any other method POST /rpc
+ * (JSON-RPC 2.0).  Kinds and expected codes are kept, and a list may be
+ * NOT_FOUND (mouthful's 404 for a page without comments); answers are not
+ * compared.  0, or FOLIO_ENOMEM with the reason in err.
+ */
+int folio_bench_http_of_pool(const struct bench_opts *o, struct bench_pool *p,
+                             char *err, size_t errlen);
+
+/*
+ * folio_bench_http_code - the folio status code of an HTTP error reply
+ * (len bytes at p) from foliod's face: its JSON body's "code" (a
+ * JSON-RPC error's data.code); without one, the code folio-http(7) maps
+ * to its status (404: NOT_FOUND, ...); FOLIO_ST_MAX for another status.
+ */
+int folio_bench_http_code(const char *p, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Counters.  Each thread writes its own block (one writer:           */

@@ -402,7 +402,11 @@ account_peer(struct bench_thread *t, const struct bench_req *q, const char *p,
     char got[96];
 
     if (is_error) {
-        account_outcome(t, q, 0, FOLIO_ST_MAX, dt, now);
+        account_outcome(t, q, 0,
+                        t->o->proto == BENCH_P_HTTP
+                            ? folio_bench_http_code(p, len)
+                            : FOLIO_ST_MAX,
+                        dt, now);
     } else if (!peer_answer_ok(q, p, len, got, sizeof(got))) {
         wrong_answer(t, q, got);
         account_outcome(t, q, 0, -1, dt, now);

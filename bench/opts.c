@@ -118,7 +118,8 @@ static const struct opt opts[] = {
      .arg = "ping | corpus | search | freight | comments | mixed",
      .kind = K_STR, .off = O(workload), .shown = "ping; rounds: corpus",
      .help = "the requests sent (other protocols: ping, get, set, version, "
-             "raw)"},
+             "raw; --proto http: http, the default, or one of these over "
+             "the HTTP face)"},
     {.name = "queries", .arg = "file", .kind = K_STR, .off = O(queries),
      .help = "the corpus workload's queries, one a line (a tab and the "
              "count it must be may follow)"},
@@ -671,6 +672,11 @@ settle(struct bench_opts *o, const unsigned char *seen, int mode_named)
         return bad("%s", "--raw-request and --raw-reply-* go with --proto raw");
     if ((o->path != NULL || o->body != NULL) && o->proto != BENCH_P_HTTP)
         return bad("%s", "--path and --body go with --proto http");
+    if ((o->path != NULL || o->body != NULL) &&
+        strcmp(o->workload, "http") != 0)
+        return bad("--path and --body are -w http's (--proto http's default), "
+                   "not -w %s's",
+                   o->workload);
 
     switch (o->mode) {
     case BENCH_ROUNDS:

@@ -860,7 +860,7 @@ START_TEST(test_bench)
     int n;
     struct e2e_comment *v;
 
-    start(NULL);
+    start(FREIGHT);
     ck_assert_ptr_nonnull(c = e2e_connect(&srv));
     ck_assert_int_eq(e2e_comment_post(c, "/bench", "b", "read me", 7, &rep), 0);
     ck_assert_int_eq(run(out, sizeof(out),
@@ -892,6 +892,28 @@ START_TEST(test_bench)
                          srv.http),
                      0);
     ck_assert_ptr_nonnull(strstr(out, "5 errors"));
+    /* The workloads over the face: the same carts, pages and posts. */
+    ck_assert_int_eq(run(out, sizeof(out),
+                         FOLIO_BUILDDIR
+                         "/folio-bench --proto http -H %s -w freight "
+                         "--catalog " FOLIO_SRCDIR "/data/catalog.csv "
+                         "--uncovered 20 -c 2 -n 400 2>&1",
+                         srv.http),
+                     0);
+    ck_assert_msg(strstr(out, "(over HTTP)") != NULL &&
+                      strstr(out, "5 NOT_FOUND") != NULL &&
+                      strstr(out, "0 unexpected errors") != NULL,
+                  "%s", out);
+    ck_assert_int_eq(run(out, sizeof(out),
+                         FOLIO_BUILDDIR
+                         "/folio-bench --proto http -H %s -w comments "
+                         "--pages 5 --write-ratio 0.5 -c 2 -n 200 2>&1",
+                         srv.http),
+                     0);
+    ck_assert_msg(strstr(out, "comments.post") != NULL, "%s", out);
+    n = e2e_comment_list(c, "/bench/page-1/", &v);
+    ck_assert_int_gt(n, 0);
+    free(v);
     folio_client_close(c);
     stop_clean();
 }
