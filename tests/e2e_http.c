@@ -1235,6 +1235,66 @@ START_TEST(test_listeners)
 }
 END_TEST
 
+/* ---- limits: max_connections, and a client one byte at a time ---- */
+
+START_TEST(test_limits)
+{
+    static const char req[] = "GET /status HTTP/1.1\r\nHost: h\r\n\r\n";
+    struct pollfd pfd;
+    struct folio_http_req r;
+    struct hc h[3];
+    char *msg;
+    size_t i;
+    int k;
+
+    /* One worker, two connections: the third is answered 503, closed. */
+    start("workers = 1\nmax_connections = 2\nrequest_timeout = 1s\n");
+    for (k = 0; k < 3; k++) {
+        hc_open(&h[k], srv.http);
+        hc_send(&h[k], S(req));
+        ck_assert_int_eq(hc_read(&h[k], FOLIO_HTTP_GET, &r, &msg), 0);
+        ck_assert_int_eq(r.status, k < 2 ? 200 : 503);
+        if (k == 2) {
+            ck_assert_ptr_nonnull(memmem(msg + r.body.off, r.body.len,
+                                         "too many connections", 20));
+            ck_assert(!(r.flags & FOLIO_HTTP_KEEPALIVE));
+        }
+        hc_next(&h[k], &r);
+    }
+    ck_assert(hc_closed(&h[2]));
+    hc_close(&h[2]);
+    /* The two kept: still answered. */
+    for (k = 0; k < 2; k++) {
+        hc_send(&h[k], S(req));
+        ck_assert_int_eq(hc_read(&h[k], FOLIO_HTTP_GET, &r, &msg), 0);
+        ck_assert_int_eq(r.status, 200);
+        hc_next(&h[k], &r);
+    }
+    hc_close(&h[1]);
+    /*
+     * A client that sends its request a byte every 200 ms: 408 once
+     * request_timeout (1 s) is over, long before the request is whole.
+     */
+    hc_open(&h[1], srv.http);
+    pfd.fd = h[1].fd;
+    pfd.events = POLLIN;
+    for (i = 0; i < sizeof(req) - 1; i++) {
+        hc_send(&h[1], req + i, 1);
+        if (poll(&pfd, 1, 200) > 0)
+            break;
+    }
+    ck_assert_msg(i < sizeof(req) - 1, "the whole request was sent");
+    ck_assert_int_eq(hc_read(&h[1], FOLIO_HTTP_GET, &r, &msg), 0);
+    ck_assert_int_eq(r.status, 408);
+    hc_next(&h[1], &r);
+    ck_assert(hc_closed(&h[1]));
+    hc_close(&h[1]);
+    hc_close(&h[0]);
+    ck_assert_double_ge(e2e_server_stat(&srv, "totals", "timeouts", NULL), 1);
+    stop_clean();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1255,6 +1315,7 @@ main(void)
         {test_jmeter, 0},
         {test_hostile, 0},
         {test_listeners, 0},
+        {test_limits, 0},
     };
     Suite *s = suite_create("e2e_http");
     TCase *tc = tcase_create("http");
