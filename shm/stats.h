@@ -129,7 +129,11 @@
       "a method answered them.")                                               \
     X(http_errors, "http_errors", FOLIO_SK_COUNTER, FOLIO_SU_ONE,              \
       "http_errors_total", NULL, "",                                           \
-      "HTTP answers with a status of 400 or more.")
+      "HTTP answers with a status of 400 or more.")                            \
+    X(accepts_forced, "accepts_forced", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
+      "accepts_forced_total", NULL, "",                                        \
+      "Connections a worker ahead of the others took all the same: no other " \
+      "took them within a millisecond (a stalled or busy peer).")
 
 /* Gauges: the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \

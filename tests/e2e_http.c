@@ -1325,7 +1325,7 @@ main(void)
     signal(SIGPIPE, SIG_IGN);
     tcase_set_timeout(tc, 240);
 #ifdef E2E_POSTGRES
-    pg_skip_unless_available("e2e_http_pg");
+    pg_require();
     if (pg_start(&pgc, NULL) != 0)
         return EXIT_FAILURE;
     pg = 1;
