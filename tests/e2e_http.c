@@ -3,8 +3,8 @@
  * clients the case studies used, started by the tests: curl for every
  * route, Python's http.client for keep-alive, the mouthful case study's
  * 100 curl POSTs then hey, and a socket of our own for pipelining, the
- * allocation count and the hostile requests.  A missing curl, python3
- * or hey is a skip (saying so), a failure under CI.
+ * allocation count and the hostile requests.  A missing client is a
+ * skip of the suite (saying so), a failure under CI (e2e_require).
  */
 #include "config.h"
 
@@ -65,22 +65,6 @@ static void
 stop_clean(void)
 {
     ck_assert_int_eq(e2e_stop(&srv), 0);
-}
-
-/*
- * Whether `prog` (Debian package pkg) is here: if not, the test is
- * skipped, saying so; under CI (CI set) that is a failure.
- */
-static int
-need(const char *prog, const char *pkg)
-{
-    if (e2e_have(prog))
-        return 1;
-    ck_assert_msg(getenv("CI") == NULL, "%s (Debian %s) is missing under CI",
-                  prog, pkg);
-    fprintf(stderr, "SKIP: %s is not installed (Debian package %s)\n", prog,
-            pkg);
-    return 0;
 }
 
 /* Run a shell command; its stdout in out (NUL-terminated); its status. */
@@ -288,8 +272,6 @@ START_TEST(test_routes)
     json_error_t je;
     long long id1, id2;
 
-    if (!need("curl", "curl"))
-        return;
     start(FREIGHT);
     /* /status, GET and HEAD */
     ck_assert_int_eq(curl(out, sizeof(out), "http://%s/status", srv.http), 200);
@@ -519,12 +501,9 @@ START_TEST(test_corpus_routes)
     char conf[512];
     const char *corpus = e2e_corpus();
 
-    if (!need("curl", "curl"))
+    if (!e2e_want(corpus != NULL, "corpus",
+                  "no corpus (configure --with-corpus, or ../shared/corpus)"))
         return;
-    if (corpus == NULL) {
-        fprintf(stderr, "SKIP: no corpus\n");
-        return;
-    }
     snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
     start(conf);
     ck_assert_int_eq(
@@ -562,8 +541,6 @@ START_TEST(test_keepalive_python)
     char script[512], script_text[4096];
     double accepted0, accepted1;
 
-    if (!need("python3", "python3"))
-        return;
     start(NULL);
     accepted0 = e2e_server_stat(&srv, "totals", "conns_accepted", NULL);
     snprintf(script, sizeof(script), "%s/keepalive.py", srv.dir);
@@ -716,8 +693,6 @@ START_TEST(test_case_study)
     struct tm tm;
     int i, n, ok;
 
-    if (!need("curl", "curl") || !need("hey", "hey"))
-        return;
     start(NULL);
     /* 100 posts, exactly the case study's command but the port. */
     snprintf(cmd, sizeof(cmd),
@@ -1003,8 +978,6 @@ START_TEST(test_browser)
     pid_t web;
     int p;
 
-    if (!need("chromium", "chromium") || !need("python3", "python3"))
-        return;
     start(NULL);
     /* The page, on a server of another origin (another port). */
     snprintf(dir, sizeof(dir), "%s/folio-site.XXXXXX",
@@ -1066,13 +1039,12 @@ END_TEST
 START_TEST(test_jmeter)
 {
     static char out[8192];
-    char conf[512];
+    char conf[512], path[600], csv[64];
     double share;
-    long samples, other;
+    long samples, other, not_found, uncovered = 0, n;
     const char *line;
+    FILE *f;
 
-    if (!need("jmeter", "jmeter") || !need("java", "openjdk-17-jdk-headless"))
-        return;
     start(FREIGHT);
     /* 20 virtual users, ramped up in a second, for 5 s (the benchmark: 240
      * and 480 for 120 s); the budget is measured there, not here. */
@@ -1088,10 +1060,25 @@ START_TEST(test_jmeter)
     ck_assert_int_eq(sscanf(strstr(line, "other="), "other=%ld", &other), 1);
     ck_assert_int_eq(
         sscanf(strstr(line, "share_404="), "share_404=%lf", &share), 1);
-    ck_assert_msg(samples > 500, "%s", out);
-    /* The case study's 7.53% of uncovered CEPs, and nothing else failed. */
-    ck_assert_msg(share > 6.5 && share < 8.5, "%s", out);
+    /* At least a request per virtual user (how many more: the machine's
+     * speed, not asserted). */
+    ck_assert_msg(samples >= 20, "%s", out);
     ck_assert_int_eq(other, 0);
+    /* Every uncovered CEP of the plan's CSV (the case study's 7.53%) was
+     * answered 404 and no other: as many 404s as uncovered CEPs among the
+     * lines sent, give or take the 20 users' requests cut at the end. */
+    ck_assert_int_eq(
+        sscanf(strstr(line, "not_found="), "not_found=%ld", &not_found), 1);
+    snprintf(path, sizeof(path), "%s/freight-jmeter.csv", conf);
+    ck_assert_ptr_nonnull(f = fopen(path, "r"));
+    for (n = 0; n < samples && fgets(csv, sizeof(csv), f) != NULL; n++)
+        uncovered += strncmp(csv, "00", 2) == 0;
+    fclose(f);
+    ck_assert_int_eq(n, samples < 10000 ? samples : 10000);
+    ck_assert_msg(labs(not_found - uncovered) <= 20,
+                  "%ld answered 404, %ld CEPs uncovered in the first %ld: %s",
+                  not_found, uncovered, n, out);
+    ck_assert_msg(samples < 1000 || (share > 6.5 && share < 8.5), "%s", out);
     stop_clean();
 }
 END_TEST
@@ -1324,6 +1311,16 @@ main(void)
 
     signal(SIGPIPE, SIG_IGN);
     tcase_set_timeout(tc, 240);
+    /* The clients the tests start: curl, hey, Python's http.client, and
+     * for the suite on LMDB only, headless Chromium and JMeter. */
+    e2e_require("curl", "curl");
+    e2e_require("hey", "hey");
+    e2e_require("python3", "python3");
+#ifndef E2E_POSTGRES
+    e2e_require("chromium", "chromium");
+    e2e_require("jmeter", "jmeter");
+    e2e_require("java", "openjdk-17-jdk-headless");
+#endif
 #ifdef E2E_POSTGRES
     pg_require();
     if (pg_start(&pgc, NULL) != 0)
