@@ -227,6 +227,7 @@ START_TEST(test_install_run_uninstall)
              at("/run/folio", "admin.sock"));
     n = (size_t)snprintf(extra, sizeof(extra),
                          "\n# added by e2e_install\nlisten = 127.0.0.1:0\n"
+                         "http_listen = 127.0.0.1:0\n"
                          "admin_socket = %s\ndata_dir = %s\n"
                          "ready_file = %s\nmetrics_listen = off\n"
                          "workers = 2\nshutdown_timeout = 5s\n%s",

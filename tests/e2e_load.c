@@ -533,6 +533,7 @@ START_TEST(test_upgrade_under_load)
     static struct prober pr;
     struct bench b;
     uint64_t t0, deadline;
+    char body[256];
     int nb, na, i;
 
     start_from_copy("workers = 2\nmetrics_listen = 127.0.0.1:0\n");
@@ -568,6 +569,10 @@ START_TEST(test_upgrade_under_load)
                                                 "image",
                       (long)after[i]);
     wait_requests(stat_num("totals", "requests", NULL), 500);
+    /* The HTTP face's listener came through the exec too. */
+    ck_assert_int_eq(e2e_http_status(srv.http, "/status", body, sizeof(body)),
+                     200);
+    ck_assert_str_eq(body, "{\"message\":\"OK\"}");
     ck_assert_msg(bench_running(&b), "folio-bench ended too soon");
     bench_finish(&b);
     fprintf(stderr, "upgrade under load: %.0f requests, %.0f failed\n",

@@ -30,6 +30,7 @@ struct e2e_server {
     char admin[320]; /* admin socket path */
     char addr[128];  /* "127.0.0.1:PORT" */
     char metrics[128]; /* the metrics endpoint's HOST:PORT, if any */
+    char http[128];    /* the first HTTP face's HOST:PORT, if any */
     pid_t pid;       /* master */
     uint64_t generation;
     int external;    /* FOLIO_TEST_SERVER: not ours to stop */
