@@ -3,11 +3,14 @@
  * At reload a socket whose address did not change is shared (dup) with the
  * new generation, so the port stays open and nothing queued on it is lost.
  * At start an address in use is tried again for two seconds: the workers
- * of a foliod killed a moment ago may still hold it.
+ * of a foliod killed a moment ago may still hold it.  Three kinds: the
+ * msgpack-RPC listeners (listen), the HTTP face's (http_listen), the
+ * admin socket; a socket is reused only for the same kind.
  */
 #include "config.h"
 
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -26,14 +29,14 @@
 #define BIND_RETRY_MS 50  /* ... two seconds in all */
 
 static const struct folio_listener *
-find_reusable(const struct folio_gen *g, const char *spec, int admin)
+find_reusable(const struct folio_gen *g, const char *spec, int admin, int http)
 {
     int i;
 
     if (g == NULL)
         return NULL;
     for (i = 0; i < g->nlisteners; i++)
-        if (g->listeners[i].admin == admin &&
+        if (g->listeners[i].admin == admin && g->listeners[i].http == http &&
             strcmp(g->listeners[i].spec, spec) == 0)
             return &g->listeners[i];
     return NULL;
@@ -68,11 +71,11 @@ make_run_dir(const struct folio_priv *priv, const char *path)
         folio_log_info("created %s", dir);
 }
 
-/* The option an address of g comes from: "listen" or "admin-socket". */
+/* The option an address comes from: listen, http-listen, admin-socket. */
 static const char *
-option_of(int admin)
+option_of(int admin, int http)
 {
-    return admin ? "admin-socket" : "listen";
+    return admin ? "admin-socket" : http ? "http-listen" : "listen";
 }
 
 void
@@ -107,16 +110,17 @@ folio_listen_error(char *err, size_t errlen, const struct folio_config *cfg,
 
 /* One address of cfg, before anything is bound: 0 or FOLIO_ECONFIG. */
 static int
-check_one(const struct folio_config *cfg, const char *spec, int admin,
+check_one(const struct folio_config *cfg, const char *spec, int admin, int http,
           char *err, size_t errlen)
 {
     char why[256], name[300], dir[FOLIO_ADDR_TEXT];
     struct folio_addr a;
 
     if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "%s: %s",
-                 folio_config_name(cfg, option_of(admin), name, sizeof(name)),
-                 why);
+        snprintf(
+            err, errlen, "%s: %s",
+            folio_config_name(cfg, option_of(admin, http), name, sizeof(name)),
+            why);
         return FOLIO_ECONFIG;
     }
     if (a.family != AF_UNIX || folio_activate_has(&a) || admin)
@@ -124,7 +128,7 @@ check_one(const struct folio_config *cfg, const char *spec, int admin,
     dir_of(spec + 5, dir, sizeof(dir));
     if (dir[0] != '\0' && access(dir, F_OK) != 0) {
         snprintf(why, sizeof(why), "access(%s)", dir);
-        folio_listen_error(err, errlen, cfg, option_of(admin), spec, why,
+        folio_listen_error(err, errlen, cfg, option_of(admin, http), spec, why,
                            errno);
         return FOLIO_ECONFIG;
     }
@@ -151,20 +155,36 @@ folio_listen_check(const struct folio_config *cfg, char *err, size_t errlen)
                 return FOLIO_ECONFIG;
             }
         }
-        if (check_one(cfg, cfg->listen[i], 0, err, errlen) != 0)
+        if (check_one(cfg, cfg->listen[i], 0, 0, err, errlen) != 0)
             return FOLIO_ECONFIG;
     }
+    for (i = 0; i < cfg->nhttp_listen; i++)
+        if (check_one(cfg, cfg->http_listen[i], 0, 1, err, errlen) != 0)
+            return FOLIO_ECONFIG;
     if (cfg->admin_socket == NULL)
         return 0;
     snprintf(spec, sizeof(spec), "%s%s",
              strncmp(cfg->admin_socket, "unix:", 5) == 0 ? "" : "unix:",
              cfg->admin_socket);
-    return check_one(cfg, spec, 1, err, errlen);
+    return check_one(cfg, spec, 1, 0, err, errlen);
+}
+
+/* Whether a is a TCP address with port 0: any free port. */
+static int
+any_port(const struct folio_addr *a)
+{
+    if (a->family == AF_INET)
+        return ((const struct sockaddr_in *)(const void *)&a->sa)->sin_port ==
+               0;
+    if (a->family == AF_INET6)
+        return ((const struct sockaddr_in6 *)(const void *)&a->sa)->sin6_port ==
+               0;
+    return 0;
 }
 
 static int
 open_one(struct folio_gen *g, const struct folio_gen *reuse,
-         const struct folio_priv *priv, const char *spec, int admin,
+         const struct folio_priv *priv, const char *spec, int admin, int http,
          char *err, size_t errlen)
 {
     struct folio_listener *l = &g->listeners[g->nlisteners];
@@ -176,16 +196,18 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
     int i, fd, tries;
 
     if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "--%s: %s", option_of(admin), why);
+        snprintf(err, errlen, "--%s: %s", option_of(admin, http), why);
         return FOLIO_ECONFIG;
     }
     for (i = 0; i < g->nlisteners; i++) {
-        if (strcmp(g->listeners[i].spec, spec) == 0) {
+        /* Port 0 twice is two ports, one of each kind (tests do it). */
+        if (strcmp(g->listeners[i].spec, spec) == 0 &&
+            (!any_port(&a) || g->listeners[i].http == http)) {
             snprintf(err, errlen, "address %s is configured twice", spec);
             return FOLIO_ECONFIG;
         }
     }
-    if ((old = find_reusable(reuse, spec, admin)) != NULL) {
+    if ((old = find_reusable(reuse, spec, admin, http)) != NULL) {
         if ((fd = fcntl(old->fd, F_DUPFD_CLOEXEC, 3)) == -1) {
             snprintf(err, errlen, "dup(%s): %s", old->name, strerror(errno));
             return FOLIO_ESYS;
@@ -221,8 +243,8 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
                                    admin ? 0660 : 0666, why, sizeof(why));
         }
         if (fd == -1) {
-            folio_listen_error(err, errlen, &g->cfg, option_of(admin), spec,
-                               why, errno);
+            folio_listen_error(err, errlen, &g->cfg, option_of(admin, http),
+                               spec, why, errno);
             return FOLIO_ESYS;
         }
         /* The admin socket's group is the user's: 0660 lets that group in. */
@@ -231,6 +253,7 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
     }
     l->fd = fd;
     l->admin = admin;
+    l->http = http;
     snprintf(l->spec, sizeof(l->spec), "%s", spec);
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
         a.family != AF_UNIX)
@@ -250,7 +273,11 @@ folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
 
     g->nlisteners = 0;
     for (i = 0; i < g->cfg.nlisten; i++)
-        if ((rc = open_one(g, reuse, priv, g->cfg.listen[i], 0, err,
+        if ((rc = open_one(g, reuse, priv, g->cfg.listen[i], 0, 0, err,
+                           errlen)) != 0)
+            goto fail;
+    for (i = 0; i < g->cfg.nhttp_listen; i++)
+        if ((rc = open_one(g, reuse, priv, g->cfg.http_listen[i], 0, 1, err,
                            errlen)) != 0)
             goto fail;
     if (g->cfg.admin_socket != NULL) {
@@ -260,7 +287,7 @@ folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
             snprintf(spec, sizeof(spec), "%s", g->cfg.admin_socket);
         else
             snprintf(spec, sizeof(spec), "unix:%s", g->cfg.admin_socket);
-        if ((rc = open_one(g, reuse, priv, spec, 1, err, errlen)) != 0)
+        if ((rc = open_one(g, reuse, priv, spec, 1, 0, err, errlen)) != 0)
             goto fail;
     }
     return 0;
@@ -281,7 +308,7 @@ folio_listen_close(struct folio_gen *g, const struct folio_gen *keep)
             close(l->fd);
         l->fd = -1;
         if (strncmp(l->spec, "unix:", 5) == 0 &&
-            find_reusable(keep, l->spec, l->admin) == NULL) {
+            find_reusable(keep, l->spec, l->admin, l->http) == NULL) {
             struct folio_addr a;
             char why[128];
 

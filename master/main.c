@@ -422,7 +422,9 @@ main(int argc, char *argv[])
     /* Said once the data is in: a start that fails does not listen. */
     for (i = 0; i < m->cur->nlisteners; i++)
         folio_log_notice("listening on %s%s", m->cur->listeners[i].name,
-                         m->cur->listeners[i].admin ? " (admin)" : "");
+                         m->cur->listeners[i].admin  ? " (admin)"
+                         : m->cur->listeners[i].http ? " (http)"
+                                                     : "");
     folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
                    folio_unix_ms());
     folio_upgrade_init(m);

@@ -20,15 +20,17 @@
 #include "src/alloc.h"
 #include "src/conf.h"
 #include "src/err.h"
+#include "src/http_cors.h"
 #include "src/log.h"
 #include "src/suggest.h"
 
 enum opt_type {
-    T_FLAG,    /* int, set to 1; in a file: a boolean */
-    T_BOOL,    /* int: yes/no/on/off/true/false/1/0 */
-    T_STR,     /* char * */
-    T_STR_OFF, /* char *, "off" or "" sets NULL */
-    T_LIST,    /* addresses: char *[FOLIO_MAX_LISTEN] + int count after it */
+    T_FLAG,     /* int, set to 1; in a file: a boolean */
+    T_BOOL,     /* int: yes/no/on/off/true/false/1/0 */
+    T_STR,      /* char * */
+    T_STR_OFF,  /* char *, "off" or "" sets NULL */
+    T_LIST,     /* addresses: char *[FOLIO_MAX_LISTEN] + int count after it;
+                   "off" empties it */
     T_ADDR_OFF, /* an address as char *, "off" or "" sets NULL */
     T_U32,
     T_U64,
@@ -66,6 +68,11 @@ static const struct opt opts[] = {
     {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
      "serve on HOST:PORT, [V6ADDR]:PORT, PORT (on 127.0.0.1) or unix:PATH "
      "(repeatable)"},
+    {"http-listen", 0, T_LIST, O(http_listen), 0, 0, FOLIO_DEFAULT_HTTP,
+     "ADDR|off", "serve HTTP/1.1 and JSON on ADDR (repeatable; off: none)"},
+    {"http-cors-origins", 0, T_STR_OFF, O(http_cors_origins), 0, 0, "*",
+     "ORIGINS|off",
+     "origins allowed to read HTTP answers in a browser (*: any)"},
     {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0, FOLIO_DEFAULT_ADMIN,
      "PATH|off",
      "Unix socket for admin methods (not root: in $XDG_RUNTIME_DIR/folio)"},
@@ -88,8 +95,7 @@ static const struct opt opts[] = {
      "64m", "SIZE", "encoded pages cached per worker (0: off)"},
     {"comments-timeout", 0, T_MS, O(comments_timeout_ms), 1, 3600000, "5s",
      "DURATION", "postgres: answer UNAVAILABLE past this wait"},
-    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",
-     "DIR|auto|off",
+    {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto", "DIR|auto|off",
      "directory of carrier freight tables (CSV) (auto: the installed "
      "example tables, else the build's)"},
     {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, "auto", "CSV|auto|off",
@@ -107,16 +113,16 @@ static const struct opt opts[] = {
      "drop privileges to USER after binding (as root)"},
     {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
      "write pid and bound addresses to PATH when ready"},
-    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
-     "N", "connections per worker"},
+    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096", "N",
+     "connections per worker"},
     {"admin-max-connections", 0, T_U32, O(admin_max_connections), 1, 10000,
      "16", "N", "admin socket connections per worker, beyond max-connections"},
-    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30,
-     "4m", "SIZE", "largest request accepted"},
+    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30, "4m",
+     "SIZE", "largest request accepted"},
     {"max-depth", 0, T_U32, O(max_depth), 2, 64, "32", "N",
      "deepest nesting of a request"},
-    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30,
-     "1m", "SIZE", "pending replies per connection before its requests wait"},
+    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30, "1m",
+     "SIZE", "pending replies per connection before its requests wait"},
     {"max-output-hard-bytes", 0, T_SIZE, O(max_output_hard_bytes), 4096,
      1ull << 32, "8m", "SIZE",
      "a connection's output never grows past this (a reply over it: error 8)"},
@@ -139,8 +145,8 @@ static const struct opt opts[] = {
      "DURATION",
      "replace a worker whose loop stalls this long, with a backtrace "
      "(0: never)"},
-    {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0",
-     "DURATION", "log requests that take longer than this (0: never)"},
+    {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0", "DURATION",
+     "log requests that take longer than this (0: never)"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
      UINT64_MAX, "0", "N",
      "replace a worker after about N requests (0: never)"},
@@ -171,6 +177,10 @@ _Static_assert(NOPTS <= FOLIO_CONFIG_MAX_OPTS, "room in from_file[]");
 
 _Static_assert(offsetof(struct folio_config, nlisten) ==
                    offsetof(struct folio_config, listen) +
+                       sizeof(char *) * FOLIO_MAX_LISTEN,
+               "a T_LIST count follows its array");
+_Static_assert(offsetof(struct folio_config, nhttp_listen) ==
+                   offsetof(struct folio_config, http_listen) +
                        sizeof(char *) * FOLIO_MAX_LISTEN,
                "a T_LIST count follows its array");
 
@@ -472,6 +482,20 @@ default_port(const struct opt *o)
     return colon != NULL ? atoi(colon + 1) : -1;
 }
 
+static void
+clear_list(struct folio_config *cfg, const struct opt *o)
+{
+    char **list = FIELD(cfg, o, char *);
+    int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
+    int i;
+
+    for (i = 0; i < *n; i++) {
+        folio_free(list[i]);
+        list[i] = NULL;
+    }
+    *n = 0;
+}
+
 /*
  * Set option o to `value` (NULL: a flag without one).  Messages call the
  * option `name`: as the file writes it (idle_timeout) or the command line
@@ -521,6 +545,18 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     case T_STR_OFF:
         if (*value == '\0' || strcmp(value, "off") == 0)
             value = NULL;
+        if (value != NULL && o->off == O(http_cors_origins)) {
+            struct folio_http_cors c;
+
+            if (folio_http_cors_init(&c, value) != 0) {
+                snprintf(err, errlen,
+                         "%s: expected *, off, or origins such as "
+                         "https://example.com, got '%s'",
+                         name, value);
+                return FOLIO_ECONFIG;
+            }
+            folio_http_cors_free(&c);
+        }
         return set_str(FIELD(cfg, o, char *), value) == 0 ? 0 : FOLIO_ENOMEM;
     case T_ADDR_OFF:
         if (*value == '\0' || strcmp(value, "off") == 0)
@@ -543,6 +579,10 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         if (*value == '\0') {
             snprintf(err, errlen, "%s: empty address", name);
             return FOLIO_ECONFIG;
+        }
+        if (strcmp(value, "off") == 0) {
+            clear_list(cfg, o);
+            return 0;
         }
         if (folio_addr_expand(value, default_port(o), addr, sizeof(addr), why,
                               sizeof(why)) != 0) {
@@ -603,20 +643,6 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     }
     snprintf(err, errlen, "%s cannot be set here", name);
     return FOLIO_ECONFIG;
-}
-
-static void
-clear_list(struct folio_config *cfg, const struct opt *o)
-{
-    char **list = FIELD(cfg, o, char *);
-    int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
-    int i;
-
-    for (i = 0; i < *n; i++) {
-        folio_free(list[i]);
-        list[i] = NULL;
-    }
-    *n = 0;
 }
 
 void
@@ -996,6 +1022,8 @@ folio_config_usage(FILE *f)
 
     fprintf(f, "usage: foliod [-c FILE] [-f|--foreground] [--listen ADDR]... "
                "[--admin-socket PATH]\n"
+               "              [--http-listen ADDR|off]... "
+               "[--http-cors-origins ORIGINS|off]\n"
                "              [--workers N|auto] [--corpus DIR|auto|off] "
                "[--data-dir DIR]\n"
                "              [--freight-dir DIR|auto|off] "
@@ -1085,6 +1113,8 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
             char *const *list = FIELD(cfg, o, char *const);
             const int *n = (const int *)(const void *)(list + FOLIO_MAX_LISTEN);
 
+            if (*n == 0)
+                fprintf(f, "%s = off\n", key);
             for (j = 0; j < *n; j++)
                 write_str(f, key, list[j]);
             break;

@@ -15,6 +15,7 @@
 #define FOLIO_DEFAULT_LISTEN "127.0.0.1:7788"
 #define FOLIO_DEFAULT_METRICS_PORT 9788
 #define FOLIO_DEFAULT_METRICS "127.0.0.1:9788"
+#define FOLIO_DEFAULT_HTTP "127.0.0.1:7780" /* the HTTP face */
 /* The system's paths, root's defaults (configure's; see folio_default_paths). */
 #define FOLIO_DEFAULT_ADMIN FOLIO_RUNDIR "/admin.sock"
 

@@ -169,8 +169,8 @@ START_TEST(test_user_defaults)
     /* The one file that is not a default: none of the other ports. */
     pid = run(&r, e2e_foliod(),
               ARGS("-f", "-c", "/dev/null", "--listen", "127.0.0.1:0",
-                   "--metrics-listen", "127.0.0.1:0", "--corpus", "off",
-                   "--workers", "1"),
+                   "--metrics-listen", "127.0.0.1:0", "--http-listen", "off",
+                   "--corpus", "off", "--workers", "1"),
               env, NOBODY, "] ready");
     ck_assert_msg(pid > 0, "foliod exited %d: %s", r.status, r.out);
     has(&r, "not root: per-user paths: data directory ");
@@ -229,8 +229,9 @@ START_TEST(test_failed_starts)
     snprintf(data, sizeof(data), "%s/data", dir);
     snprintf(conf, sizeof(conf), "%s/foliod.conf", dir);
 #define START(...)                                                             \
-    ARGS("-f", "-c", "/dev/null", "--data-dir", data, "--admin-socket", sock, \
-         "--listen", "127.0.0.1:0", "--metrics-listen", "off", __VA_ARGS__)
+    ARGS("-f", "-c", "/dev/null", "--data-dir", data, "--admin-socket", sock,  \
+         "--listen", "127.0.0.1:0", "--metrics-listen", "off",                 \
+         "--http-listen", "off", __VA_ARGS__)
 
     /* Told something wrong: 1, before anything is bound. */
     run(&r, e2e_foliod(), START("--workers", "0"), env, -1, NULL);
@@ -264,8 +265,8 @@ START_TEST(test_failed_starts)
     /* Detached too, from the terminal that started it. */
     run(&r, e2e_foliod(),
         ARGS("-c", "/dev/null", "--data-dir", data, "--admin-socket", sock,
-             "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--corpus",
-             "/nope"),
+             "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+             "--http-listen", "off", "--corpus", "/nope"),
         env, -1, NULL);
     ck_assert_int_eq(r.status, 1);
     has(&r, "--corpus /nope:");
@@ -316,7 +317,7 @@ START_TEST(test_second_instance)
     run(&r, e2e_foliod(),
         ARGS("-f", "-c", "/dev/null", "--data-dir", data, "--admin-socket",
              srv.admin, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-             "--corpus", "off"),
+             "--http-listen", "off", "--corpus", "off"),
         env, -1, NULL);
     ck_assert_int_eq(r.status, 2);
     has(&r, "(--admin-socket): a server is listening there: is another foliod "
