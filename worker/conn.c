@@ -591,7 +591,7 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
     code = folio_face_rpc_release(c, h, result, len, code, msg);
     folio_out_track(c);
     /* Counted now, with its outcome, the hold in its latency. */
-    folio_dispatch_record(c->w, h->row, h->notify, code, h->t0);
+    folio_dispatch_record(c->w, h->row, h->notify, code, h->t0, c->peer);
     if (c->state == FOLIO_CONN_HELD_CLOSING)
         c->state = FOLIO_CONN_CLOSING;
     else

@@ -121,11 +121,13 @@ struct folio_rpc_msg;
 /*
  * folio_dispatch_record - count one answered call in the stats slot:
  * requests or notifications, errors, its method row's code, latency
- * since t0 (ns; 0, or stats off: nothing is counted).  Called by
- * folio_dispatch, and at the release of a held call.
+ * since t0 (ns; 0, or stats off: nothing is counted); and, when that
+ * is over slow_request, the slow-request line (peer: its connection's,
+ * folio_addr_pack; its params are not kept while a call is held).
+ * Called at the release of a held call.
  */
 void folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
-                           int code, uint64_t t0);
+                           int code, uint64_t t0, const uint64_t peer[3]);
 
 /*
  * folio_dispatch_reply_size - the room the reply to request (or

@@ -253,7 +253,8 @@ void folio_worker_profile_fini(struct folio_worker *w);
 /*
  * slowlog.c: folio_slowlog_note - log request `method` of connection
  * peer `peer` (folio_addr_pack; NULL: none) that took `ns` nanoseconds,
- * its params summarized (rate-limited: see slowlog.c).  dispatch.c only.
+ * its params summarized (NULL: a held call's, not kept) (rate-limited:
+ * see slowlog.c).  dispatch.c only.
  */
 struct folio_mp_cur;
 void folio_slowlog_note(struct folio_worker *w, const char *method,
