@@ -1,13 +1,15 @@
 /*
  * comments_cache.c - the per-worker cache of encoded comment pages (see
- * comments_cache.h): a chained hash table of entries, each one allocation
- * holding its path and its reply, on a least-recently-used list.
+ * comments_cache.h): a chained hash table of entries, each holding its
+ * path and a reference to its reply (shared bytes), on a
+ * least-recently-used list.
  */
 #include "config.h"
 
 #include <string.h>
 
 #include "src/alloc.h"
+#include "src/bytes.h"
 #include "src/err.h"
 #include "src/hash.h"
 #include "worker/comments_cache.h"
@@ -20,10 +22,10 @@
 struct entry {
     struct entry *hnext;       /* bucket chain */
     struct entry *prev, *next; /* LRU list: head is the most recent */
+    struct folio_bytes *reply; /* one reference */
     uint64_t hash;
     uint32_t plen;
-    uint32_t len;
-    char bytes[]; /* path, then reply */
+    char path[];
 };
 
 struct folio_ccache {
@@ -39,7 +41,14 @@ struct folio_ccache {
 static uint64_t
 cost(const struct entry *e)
 {
-    return sizeof(*e) + e->plen + e->len;
+    return sizeof(*e) + e->plen + folio_bytes_cost(e->reply);
+}
+
+static void
+entry_free(struct entry *e)
+{
+    folio_bytes_unref(e->reply);
+    folio_free(e);
 }
 
 int
@@ -98,7 +107,7 @@ find(struct folio_ccache *c, uint64_t h, const char *path, size_t plen)
 
     for (; *pp != NULL; pp = &(*pp)->hnext)
         if ((*pp)->hash == h && (*pp)->plen == plen &&
-            memcmp((*pp)->bytes, path, plen) == 0)
+            memcmp((*pp)->path, path, plen) == 0)
             break;
     return pp;
 }
@@ -113,7 +122,7 @@ remove_at(struct folio_ccache *c, struct entry **pp)
     lru_unlink(c, e);
     c->entries--;
     c->bytes -= cost(e);
-    folio_free(e);
+    entry_free(e);
 }
 
 void
@@ -126,9 +135,8 @@ folio_ccache_free(struct folio_ccache *c)
     folio_free(c);
 }
 
-const void *
-folio_ccache_get(struct folio_ccache *c, const char *path, size_t plen,
-                 size_t *len)
+struct folio_bytes *
+folio_ccache_get(struct folio_ccache *c, const char *path, size_t plen)
 {
     struct entry *e = *find(c, folio_fnv1a64(path, plen), path, plen);
 
@@ -138,34 +146,32 @@ folio_ccache_get(struct folio_ccache *c, const char *path, size_t plen,
         lru_unlink(c, e);
         lru_push(c, e);
     }
-    *len = e->len;
-    return e->bytes + e->plen;
+    return e->reply;
 }
 
 int
 folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
-                 const void *reply, size_t len)
+                 struct folio_bytes *reply)
 {
     uint64_t h = folio_fnv1a64(path, plen);
     struct entry **pp, *e;
-    uint64_t need = sizeof(*e) + plen + len;
+    uint64_t need = sizeof(*e) + plen + folio_bytes_cost(reply);
 
-    if (need > c->max_bytes / 4 || len > UINT32_MAX)
+    if (need > c->max_bytes / 4 || plen > UINT32_MAX)
         return FOLIO_ETOOBIG;
     if (*(pp = find(c, h, path, plen)) != NULL)
         remove_at(c, pp);
     while (c->bytes + need > c->max_bytes && c->tail != NULL) {
         e = c->tail;
-        remove_at(c, find(c, e->hash, e->bytes, e->plen));
+        remove_at(c, find(c, e->hash, e->path, e->plen));
         c->evictions++;
     }
-    if ((e = folio_malloc(need)) == NULL)
+    if ((e = folio_malloc(sizeof(*e) + plen)) == NULL)
         return FOLIO_ENOMEM;
+    e->reply = folio_bytes_ref(reply);
     e->hash = h;
     e->plen = (uint32_t)plen;
-    e->len = (uint32_t)len;
-    memcpy(e->bytes, path, plen);
-    memcpy(e->bytes + plen, reply, len);
+    memcpy(e->path, path, plen);
     pp = &c->buckets[h & c->mask];
     e->hnext = *pp;
     *pp = e;
@@ -193,7 +199,7 @@ folio_ccache_clear(struct folio_ccache *c)
 
     for (e = c->head; e != NULL; e = next) {
         next = e->next;
-        folio_free(e);
+        entry_free(e);
     }
     memset(c->buckets, 0, ((size_t)c->mask + 1) * sizeof(*c->buckets));
     c->head = c->tail = NULL;
