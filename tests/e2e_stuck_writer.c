@@ -13,6 +13,9 @@
  *   - the watchdog kills the worker that holds the lock, never the one
  *     that waits for it; once the holder is gone, posts go through.
  *
+ * And a holder that is not stopped (its loop turns, its writer keeps the
+ * lock) is taken for hung once it has held it for worker_timeout.
+ *
  * The lock is held with the writer's test hook: while the file named by
  * FOLIO_TEST_WRITER_HOLD exists, a writer that got the lock keeps it (and
  * writes nothing before the file is gone).  The file is removed only once
@@ -258,6 +261,72 @@ START_TEST(test_stuck_writer)
         ck_assert_msg(e2e_log_has(&srv, needle), "no line for holder %ld",
                       (long)killed[t]);
     }
+    ck_assert(e2e_log_has(&srv, "its writer has held the comments store's "
+                                "writer lock for"));
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
+ * A holder whose loop turns (not stopped: its writer keeps the lock, a
+ * disk that never answers its sync, say) is hung all the same once it has
+ * held the lock for worker_timeout; its loop goes on until then.
+ */
+START_TEST(test_holder_loop_turning)
+{
+    struct folio_client *a, *c;
+    char needle[96], conf[256];
+    pid_t holder, pids[4];
+    uint64_t deadline;
+    int i, n;
+
+    snprintf(hold, sizeof(hold), "/tmp/folio-writer-hold.%ld", (long)getpid());
+    atexit(remove_hold);
+    ck_assert_int_eq(setenv("FOLIO_TEST_WRITER_HOLD", hold, 1), 0);
+    snprintf(conf, sizeof(conf),
+             "workers = 2\ncomments_timeout = %dms\nworker_timeout = %dms\n",
+             COMMENTS_TIMEOUT_MS, WORKER_TIMEOUT_MS);
+    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+    ck_assert_int_eq(e2e_write_file(hold, "hold"), 0);
+    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
+    send_post(a, "/stuck/held", "held by the holder");
+    ck_assert((holder = wait_holder()) != 0);
+    ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
+    deadline = e2e_now_ms() + WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000);
+    while (!e2e_pid_gone(holder) && e2e_now_ms() < deadline) {
+        /* Both loops turn meanwhile: the admin socket answers. */
+        ck_assert(worker_stat(0, "pid") > 0);
+        poll(NULL, 0, 20);
+    }
+    ck_assert_msg(e2e_pid_gone(holder), "the holder lives on");
+    remove_hold();
+    snprintf(needle, sizeof(needle), "(pid %ld) hung: its writer has held the "
+             "comments store's writer lock for", (long)holder);
+    ck_assert_int_eq(e2e_wait_log(&srv, needle, 5000), 0);
+    for (i = 0; i < n; i++)
+        if (pids[i] != holder) {
+            ck_assert_int_eq(kill(pids[i], 0), 0);
+            snprintf(needle, sizeof(needle), "(pid %ld) hung", (long)pids[i]);
+            ck_assert(!e2e_log_has(&srv, needle));
+        }
+    /* Its replacement and the other worker post again. */
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    deadline = e2e_now_ms() + (uint64_t)e2e_bound_ms(5000, 15000);
+    for (;;) {
+        struct folio_reply r;
+
+        ck_assert_int_eq(e2e_comment_post(c, "/stuck/after", "t", "after", 5,
+                                          &r),
+                         0);
+        if (r.code == 0)
+            break;
+        ck_assert_msg(e2e_now_ms() < deadline, "posts still fail (%d)",
+                      r.code);
+        poll(NULL, 0, 20);
+    }
+    ck_assert(!listed(c, "/stuck/held", "held by the holder"));
+    folio_client_close(a);
+    folio_client_close(c);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -270,6 +339,7 @@ stuck_suite(void)
 
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_stuck_writer);
+    tcase_add_test(tc, test_holder_loop_turning);
     suite_add_tcase(s, tc);
     return s;
 }
