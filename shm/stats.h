@@ -122,7 +122,11 @@
     X(output_waits, "output_waits", FOLIO_SK_COUNTER, FOLIO_SU_ONE,            \
       "output_waits_total", NULL, "",                                          \
       "Requests that waited for room for their replies (max_output_bytes, "   \
-      "max_output_total).")
+      "max_output_total).")                                                    \
+    X(accepts_forced, "accepts_forced", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
+      "accepts_forced_total", NULL, "",                                        \
+      "Connections a worker ahead of the others took all the same: no other " \
+      "took them within a millisecond (a stalled or busy peer).")
 
 /* Gauges: the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \
