@@ -54,6 +54,21 @@ remove_hold(void)
         unlink(hold);
 }
 
+/* Two workers whose writers hold the lock while the hold file exists. */
+static void
+start(void)
+{
+    char conf[256];
+
+    snprintf(hold, sizeof(hold), "/tmp/folio-writer-hold.%ld", (long)getpid());
+    atexit(remove_hold);
+    ck_assert_int_eq(setenv("FOLIO_TEST_WRITER_HOLD", hold, 1), 0);
+    snprintf(conf, sizeof(conf),
+             "workers = 2\ncomments_timeout = %dms\nworker_timeout = %dms\n",
+             COMMENTS_TIMEOUT_MS, WORKER_TIMEOUT_MS);
+    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+}
+
 /* comments.post of body on path, its reply not read. */
 static void
 send_post(struct folio_client *c, const char *path, const char *body)
@@ -84,15 +99,14 @@ worker_stat(int k, const char *key)
 static pid_t
 wait_holder(void)
 {
-    uint64_t deadline = e2e_now_ms() + (uint64_t)e2e_bound_ms(5000, 15000);
+    uint64_t deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
     int k;
 
-    while (e2e_now_ms() < deadline) {
+    do {
         for (k = 0; k < 2; k++)
             if (worker_stat(k, "comments_writer_holding") == 1)
                 return (pid_t)worker_stat(k, "pid");
-        poll(NULL, 0, 10);
-    }
+    } while (e2e_wait_more(deadline));
     return 0;
 }
 
@@ -189,10 +203,10 @@ trial(int t, pid_t *killed)
                   waiting);
 
     /* The watchdog kills the holder, whose loop stopped. */
-    deadline = e2e_now_ms() + WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000);
-    while (!e2e_pid_gone(holder) && e2e_now_ms() < deadline)
-        poll(NULL, 0, 20);
-    ck_assert_msg(e2e_pid_gone(holder), "trial %d: the holder lives on", t);
+    deadline = e2e_deadline(WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000));
+    while (!e2e_pid_gone(holder))
+        ck_assert_msg(e2e_wait_more(deadline), "trial %d: the holder lives on",
+                      t);
     ck_assert_msg(kill(innocent, 0) == 0, "trial %d: the waiter was killed",
                   t);
     snprintf(line, sizeof(line), "(pid %ld) hung", (long)innocent);
@@ -201,18 +215,18 @@ trial(int t, pid_t *killed)
     remove_hold();
 
     /* The lock is free: the waiter's posts go through again. */
-    deadline = e2e_now_ms() + (uint64_t)e2e_bound_ms(5000, 15000);
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
     snprintf(body, sizeof(body), "stored, trial %d", t);
     for (;;) {
         ck_assert_int_eq(e2e_comment_post(b, "/stuck/page", "t", body,
                                           strlen(body), &r),
                          0);
-        if (r.code == 0 || e2e_now_ms() > deadline)
+        if (r.code == 0)
             break;
         ck_assert_int_eq(r.code, 14); /* the writer not back yet */
-        poll(NULL, 0, 20);
+        ck_assert_msg(e2e_wait_more(deadline), "trial %d: posts still fail",
+                      t);
     }
-    ck_assert_msg(r.code == 0, "trial %d: posts still fail (%d)", t, r.code);
     /* Nothing of what was given up on, or held, was written. */
     snprintf(line, sizeof(line), "given up on, trial %d", t);
     ck_assert(!listed(b, "/stuck/page", line));
@@ -232,27 +246,19 @@ trial(int t, pid_t *killed)
 START_TEST(test_stuck_writer)
 {
     pid_t killed[TRIALS];
-    char needle[64], conf[256];
+    char needle[64];
     int t;
 
-    snprintf(hold, sizeof(hold), "/tmp/folio-writer-hold.%ld", (long)getpid());
-    atexit(remove_hold);
-    ck_assert_int_eq(setenv("FOLIO_TEST_WRITER_HOLD", hold, 1), 0);
-    snprintf(conf, sizeof(conf),
-             "workers = 2\ncomments_timeout = %dms\nworker_timeout = %dms\n",
-             COMMENTS_TIMEOUT_MS, WORKER_TIMEOUT_MS);
-    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+    start();
     for (t = 0; t < TRIALS; t++) {
         trial(t, &killed[t]);
         /* Both serving again before the next one. */
         {
-            uint64_t deadline = e2e_now_ms() + e2e_bound_ms(5000, 15000);
+            uint64_t deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
             pid_t pids[4];
 
-            while (e2e_workers(&srv, pids, 4) != 2 &&
-                   e2e_now_ms() < deadline)
-                poll(NULL, 0, 20);
-            ck_assert_int_eq(e2e_workers(&srv, pids, 4), 2);
+            while (e2e_workers(&srv, pids, 4) != 2)
+                ck_assert_msg(e2e_wait_more(deadline), "not 2 workers again");
         }
     }
     /* Each holder logged as hung, with its writer (waiters: trial()). */
@@ -275,30 +281,23 @@ END_TEST
 START_TEST(test_holder_loop_turning)
 {
     struct folio_client *a, *c;
-    char needle[96], conf[256];
+    char needle[96];
     pid_t holder, pids[4];
     uint64_t deadline;
     int i, n;
 
-    snprintf(hold, sizeof(hold), "/tmp/folio-writer-hold.%ld", (long)getpid());
-    atexit(remove_hold);
-    ck_assert_int_eq(setenv("FOLIO_TEST_WRITER_HOLD", hold, 1), 0);
-    snprintf(conf, sizeof(conf),
-             "workers = 2\ncomments_timeout = %dms\nworker_timeout = %dms\n",
-             COMMENTS_TIMEOUT_MS, WORKER_TIMEOUT_MS);
-    ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+    start();
     ck_assert_int_eq(e2e_write_file(hold, "hold"), 0);
     ck_assert_ptr_nonnull(a = e2e_connect(&srv));
     send_post(a, "/stuck/held", "held by the holder");
     ck_assert((holder = wait_holder()) != 0);
     ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
-    deadline = e2e_now_ms() + WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000);
-    while (!e2e_pid_gone(holder) && e2e_now_ms() < deadline) {
+    deadline = e2e_deadline(WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000));
+    while (!e2e_pid_gone(holder)) {
         /* Both loops turn meanwhile: the admin socket answers. */
         ck_assert(worker_stat(0, "pid") > 0);
-        poll(NULL, 0, 20);
+        ck_assert_msg(e2e_wait_more(deadline), "the holder lives on");
     }
-    ck_assert_msg(e2e_pid_gone(holder), "the holder lives on");
     remove_hold();
     snprintf(needle, sizeof(needle), "(pid %ld) hung: its writer has held the "
              "comments store's writer lock for", (long)holder);
@@ -311,7 +310,7 @@ START_TEST(test_holder_loop_turning)
         }
     /* Its replacement and the other worker post again. */
     ck_assert_ptr_nonnull(c = e2e_connect(&srv));
-    deadline = e2e_now_ms() + (uint64_t)e2e_bound_ms(5000, 15000);
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
     for (;;) {
         struct folio_reply r;
 
@@ -320,9 +319,8 @@ START_TEST(test_holder_loop_turning)
                          0);
         if (r.code == 0)
             break;
-        ck_assert_msg(e2e_now_ms() < deadline, "posts still fail (%d)",
+        ck_assert_msg(e2e_wait_more(deadline), "posts still fail (%d)",
                       r.code);
-        poll(NULL, 0, 20);
     }
     ck_assert(!listed(c, "/stuck/held", "held by the holder"));
     folio_client_close(a);
