@@ -89,7 +89,7 @@ struct folio_wjob *folio_writer_done(struct folio_writer *wr);
 int folio_writer_cancel(struct folio_writer *wr, struct folio_wjob *j);
 
 /*
- * folio_writer_since_ms - when the job in progress started waiting for
+ * folio_writer_waiting_since - when the job in progress started waiting for
  * the lock, if it still does (monotonic ms); 0 otherwise.
  */
 uint64_t folio_writer_waiting_since(struct folio_writer *wr);
