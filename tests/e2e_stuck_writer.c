@@ -216,6 +216,7 @@ trial(int t, pid_t *killed)
 
     /* The lock is free: the waiter's posts go through again. */
     deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
+    b->timeout_ms = 30000; /* a synced commit, on a loaded machine */
     snprintf(body, sizeof(body), "stored, trial %d", t);
     for (;;) {
         ck_assert_int_eq(e2e_comment_post(b, "/stuck/page", "t", body,
@@ -310,6 +311,7 @@ START_TEST(test_holder_loop_turning)
         }
     /* Its replacement and the other worker post again. */
     ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    c->timeout_ms = 30000; /* a synced commit, on a loaded machine */
     deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
     for (;;) {
         struct folio_reply r;
