@@ -43,7 +43,8 @@
 #include "src/log.h"
 #include "worker/comments_writer.h"
 
-#define STOP_WAIT_MS 200 /* at exit: how long to wait for the thread */
+#define STOP_WAIT_MS 200      /* at exit: a wait for the thread, in steps */
+#define STOP_WAIT_MAX_MS 30000 /* and in all, while it is not stuck */
 
 struct folio_writer {
     struct folio_comments *cs;
@@ -328,6 +329,7 @@ int
 folio_writer_stop(struct folio_writer *wr)
 {
     struct timespec until;
+    int waited = 0, rc;
 
     if (wr == NULL)
         return 0;
@@ -335,12 +337,20 @@ folio_writer_stop(struct folio_writer *wr)
     wr->quit = 1;
     pthread_cond_signal(&wr->cv);
     pthread_mutex_unlock(&wr->mu);
-    /* A moment for the job in progress; none, if it waits for the lock. */
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)STOP_WAIT_MS * 1000000;
-    until.tv_sec += until.tv_nsec / 1000000000;
-    until.tv_nsec %= 1000000000;
-    if (pthread_timedjoin_np(wr->th, NULL, &until) != 0) {
+    /*
+     * The job in progress is finished (a write, a commit: it ends, however
+     * slow the machine); one that waits for the lock is given a moment.
+     */
+    do {
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)STOP_WAIT_MS * 1000000;
+        until.tv_sec += until.tv_nsec / 1000000000;
+        until.tv_nsec %= 1000000000;
+        rc = pthread_timedjoin_np(wr->th, NULL, &until);
+        waited += STOP_WAIT_MS;
+    } while (rc != 0 && folio_writer_waiting_since(wr) == 0 &&
+             waited < STOP_WAIT_MAX_MS);
+    if (rc != 0) {
         folio_log_notice("comments: the writer thread still waits for the "
                          "store's writer lock: left to the exit");
         return -1;

@@ -96,9 +96,10 @@ uint64_t folio_writer_waiting_since(struct folio_writer *wr);
 
 /*
  * folio_writer_stop - let the thread end once its queue is done, and
- * wait for it, a moment at most: 0 when it ended (wr is freed), -1 when
- * it is stuck waiting for LMDB's lock (left to the process's exit; the
- * store must then not be closed).
+ * wait for it (30 s at most while it writes; a moment once it waits for
+ * LMDB's lock): 0 when it ended (wr is freed), -1 when it is stuck
+ * waiting for the lock (left to the process's exit, with what it uses:
+ * the store must then not be closed).
  */
 int folio_writer_stop(struct folio_writer *wr);
 
