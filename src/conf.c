@@ -87,7 +87,9 @@ static const struct opt opts[] = {
     {"comments-cache-size", 0, T_SIZE, O(comments_cache_size), 0, 1ull << 40,
      "64m", "SIZE", "encoded pages cached per worker (0: off)"},
     {"comments-timeout", 0, T_MS, O(comments_timeout_ms), 1, 3600000, "5s",
-     "DURATION", "postgres: answer UNAVAILABLE past this wait"},
+     "DURATION",
+     "answer UNAVAILABLE, nothing stored, past this wait for the database "
+     "(postgres) or the store's writer lock (lmdb)"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",
      "DIR|auto|off",
      "directory of carrier freight tables (CSV) (auto: the installed "
