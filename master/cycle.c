@@ -40,6 +40,29 @@ gen_of(struct folio_master *m, uint64_t id)
     return NULL;
 }
 
+/*
+ * What slot s's comments writer thread is doing with the store's writer
+ * lock, for the hung line: "" when neither waiting nor holding it.
+ */
+static void
+writer_state(struct folio_worker_slot *s, uint64_t now, char *buf, size_t len)
+{
+    uint64_t since = folio_stat_get(&s->ws_writer_since_ms);
+    double secs = since != 0 && now > since ? (double)(now - since) / 1e3 : 0;
+
+    if (folio_stat_get(&s->ws_comments_writer_holding))
+        snprintf(buf, len,
+                 "; its writer has held the comments store's writer lock "
+                 "for %.1f s, every other writer waiting",
+                 secs);
+    else if (folio_stat_get(&s->ws_comments_writer_waiting))
+        snprintf(buf, len,
+                 "; its writer waiting for the store's writer for %.1f s",
+                 secs);
+    else
+        buf[0] = '\0';
+}
+
 /* The watchdog found slot hung: say what it was doing, from its slot. */
 static void
 log_hung(struct folio_master *m, int slot, uint64_t stalled)
@@ -51,7 +74,8 @@ log_hung(struct folio_master *m, int slot, uint64_t stalled)
     unsigned row = atomic_load(&s->ws_req_row);
     const char *method = row < folio_nmethods ? folio_methods[row].name
                                               : "an unknown method";
-    char from[FOLIO_ADDR_TEXT + 8] = "", what[FOLIO_ADDR_TEXT + 128];
+    char from[FOLIO_ADDR_TEXT + 8] = "", what[FOLIO_ADDR_TEXT + 128],
+        wr[128];
     int i;
 
     for (i = 0; i < 3; i++)
@@ -69,11 +93,23 @@ log_hung(struct folio_master *m, int slot, uint64_t stalled)
         snprintf(what, sizeof(what),
                  "between requests; the last, %s%s, began %.1f s ago", method,
                  from, (double)(now - start) / 1e3);
+    writer_state(s, now, wr, sizeof(wr));
+    if (now - folio_stat_get(&s->ws_beat_ms) < p->timeout_ms) {
+        /* Its loop turns: the lock it holds is what hangs (beat_of). */
+        folio_log_errorx("worker %d (pid %ld) hung: its writer has held the "
+                         "comments store's writer lock for %.1f s "
+                         "(worker_timeout %u ms), every other worker's posts "
+                         "waiting: SIGABRT for a backtrace, then SIGKILL, "
+                         "and a new worker",
+                         p->index, p->pid, (double)stalled / 1e3,
+                         p->timeout_ms);
+        return;
+    }
     folio_log_errorx("worker %d (pid %ld) hung: its loop has not turned for "
-                     "%.1f s (worker_timeout %u ms), %s: SIGABRT for a "
+                     "%.1f s (worker_timeout %u ms), %s%s: SIGABRT for a "
                      "backtrace, then SIGKILL, and a new worker",
                      p->index, p->pid, (double)stalled / 1e3, p->timeout_ms,
-                     what);
+                     what, wr);
 }
 
 static void
@@ -252,6 +288,24 @@ on_wake(evutil_socket_t fd, short what, void *arg)
     drain(arg);
 }
 
+/*
+ * A worker's heartbeat as the watchdog sees it: its loop's last turn, or,
+ * while its writer thread holds the comments store's writer lock, when it
+ * took it if that is earlier.  A worker that has kept every other
+ * worker's posts waiting for worker_timeout is the hung one, whatever its
+ * loop does; the workers waiting for it are not (their loops turn on).
+ */
+static uint64_t
+beat_of(struct folio_worker_slot *s)
+{
+    uint64_t beat = folio_stat_get(&s->ws_beat_ms), since;
+
+    if (folio_stat_get(&s->ws_comments_writer_holding) &&
+        (since = folio_stat_get(&s->ws_writer_since_ms)) != 0 && since < beat)
+        return since;
+    return beat;
+}
+
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -265,8 +319,7 @@ on_timer(evutil_socket_t fd, short what, void *arg)
         for (i = 0; i < FOLIO_MAX_SLOTS; i++)
             if (folio_dec_live(&m->dec, i))
                 folio_dec_beat(&m->dec, i,
-                               folio_stat_get(&folio_stats_slot(
-                                   m->stats, (unsigned)i)->ws_beat_ms));
+                               beat_of(folio_stats_slot(m->stats, (unsigned)i)));
     memset(&ev, 0, sizeof(ev));
     ev.type = FOLIO_EV_TIMER;
     ev.slot = -1;

@@ -134,6 +134,7 @@ struct folio_master {
     struct event *ev_stats_log; /* periodic counters line, if configured */
     struct evhttp *metrics;     /* Prometheus endpoint, if configured */
     int metrics_fd;             /* its listening socket, or -1 */
+    struct folio_mconns *mconns; /* its connections (metrics_conn.c) */
     char metrics_name[FOLIO_ADDR_TEXT];
     struct folio_priv priv;     /* --user */
     struct folio_exe exe;
@@ -395,6 +396,22 @@ int folio_metrics_check(const struct folio_config *cfg, char *err,
                         size_t errlen);
 void folio_metrics_stop(struct folio_master *m);
 int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
+
+/*
+ * metrics_conn.c: the metrics listener's connections: their limit, their
+ * header deadline, out of descriptors at accept.
+ * folio_mconn_start - follow the connections of m->metrics, bound by
+ * `bound`; 0 or -1 (folio_mconn_stop cleans up).
+ * folio_mconn_request - `req`, complete, is being answered.
+ * folio_mconn_stop - free m->metrics, its listener and connections.
+ * folio_mconn_render - its folio_metrics_http_* series.
+ */
+struct evhttp_bound_socket;
+int folio_mconn_start(struct folio_master *m,
+                      struct evhttp_bound_socket *bound);
+void folio_mconn_request(struct folio_master *m, struct evhttp_request *req);
+void folio_mconn_stop(struct folio_master *m);
+void folio_mconn_render(struct folio_master *m, struct evbuffer *out);
 
 /*
  * profile.c: /debug/pprof/ (PROTOCOL.md section 6).

@@ -345,6 +345,7 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
                                  ? m->cur->cfg.comments_max_size
                                  : FOLIO_COMMENTS_MAX_SIZE_DEFAULT));
     render_listen_queues(m, b);
+    folio_mconn_render(m, b);
     folio_metrics_process(b);
     return 0;
 }
@@ -408,6 +409,7 @@ on_request(struct evhttp_request *req, void *arg)
     struct evbuffer *b;
     size_t i;
 
+    folio_mconn_request(m, req); /* its header's deadline is met */
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
         evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
         evhttp_send_error(req, 405, "Method Not Allowed");
@@ -476,6 +478,7 @@ folio_metrics_start(struct folio_master *m, int fd, char *err, size_t errlen)
     const char *spec = m->cur->cfg.metrics_listen;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
+    struct evhttp_bound_socket *bound = NULL;
     struct folio_addr a;
     char why[256];
 
@@ -495,15 +498,16 @@ folio_metrics_start(struct folio_master *m, int fd, char *err, size_t errlen)
         return -1;
     }
     if ((m->metrics = evhttp_new(m->base)) == NULL ||
-        evhttp_accept_socket_with_handle(m->metrics, fd) == NULL) {
+        (bound = evhttp_accept_socket_with_handle(m->metrics, fd)) == NULL ||
+        folio_mconn_start(m, bound) != 0) {
         snprintf(err, errlen, "evhttp failed for %s", spec);
-        close(fd);
+        if (bound == NULL)
+            close(fd);
         folio_metrics_stop(m);
         return -1;
     }
     m->metrics_fd = fd;
     evhttp_set_allowed_methods(m->metrics, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
-    evhttp_set_timeout(m->metrics, 10);
     evhttp_set_max_headers_size(m->metrics, 16384);
     evhttp_set_max_body_size(m->metrics, 0);
     evhttp_set_gencb(m->metrics, on_request, m);
@@ -520,9 +524,7 @@ void
 folio_metrics_stop(struct folio_master *m)
 {
     folio_profile_abort(m);
-    if (m->metrics != NULL)
-        evhttp_free(m->metrics); /* closes the bound socket */
-    m->metrics = NULL;
+    folio_mconn_stop(m); /* frees m->metrics: closes the bound socket */
     m->metrics_fd = -1;
     m->metrics_name[0] = '\0';
 }

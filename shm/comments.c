@@ -23,6 +23,18 @@
  * after that.  The map starts small and doubles when full, up to a ceiling;
  * other processes adopt a grown map when LMDB tells them (MDB_MAP_RESIZED)
  * or when their own smaller map fills up.
+ *
+ * Threads (opts->threaded, the worker's): the write functions run in one
+ * thread (a worker's writer, which may wait in mdb_txn_begin for another
+ * process to let go of LMDB's writer lock) and the read functions in
+ * another (the worker's loop, which must never wait for it).  LMDB allows
+ * that with MDB_NOTLS; what it does not allow is a remap (a map size
+ * adopted or grown) or a reopen while another thread is in a transaction.
+ * Those are done by the writer alone, between its transactions, under
+ * cs->lock, which the reads hold: a read that finds the store needing one
+ * says so (FOLIO_EAGAIN) and leaves it to the writer
+ * (folio_comments_maintain), rather than remapping under the writer's
+ * feet or waiting for it.
  */
 #include "config.h"
 
@@ -32,6 +44,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +61,7 @@
 #include "src/hash.h"
 #include "src/alloc.h"
 #include "src/buf.h"
+#include "src/bytes.h"
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
@@ -75,6 +89,15 @@ struct folio_comments {
     uint64_t map_init;
     uint64_t max_size;
     uint64_t grows, adopts, reopens;
+    /*
+     * Threaded (see above): cs->lock is held by the reads and by the
+     * writer's remaps and reopens; need_adopt, set by a read that found
+     * the map resized by another process, asks the writer to adopt it.
+     */
+    int threaded;
+    int need_adopt;
+    pthread_mutex_t lock;
+    struct folio_comments_hooks hooks; /* the writer's; fns may be NULL */
     struct post_one *posts; /* a batch's work area, grown once */
     size_t posts_cap;
     char dir[PATH_MAX];
@@ -290,7 +313,8 @@ static int
 env_open(struct folio_comments *cs, char *err, size_t errlen)
 {
     MDB_txn *txn = NULL;
-    int rc, dead = 0;
+    unsigned fl;
+    int rc, dead = 0, create;
 
     if ((rc = mdb_env_create(&cs->env)) != 0) {
         cs->env = NULL;
@@ -344,31 +368,46 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
     if (mdb_reader_check(cs->env, &dead) == 0 && dead > 0)
         folio_log_notice("comments store %s: cleared %d stale reader%s",
                          cs->dir, dead, dead == 1 ? "" : "s");
-    rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
-    if (rc == MDB_MAP_RESIZED) {
-        /*
-         * Another worker grew the map between our open and now (a worker
-         * respawned while others post): adopt its size and go on, or this
-         * worker would exit and never be replaced.
-         */
-        if ((rc = adopt(cs)) == 0)
-            rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
-    }
-    if (rc != 0) {
-        lmdb_fail(cs, "mdb_txn_begin", rc, err, errlen);
-        goto fail;
-    }
-    if ((rc = mdb_dbi_open(txn, "comments", MDB_CREATE, &cs->dbi_comments)) !=
-            0 ||
-        (rc = mdb_dbi_open(txn, "ids", MDB_CREATE, &cs->dbi_ids)) != 0 ||
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &cs->dbi_meta)) != 0) {
-        mdb_txn_abort(txn);
-        lmdb_fail(cs, "mdb_dbi_open", rc, err, errlen);
-        goto fail;
-    }
-    if ((rc = mdb_txn_commit(txn)) != 0) {
-        lmdb_fail(cs, "mdb_txn_commit", rc, err, errlen);
-        goto fail;
+    /*
+     * The databases: opened in a read transaction when they are all there
+     * (a worker, after the master made them: no wait for the writer lock,
+     * which a stuck process may hold), created in a write one otherwise.
+     */
+    for (create = 0; create < 2; create++) {
+        rc = mdb_txn_begin(cs->env, NULL, create ? 0 : MDB_RDONLY, &txn);
+        if (rc == MDB_MAP_RESIZED) {
+            /*
+             * Another worker grew the map between our open and now (a
+             * worker respawned while others post): adopt its size and go
+             * on, or this worker would exit and never be replaced.
+             */
+            if ((rc = adopt(cs)) == 0)
+                rc = mdb_txn_begin(cs->env, NULL, create ? 0 : MDB_RDONLY,
+                                   &txn);
+        }
+        if (rc != 0) {
+            lmdb_fail(cs, "mdb_txn_begin", rc, err, errlen);
+            goto fail;
+        }
+        fl = create ? MDB_CREATE : 0;
+        if ((rc = mdb_dbi_open(txn, "comments", fl, &cs->dbi_comments)) ==
+                0 &&
+            (rc = mdb_dbi_open(txn, "ids", fl, &cs->dbi_ids)) == 0)
+            rc = mdb_dbi_open(txn, "meta", fl, &cs->dbi_meta);
+        if (rc == MDB_NOTFOUND && !create) {
+            mdb_txn_abort(txn);
+            continue; /* not all there yet: create them */
+        }
+        if (rc != 0) {
+            mdb_txn_abort(txn);
+            lmdb_fail(cs, "mdb_dbi_open", rc, err, errlen);
+            goto fail;
+        }
+        if ((rc = mdb_txn_commit(txn)) != 0) {
+            lmdb_fail(cs, "mdb_txn_commit", rc, err, errlen);
+            goto fail;
+        }
+        break;
     }
     rc = mdb_txn_begin(cs->env, NULL, MDB_RDONLY, &cs->rtxn);
     if (rc == MDB_MAP_RESIZED && (rc = adopt(cs)) == 0)
@@ -405,6 +444,11 @@ folio_comments_open(const char *data_dir,
         seterr(err, errlen, "out of memory");
         return FOLIO_ENOMEM;
     }
+    if ((rc = pthread_mutex_init(&cs->lock, NULL)) != 0) {
+        seterr(err, errlen, "pthread_mutex_init: %s", strerror(rc));
+        folio_free(cs);
+        return FOLIO_ESYS;
+    }
     if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%s/" FOLIO_COMMENTS_ENV,
                          data_dir) >= sizeof(cs->dir)) {
         seterr(err, errlen, "data directory name too long: %s", data_dir);
@@ -417,6 +461,7 @@ folio_comments_open(const char *data_dir,
     cs->max_size = opts != NULL && opts->max_size != 0
                        ? opts->max_size
                        : FOLIO_COMMENTS_MAX_SIZE_DEFAULT;
+    cs->threaded = opts != NULL && opts->threaded;
     /* LMDB wants whole pages. */
     cs->max_size -= cs->max_size % page;
     if (cs->max_size < 16 * page)
@@ -449,8 +494,19 @@ folio_comments_close(struct folio_comments *cs)
     if (cs == NULL)
         return;
     env_close(cs);
+    pthread_mutex_destroy(&cs->lock);
     folio_free(cs->posts);
     folio_free(cs);
+}
+
+void
+folio_comments_set_hooks(struct folio_comments *cs,
+                         const struct folio_comments_hooks *hooks)
+{
+    if (hooks != NULL)
+        cs->hooks = *hooks;
+    else
+        memset(&cs->hooks, 0, sizeof(cs->hooks));
 }
 
 /* After MDB_PANIC the environment is unusable: open it again. */
@@ -562,11 +618,71 @@ write_fail(struct folio_comments *cs, const char *what, int rc, char *err,
 
 typedef int (*txn_fn)(struct folio_comments *cs, MDB_txn *txn, void *arg);
 
+/* The writer's hooks (folio_comments_set_hooks), when it has them. */
+static void
+hook_waiting(struct folio_comments *cs)
+{
+    if (cs->hooks.waiting != NULL)
+        cs->hooks.waiting(cs->hooks.arg);
+}
+
+static int
+hook_holding(struct folio_comments *cs)
+{
+    return cs->hooks.holding != NULL ? cs->hooks.holding(cs->hooks.arg) : 0;
+}
+
+static void
+hook_released(struct folio_comments *cs)
+{
+    if (cs->hooks.released != NULL)
+        cs->hooks.released(cs->hooks.arg);
+}
+
+/* The writer's remaps and reopens, with the reads kept out (cs->lock). */
+static int
+locked_open(struct folio_comments *cs, char *err, size_t errlen)
+{
+    int rc;
+
+    if (cs->env != NULL && !cs->broken)
+        return 0;
+    pthread_mutex_lock(&cs->lock);
+    rc = ensure_open(cs, err, errlen);
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+static int
+locked_adopt(struct folio_comments *cs)
+{
+    int rc;
+
+    pthread_mutex_lock(&cs->lock);
+    rc = adopt(cs);
+    cs->need_adopt = 0;
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+static int
+locked_grow(struct folio_comments *cs, char *err, size_t errlen)
+{
+    int rc;
+
+    pthread_mutex_lock(&cs->lock);
+    rc = grow(cs, err, errlen);
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
 /*
  * Run fn in a write transaction and commit it (synced), again with a
  * larger map if it filled up.  fn returns 0 or an LMDB/errno code, which
- * aborts the transaction; MDB_NOTFOUND from fn is returned as
- * FOLIO_ENOTFOUND.
+ * aborts the transaction (MDB_NOTFOUND from fn is returned as
+ * FOLIO_ENOTFOUND).  The hooks say when it waits for LMDB's writer lock and when it holds it;
+ * the holding hook may refuse the lock it was given (FOLIO_ECANCELED:
+ * nothing written).
  */
 static int
 write_txn(struct folio_comments *cs, txn_fn fn, void *arg, const char *what,
@@ -575,28 +691,38 @@ write_txn(struct folio_comments *cs, txn_fn fn, void *arg, const char *what,
     MDB_txn *txn;
     int attempt, rc = 0, r;
 
-    if ((r = ensure_open(cs, err, errlen)) != 0)
+    if ((r = locked_open(cs, err, errlen)) != 0)
         return r;
     for (attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+        hook_waiting(cs);
         rc = mdb_txn_begin(cs->env, NULL, 0, &txn);
         if (rc == MDB_MAP_RESIZED) {
-            if ((rc = adopt(cs)) != 0)
+            if ((rc = locked_adopt(cs)) != 0)
                 break;
             continue;
         }
         if (rc != 0)
             break;
+        if (hook_holding(cs) != 0) {
+            mdb_txn_abort(txn);
+            hook_released(cs);
+            seterr(err, errlen, "cancelled before it was written");
+            return FOLIO_ECANCELED;
+        }
         if ((rc = fn(cs, txn, arg)) != 0)
             mdb_txn_abort(txn);
         else
             rc = mdb_txn_commit(txn); /* frees txn, committed or not */
         if (rc == MDB_MAP_FULL) {
-            if ((r = grow(cs, err, errlen)) != 0)
+            if ((r = locked_grow(cs, err, errlen)) != 0) {
+                hook_released(cs);
                 return r;
+            }
             continue;
         }
         break;
     }
+    hook_released(cs);
     if (rc == 0)
         return 0;
     if (rc == MDB_NOTFOUND)
@@ -605,7 +731,24 @@ write_txn(struct folio_comments *cs, txn_fn fn, void *arg, const char *what,
         seterr(err, errlen, "comments store: the map keeps filling up");
         return FOLIO_EFULL;
     }
-    return write_fail(cs, what, rc, err, errlen);
+    pthread_mutex_lock(&cs->lock); /* MDB_PANIC marks it broken */
+    rc = write_fail(cs, what, rc, err, errlen);
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+int
+folio_comments_maintain(struct folio_comments *cs, char *err, size_t errlen)
+{
+    int rc;
+
+    pthread_mutex_lock(&cs->lock);
+    rc = ensure_open(cs, err, errlen);
+    if (rc == 0 && cs->need_adopt && (rc = adopt(cs)) != 0)
+        rc = lmdb_fail(cs, "mdb_env_set_mapsize", rc, err, errlen);
+    cs->need_adopt = 0;
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
 }
 
 /* ---- post ---------------------------------------------------------- */
@@ -884,7 +1027,10 @@ folio_comments_delete(struct folio_comments *cs, uint64_t id, char *err,
 
 /* ---- list ---------------------------------------------------------- */
 
-/* Renew the read transaction, adopting a grown map if LMDB asks. */
+/*
+ * Renew the read transaction, adopting a grown map if LMDB asks (and,
+ * threaded, asking the writer to: need_adopt, MDB_MAP_RESIZED returned).
+ */
 static int
 rtxn_renew(struct folio_comments *cs)
 {
@@ -894,6 +1040,10 @@ rtxn_renew(struct folio_comments *cs)
         rc = mdb_txn_renew(cs->rtxn);
         if (rc != MDB_MAP_RESIZED || tries == 2)
             return rc;
+        if (cs->threaded) {
+            cs->need_adopt = 1;
+            return rc;
+        }
         if ((rc = adopt(cs)) != 0)
             return rc;
     }
@@ -903,11 +1053,132 @@ uint64_t
 folio_comments_version(struct folio_comments *cs)
 {
     MDB_envinfo info;
+    uint64_t v = 0;
 
-    if (cs == NULL || cs->env == NULL || cs->broken ||
-        mdb_env_info(cs->env, &info) != 0)
+    if (cs == NULL)
         return 0;
-    return ((uint64_t)cs->reopens << 48) ^ (uint64_t)info.me_last_txnid;
+    pthread_mutex_lock(&cs->lock);
+    if (cs->env != NULL && !cs->broken && mdb_env_info(cs->env, &info) == 0)
+        v = ((uint64_t)cs->reopens << 48) ^ (uint64_t)info.me_last_txnid;
+    pthread_mutex_unlock(&cs->lock);
+    return v;
+}
+
+/*
+ * Walk page np's comments in the renewed read transaction: their sizes
+ * summed into *size (with the array header), and appended to `out` after
+ * its header when out is not NULL.  Returns 0, FOLIO_ETOOBIG (over
+ * max_bytes), FOLIO_ENOMEM or FOLIO_ESTORE, with a message in err.
+ */
+static int
+page_walk(struct folio_comments *cs, const char *np, size_t nlen,
+          struct folio_buf *out, size_t max_bytes, size_t *size,
+          uint32_t *count, char *err, size_t errlen)
+{
+    unsigned char key[KEY_MAX];
+    size_t klen, total = 5; /* the header of a non-empty array */
+    uint32_t n = 0;
+    MDB_val k, v;
+    int rc, is_long;
+
+    klen = page_key(np, nlen, key, &is_long);
+    memset(key + klen, 0, 8); /* id 0: before the page's first comment */
+    if ((rc = mdb_cursor_renew(cs->rtxn, cs->rcur)) != 0)
+        return lmdb_fail(cs, "mdb_cursor_renew", rc, err, errlen);
+    k.mv_data = key;
+    k.mv_size = klen + 8;
+    rc = mdb_cursor_get(cs->rcur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && k.mv_size == klen + 8 &&
+           memcmp(k.mv_data, key, klen) == 0) {
+        if (!is_long || stored_path_is(&v, np, nlen)) {
+            if (max_bytes != 0 && total + v.mv_size > max_bytes) {
+                seterr(err, errlen,
+                       "the page's comments are over %zu bytes: too large "
+                       "for one reply",
+                       max_bytes);
+                return FOLIO_ETOOBIG;
+            }
+            if (out != NULL && folio_buf_append(out, v.mv_data, v.mv_size)) {
+                seterr(err, errlen, "out of memory");
+                return FOLIO_ENOMEM;
+            }
+            total += v.mv_size;
+            n++;
+        }
+        rc = mdb_cursor_get(cs->rcur, &k, &v, MDB_NEXT);
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return lmdb_fail(cs, "mdb_cursor_get", rc, err, errlen);
+    *size = n == 0 ? 1 : total; /* [] is one byte */
+    if (count != NULL)
+        *count = n;
+    return 0;
+}
+
+/* The array header of n comments at h (5 bytes; 1 for []). */
+static void
+page_header(unsigned char *h, uint32_t n)
+{
+    if (n == 0) {
+        h[0] = 0x90; /* [] */
+        return;
+    }
+    h[0] = 0xdd;
+    h[1] = (unsigned char)(n >> 24);
+    h[2] = (unsigned char)(n >> 16);
+    h[3] = (unsigned char)(n >> 8);
+    h[4] = (unsigned char)n;
+}
+
+/*
+ * Check path, take cs->lock, open the store if needed, renew the read
+ * transaction; on success the caller ends with list_end.  Threaded, a
+ * store that needs a reopen or a remap is left to the writer:
+ * FOLIO_EAGAIN.
+ */
+static int
+list_begin(struct folio_comments *cs, const char *path, size_t len,
+           char *np, size_t *nlen, char *err, size_t errlen)
+{
+    int rc;
+
+    if ((rc = check_field("path", path, len, FOLIO_COMMENTS_PATH_MAX, 0, err,
+                          errlen)) != 0)
+        return rc;
+    pthread_mutex_lock(&cs->lock);
+    if (cs->threaded && (cs->env == NULL || cs->broken)) {
+        seterr(err, errlen, "the comments store is being reopened after a "
+                            "failure: try again");
+        rc = FOLIO_EAGAIN;
+        goto fail;
+    }
+    if ((rc = ensure_open(cs, err, errlen)) != 0)
+        goto fail;
+    *nlen = folio_comments_normalize(path, len, np);
+    if ((rc = rtxn_renew(cs)) != 0) {
+        if (rc == MDB_MAP_RESIZED && cs->threaded) {
+            seterr(err, errlen, "the comments store was resized by another "
+                                "process: try again");
+            rc = FOLIO_EAGAIN;
+            goto fail;
+        }
+        if (rc == MDB_PANIC)
+            cs->broken = 1;
+        rc = lmdb_fail(cs, "mdb_txn_renew", rc, err, errlen);
+        goto fail;
+    }
+    return 0;
+fail:
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+/* After list_begin: reset the read transaction, let the writer in. */
+static void
+list_end(struct folio_comments *cs)
+{
+    mdb_txn_reset(cs->rtxn);
+    pthread_mutex_unlock(&cs->lock);
 }
 
 int
@@ -916,79 +1187,90 @@ folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
                     char *err, size_t errlen)
 {
     char np[FOLIO_COMMENTS_NPATH_MAX];
-    unsigned char key[KEY_MAX];
-    unsigned char *h;
-    size_t nlen, klen, mark = folio_buf_mark(out);
+    size_t nlen, size, mark = folio_buf_mark(out);
     uint32_t n = 0;
-    MDB_val k, v;
-    int rc, is_long, res = 0;
+    int rc;
 
-    if ((rc = check_field("path", path, len, FOLIO_COMMENTS_PATH_MAX, 0, err,
-                          errlen)) != 0)
+    if ((rc = list_begin(cs, path, len, np, &nlen, err, errlen)) != 0)
         return rc;
-    if ((rc = ensure_open(cs, err, errlen)) != 0)
-        return rc;
-    nlen = folio_comments_normalize(path, len, np);
-    klen = page_key(np, nlen, key, &is_long);
-    memset(key + klen, 0, 8); /* id 0: before the page's first comment */
     if (folio_buf_append(out, "\xdd\0\0\0\0", 5) != 0) {
+        list_end(cs);
         seterr(err, errlen, "out of memory");
         return FOLIO_ENOMEM;
     }
-    if ((rc = rtxn_renew(cs)) != 0) {
+    rc = page_walk(cs, np, nlen, out, max_bytes, &size, &n, err, errlen);
+    list_end(cs);
+    if (rc != 0) {
         folio_buf_truncate(out, mark);
-        if (rc == MDB_PANIC)
-            cs->broken = 1;
-        return lmdb_fail(cs, "mdb_txn_renew", rc, err, errlen);
+        return rc;
     }
-    if ((rc = mdb_cursor_renew(cs->rtxn, cs->rcur)) != 0) {
-        mdb_txn_reset(cs->rtxn);
-        folio_buf_truncate(out, mark);
-        return lmdb_fail(cs, "mdb_cursor_renew", rc, err, errlen);
-    }
-    k.mv_data = key;
-    k.mv_size = klen + 8;
-    rc = mdb_cursor_get(cs->rcur, &k, &v, MDB_SET_RANGE);
-    while (rc == 0 && k.mv_size == klen + 8 &&
-           memcmp(k.mv_data, key, klen) == 0) {
-        if (!is_long || stored_path_is(&v, np, nlen)) {
-            if (max_bytes != 0 &&
-                folio_buf_mark(out) - mark + v.mv_size > max_bytes) {
-                seterr(err, errlen,
-                       "the page's comments are over %zu bytes: too large "
-                       "for one reply",
-                       max_bytes);
-                res = FOLIO_ETOOBIG;
-                break;
-            }
-            if (folio_buf_append(out, v.mv_data, v.mv_size) != 0) {
-                seterr(err, errlen, "out of memory");
-                res = FOLIO_ENOMEM;
-                break;
-            }
-            n++;
-        }
-        rc = mdb_cursor_get(cs->rcur, &k, &v, MDB_NEXT);
-    }
-    mdb_txn_reset(cs->rtxn);
-    if (res == 0 && rc != 0 && rc != MDB_NOTFOUND)
-        res = lmdb_fail(cs, "mdb_cursor_get", rc, err, errlen);
-    if (res != 0) {
-        folio_buf_truncate(out, mark);
-        return res;
-    }
-    h = (unsigned char *)folio_buf_at(out, mark);
-    if (n == 0) {
-        h[0] = 0x90; /* [] */
+    page_header((unsigned char *)folio_buf_at(out, mark), n);
+    if (n == 0)
         folio_buf_truncate(out, mark + 1);
-    } else {
-        h[1] = (unsigned char)(n >> 24);
-        h[2] = (unsigned char)(n >> 16);
-        h[3] = (unsigned char)(n >> 8);
-        h[4] = (unsigned char)n;
-    }
     if (count != NULL)
         *count = n;
+    return 0;
+}
+
+int
+folio_comments_list_size(struct folio_comments *cs, const char *path,
+                         size_t len, size_t max_bytes, size_t *size, char *err,
+                         size_t errlen)
+{
+    char np[FOLIO_COMMENTS_NPATH_MAX];
+    size_t nlen;
+    int rc;
+
+    if ((rc = list_begin(cs, path, len, np, &nlen, err, errlen)) != 0)
+        return rc;
+    rc = page_walk(cs, np, nlen, NULL, max_bytes, size, NULL, err, errlen);
+    list_end(cs);
+    return rc;
+}
+
+int
+folio_comments_list_bytes(struct folio_comments *cs, const char *path,
+                          size_t len, size_t max_bytes,
+                          struct folio_bytes **out, char *err, size_t errlen)
+{
+    char np[FOLIO_COMMENTS_NPATH_MAX];
+    struct folio_bytes *b = NULL;
+    struct folio_buf v;
+    size_t nlen, size;
+    uint32_t n;
+    int rc;
+
+    *out = NULL;
+    if ((rc = list_begin(cs, path, len, np, &nlen, err, errlen)) != 0)
+        return rc;
+    /* Sized, then filled, in one transaction: the same comments twice. */
+    if ((rc = page_walk(cs, np, nlen, NULL, max_bytes, &size, &n, err,
+                        errlen)) != 0)
+        goto done;
+    if (folio_bytes_new(size, &b) != 0) {
+        seterr(err, errlen, "out of memory");
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    page_header((unsigned char *)b->fb_data, n);
+    if (n > 0) {
+        /* A buffer over the block that cannot grow: never reallocated. */
+        memset(&v, 0, sizeof(v));
+        v.b_data = b->fb_data;
+        v.b_len = 5;
+        v.b_cap = v.b_base = v.b_max = size;
+        rc = page_walk(cs, np, nlen, &v, max_bytes, &size, NULL, err, errlen);
+        if (rc == 0 && v.b_len != b->fb_len)
+            rc = lmdb_fail(cs, "the page changed within its transaction",
+                           MDB_CORRUPTED, err, errlen);
+    }
+done:
+    list_end(cs);
+    if (rc != 0) {
+        folio_bytes_unref(b);
+        return rc;
+    }
+    *out = b;
     return 0;
 }
 
@@ -999,11 +1281,14 @@ folio_comments_used_bytes(struct folio_comments *cs)
 {
     MDB_envinfo info;
     MDB_stat st;
+    uint64_t n = 0;
 
-    if (cs->env == NULL || mdb_env_info(cs->env, &info) != 0 ||
-        mdb_env_stat(cs->env, &st) != 0)
-        return 0;
-    return ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    pthread_mutex_lock(&cs->lock);
+    if (cs->env != NULL && mdb_env_info(cs->env, &info) == 0 &&
+        mdb_env_stat(cs->env, &st) == 0)
+        n = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    pthread_mutex_unlock(&cs->lock);
+    return n;
 }
 
 int
@@ -1013,21 +1298,27 @@ folio_comments_info(struct folio_comments *cs, struct folio_comments_info *info)
     int rc;
 
     memset(info, 0, sizeof(*info));
-    if (ensure_open(cs, NULL, 0) != 0)
+    pthread_mutex_lock(&cs->lock);
+    if ((cs->threaded && (cs->env == NULL || cs->broken)) ||
+        ensure_open(cs, NULL, 0) != 0) {
+        pthread_mutex_unlock(&cs->lock);
         return FOLIO_ESTORE;
+    }
     info->map_size = map_size(cs);
     info->max_size = cs->max_size;
     info->grows = cs->grows;
     info->adopts = cs->adopts;
     info->reopens = cs->reopens;
     info->next_id = 1;
-    if ((rc = rtxn_renew(cs)) != 0)
+    if ((rc = rtxn_renew(cs)) != 0) {
+        pthread_mutex_unlock(&cs->lock);
         return FOLIO_ESTORE;
+    }
     k.mv_data = (void *)next_id_key;
     k.mv_size = sizeof(next_id_key) - 1;
     rc = mdb_get(cs->rtxn, cs->dbi_meta, &k, &v);
     if (rc == 0 && v.mv_size == 8)
         info->next_id = folio_be64_get(v.mv_data);
-    mdb_txn_reset(cs->rtxn);
+    list_end(cs);
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : FOLIO_ESTORE;
 }

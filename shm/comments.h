@@ -7,7 +7,11 @@
  * Every worker opens its own handle after fork (LMDB forbids using an
  * environment across fork()); the master may open one at start to check
  * the data directory, and must close it before it forks.  A handle is used
- * by one thread.  No libevent here: the worker's handlers call these.
+ * by one thread, or, opened threaded (a worker's), by two: one that reads
+ * (folio_comments_list*, _version, _used_bytes, _info) and one that
+ * writes (_post*, _delete, _maintain), so that waiting for LMDB's writer
+ * lock never stops the reads.  No libevent here: the worker's backend
+ * calls these.
  */
 #ifndef FOLIO_SHM_COMMENTS_H
 #define FOLIO_SHM_COMMENTS_H
@@ -18,6 +22,7 @@
 #include "src/page.h"
 
 struct folio_buf;
+struct folio_bytes;
 
 /* The environment under the data directory. */
 #define FOLIO_COMMENTS_ENV "comments"
@@ -26,6 +31,7 @@ struct folio_buf;
 #define FOLIO_COMMENTS_PATH_MAX 1024
 #define FOLIO_COMMENTS_AUTHOR_MAX 128
 #define FOLIO_COMMENTS_BODY_MAX 65536
+
 /* A normalized path: a '/' may be added at each end. */
 #define FOLIO_COMMENTS_NPATH_MAX (FOLIO_COMMENTS_PATH_MAX + 2)
 
@@ -39,6 +45,21 @@ struct folio_comments;
 struct folio_comments_opts {
     uint64_t map_init; /* initial map size; 0: FOLIO_COMMENTS_MAP_INIT */
     uint64_t max_size; /* the map never grows past it; 0: the default */
+    int threaded; /* a reading thread and a writing one (see above) */
+};
+
+/*
+ * The writing thread's view of LMDB's writer lock (a worker publishes it
+ * for the master's watchdog): `waiting` before each wait for it,
+ * `holding` once it has it (nonzero: give it back unwritten, the write
+ * fails with FOLIO_ECANCELED), `released` once the transaction is over.
+ * Called in the writing thread, from inside _post* and _delete.
+ */
+struct folio_comments_hooks {
+    void (*waiting)(void *arg);
+    int (*holding)(void *arg);
+    void (*released)(void *arg);
+    void *arg;
 };
 
 /*
@@ -126,6 +147,22 @@ int folio_comments_open(const char *data_dir,
 void folio_comments_close(struct folio_comments *cs);
 
 /*
+ * folio_comments_set_hooks - the writing thread's hooks (copied; NULL:
+ * none).  Before the writes start.
+ */
+void folio_comments_set_hooks(struct folio_comments *cs,
+                              const struct folio_comments_hooks *hooks);
+
+/*
+ * folio_comments_maintain - the writing thread, between its writes:
+ * reopen the store if a failure broke it (MDB_PANIC), adopt the map
+ * size another process set if a read asked for it (a read that finds
+ * either returns FOLIO_EAGAIN, threaded).  Returns 0 or FOLIO_ESTORE.
+ */
+int folio_comments_maintain(struct folio_comments *cs, char *err,
+                            size_t errlen);
+
+/*
  * folio_comments_post - validate and store one comment in its own write
  * transaction, durably committed (synced) before this returns; the id is
  * the next of a counter kept in the environment, so ids increase across
@@ -152,7 +189,9 @@ int folio_comments_post(struct folio_comments *cs,
  * stored (codes[i] = FOLIO_EINVAL, nothing appended for it) and the
  * others are; the others' codes[i] = 0.  Without it, a bad reply_to
  * fails the batch.  Returns as folio_comments_post; FOLIO_EINVAL names
- * the first comment that fails validation (none is stored then).
+ * the first comment that fails validation (none is stored then);
+ * FOLIO_ECANCELED when the writer's holding hook gave the lock back
+ * (nothing stored).
  */
 int folio_comments_post_batch(struct folio_comments *cs,
                               const struct folio_comment_in *in, size_t n,
@@ -184,6 +223,26 @@ uint64_t folio_comments_version(struct folio_comments *cs);
 int folio_comments_list(struct folio_comments *cs, const char *path, size_t len,
                         struct folio_buf *out, size_t max_bytes,
                         uint32_t *count, char *err, size_t errlen);
+
+/*
+ * folio_comments_list_size - the length of page `path`'s comments.list
+ * reply (as folio_comments_list would append it) into *size, by a walk of
+ * its records that copies nothing.  Returns as folio_comments_list.
+ */
+int folio_comments_list_size(struct folio_comments *cs, const char *path,
+                             size_t len, size_t max_bytes, size_t *size,
+                             char *err, size_t errlen);
+
+/*
+ * folio_comments_list_bytes - page `path`'s comments.list reply as a new
+ * block of shared bytes (src/bytes.h; *out holds the one reference), of
+ * exactly its size: sized, then filled, in one read transaction.  Returns
+ * as folio_comments_list.
+ */
+int folio_comments_list_bytes(struct folio_comments *cs, const char *path,
+                              size_t len, size_t max_bytes,
+                              struct folio_bytes **out, char *err,
+                              size_t errlen);
 
 /*
  * folio_comments_delete - remove comment `id`, durably.  Returns 0,

@@ -159,8 +159,17 @@
       "comments_db_up", "", "1 while connected to the comments database.")     \
     X(output_bytes, "output_bytes", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,        \
       "worker_output_bytes", "",                                               \
-      "Output buffered beyond the connections' base size (bounded by "        \
-      "max_output_total).")
+      "Output held for clients beyond the connections' base buffers: their "  \
+      "buffers' growth, and each shared page they send once (bounded by "     \
+      "max_output_total).")                                                    \
+    X(comments_writer_waiting, "comments_writer_waiting", FOLIO_SK_GAUGE,      \
+      FOLIO_SU_ONE, NULL, "comments_writer_waiting", "",                       \
+      "1 while the worker's writer thread waits for the LMDB comments "       \
+      "store's writer lock (another process holds it).")                       \
+    X(comments_writer_holding, "comments_writer_holding", FOLIO_SK_GAUGE,      \
+      FOLIO_SU_ONE, NULL, "comments_writer_holding", "",                       \
+      "1 while the worker's writer thread holds the LMDB comments store's "   \
+      "writer lock (a transaction: its writes, its synced commit).")
 
 /*
  * The heap allocation counters: fields of the slot's ws_alloc (struct
@@ -319,6 +328,12 @@ struct folio_worker_slot {
     _Atomic uint64_t ws_req_peer[3];
     _Atomic uint32_t ws_mstate; /* written by the master: its view of the
                                    worker (enum folio_worker_state) */
+    /*
+     * Since when (monotonic ms) the comments store's writer lock has been
+     * as ws_comments_writer_waiting and _holding say: written by the
+     * worker's writer thread, with them (worker/comments_writer.c).
+     */
+    _Atomic uint64_t ws_writer_since_ms;
 #define FOLIO_X_FIELD(field, key, kind, unit, total, worker, label, help)     \
     _Atomic uint64_t ws_##field;
     FOLIO_WORKER_COUNTERS(FOLIO_X_FIELD)

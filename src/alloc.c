@@ -23,10 +23,30 @@
 #define FOLIO_INTERPOSE 1
 #endif
 
-static struct folio_alloc_counters local_counters;
-static struct folio_alloc_counters *counters = &local_counters;
+/*
+ * Each thread counts into its block: a worker's loop into its stats slot
+ * (folio_alloc_use), any other thread (the comments store's writer) into
+ * a block of its own, so that every block keeps one writer.  The heap
+ * sampler is per thread too: the profiler's is the loop's, and a thread
+ * it never set up samples nothing.  initial-exec: the malloc path stays a
+ * plain %fs-relative load.
+ */
+#define FOLIO_TLS __thread __attribute__((tls_model("initial-exec")))
 
-struct folio_alloc_sampler folio_alloc_sampler = {INT64_MAX, 0, NULL, NULL};
+static FOLIO_TLS struct folio_alloc_counters local_counters;
+static FOLIO_TLS struct folio_alloc_counters *counters;
+
+FOLIO_TLS struct folio_alloc_sampler folio_alloc_sampler = {INT64_MAX, 0, NULL,
+                                                           NULL};
+
+/* This thread's block: the one folio_alloc_use chose, else its own. */
+static inline struct folio_alloc_counters *
+block(void)
+{
+    struct folio_alloc_counters *c = counters;
+
+    return c != NULL ? c : &local_counters;
+}
 
 #ifdef FOLIO_PROFILING
 /* Between samples: one subtraction and a predictable branch. */
@@ -64,8 +84,10 @@ count_alloc(void *p)
     if (p != NULL) {
         size_t n = malloc_usable_size(p);
 
-        bump(&counters->ac_calls, 1);
-        bump(&counters->ac_bytes, n);
+        struct folio_alloc_counters *c = block();
+
+        bump(&c->ac_calls, 1);
+        bump(&c->ac_bytes, n);
         sample_alloc(p, n);
     }
 }
@@ -78,16 +100,17 @@ count_alloc(void *p)
 static inline void
 count_realloc(uintptr_t p, size_t old, void *q)
 {
+    struct folio_alloc_counters *c = block();
     size_t n;
 
     if (q == NULL)
         return;
     n = malloc_usable_size(q);
-    bump(&counters->ac_calls, 1);
-    bump(&counters->ac_bytes, n);
+    bump(&c->ac_calls, 1);
+    bump(&c->ac_bytes, n);
     if (p != 0) {
-        bump(&counters->ac_frees, 1);
-        bump(&counters->ac_freed_bytes, old);
+        bump(&c->ac_frees, 1);
+        bump(&c->ac_freed_bytes, old);
         sample_free(p, old);
     }
     sample_alloc(q, n);
@@ -97,10 +120,11 @@ static inline void
 count_free(void *p)
 {
     if (p != NULL) {
+        struct folio_alloc_counters *c = block();
         size_t n = malloc_usable_size(p);
 
-        bump(&counters->ac_frees, 1);
-        bump(&counters->ac_freed_bytes, n);
+        bump(&c->ac_frees, 1);
+        bump(&c->ac_freed_bytes, n);
         sample_free((uintptr_t)p, n);
     }
 }
@@ -108,13 +132,13 @@ count_free(void *p)
 void
 folio_alloc_use(struct folio_alloc_counters *c)
 {
-    counters = c != NULL ? c : &local_counters;
+    counters = c;
 }
 
 struct folio_alloc_counters *
 folio_alloc_current(void)
 {
-    return counters;
+    return block();
 }
 
 #ifdef FOLIO_INTERPOSE

@@ -25,8 +25,9 @@ struct folio_alloc_counters {
 };
 
 /*
- * folio_alloc_use - count this process's allocations into `c` from now on
- * (NULL: back to the process-local block).  `c` must stay mapped.
+ * folio_alloc_use - count this thread's allocations into `c` from now on
+ * (NULL: back to the thread's own block).  `c` must stay mapped.  Every
+ * other thread counts into a block of its own: one writer per block.
  */
 void folio_alloc_use(struct folio_alloc_counters *c);
 
@@ -37,7 +38,8 @@ void folio_alloc_use(struct folio_alloc_counters *c);
  * calls fs_sample(block, size) once that goes below zero (fs_sample sets
  * the next interval); every counted free calls fs_freed(address, size)
  * while fs_live (sampled blocks not yet freed) is not zero.  Plain
- * fields: one thread per process writes them.
+ * fields, one set per thread: the thread that installs the hooks is
+ * the one sampled (a worker's loop); others sample nothing.
  */
 struct folio_alloc_sampler {
     int64_t fs_left;
@@ -45,7 +47,8 @@ struct folio_alloc_sampler {
     void (*fs_sample)(void *p, size_t n);
     void (*fs_freed)(uintptr_t p, size_t n); /* the block's address */
 };
-extern struct folio_alloc_sampler folio_alloc_sampler;
+extern __thread struct folio_alloc_sampler folio_alloc_sampler
+    __attribute__((tls_model("initial-exec")));
 
 /* folio_alloc_current - the block being counted into.  Never NULL. */
 struct folio_alloc_counters *folio_alloc_current(void);

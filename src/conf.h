@@ -45,6 +45,9 @@ struct folio_config {
     char *freight_dir;  /* NULL: off; "auto": installed, else the build's */
     char *catalog;      /* NULL: off; "auto": installed, else the build's */
     char *metrics_listen; /* NULL: off */
+    uint32_t metrics_max_connections;   /* open HTTP connections at once */
+    uint32_t metrics_header_timeout_ms; /* a request's header within; 0: never */
+    uint32_t metrics_idle_timeout_ms;   /* no traffic this long: close */
     int log_level;
     char *log_file;     /* NULL: stderr */
     char *pid_file;

@@ -33,6 +33,8 @@ folio_strerror(int err)
         return "protocol error";
     case FOLIO_ETIMEDOUT:
         return "timed out";
+    case FOLIO_ECANCELED:
+        return "cancelled";
     case FOLIO_EFULL:
         return "storage full";
     }

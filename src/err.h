@@ -19,7 +19,8 @@ enum {
     FOLIO_ECONFIG = -9,   /* bad configuration */
     FOLIO_EPROTO = -10,   /* malformed msgpack or msgpack-RPC */
     FOLIO_ETIMEDOUT = -11,
-    FOLIO_EFULL = -12     /* storage full */
+    FOLIO_EFULL = -12,    /* storage full */
+    FOLIO_ECANCELED = -13 /* given up on before it was done: nothing done */
 };
 
 /* RPC status codes (PROTOCOL.md section 2). */

@@ -64,7 +64,7 @@ teardown(void)
 static struct folio_comments *
 open_store(uint64_t map_init, uint64_t max_size)
 {
-    struct folio_comments_opts o = {map_init, max_size};
+    struct folio_comments_opts o = {map_init, max_size, 0};
     struct folio_comments *cs;
     int rc = folio_comments_open(dir, &o, &cs, err, sizeof(err));
 
@@ -940,7 +940,7 @@ START_TEST(test_grow_in_other_process)
     if (pid == 0) {
         /* never use the parent's environment after fork: open our own */
         struct folio_comments *mine;
-        struct folio_comments_opts o = {0, 64 << 20};
+        struct folio_comments_opts o = {0, 64 << 20, 0};
         char *body = malloc(20000);
         int i;
 

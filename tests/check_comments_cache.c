@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "src/alloc.h"
+#include "src/bytes.h"
 #include "src/err.h"
 #include "tests/check_run.h"
 #include "worker/comments_cache.h"
@@ -19,13 +20,25 @@
 static const void *
 get(struct folio_ccache *c, const char *path, size_t *len)
 {
-    return folio_ccache_get(c, path, strlen(path), len);
+    struct folio_bytes *b = folio_ccache_get(c, path, strlen(path));
+
+    if (b == NULL)
+        return NULL;
+    *len = b->fb_len;
+    return b->fb_data;
 }
 
+/* Cache a copy of `reply`; the cache keeps the only reference. */
 static int
 put(struct folio_ccache *c, const char *path, const char *reply)
 {
-    return folio_ccache_put(c, path, strlen(path), reply, strlen(reply));
+    struct folio_bytes *b;
+    int rc;
+
+    ck_assert_int_eq(folio_bytes_copy(reply, strlen(reply), &b), 0);
+    rc = folio_ccache_put(c, path, strlen(path), b);
+    folio_bytes_unref(b);
+    return rc;
 }
 
 START_TEST(test_get_put_drop)
@@ -122,6 +135,29 @@ START_TEST(test_epoch)
     folio_ccache_clear(c); /* a reconnect: every page */
     ck_assert(!folio_ccache_fresh(c, "/a/", 3, e1));
     ck_assert(folio_ccache_fresh(c, "/a/", 3, folio_ccache_epoch(c)));
+    folio_ccache_free(c);
+}
+END_TEST
+
+/*
+ * A reply handed out and kept (a connection still sending it) outlives
+ * its entry: dropped, replaced or cleared, the holder's bytes stay.
+ */
+START_TEST(test_reply_outlives_entry)
+{
+    struct folio_ccache *c;
+    struct folio_bytes *b;
+
+    ck_assert_int_eq(folio_ccache_new(1u << 20, &c), 0);
+    ck_assert_int_eq(put(c, "/a/", "\x91" "first"), 0);
+    b = folio_bytes_ref(folio_ccache_get(c, "/a/", 3));
+    ck_assert_uint_eq(b->fb_refs, 2);
+    ck_assert_int_eq(put(c, "/a/", "\x91" "second"), 0); /* replaced */
+    ck_assert_uint_eq(b->fb_refs, 1);
+    ck_assert_int_eq(memcmp(b->fb_data, "\x91" "first", 6), 0);
+    folio_ccache_clear(c);
+    ck_assert_int_eq(memcmp(b->fb_data, "\x91" "first", 6), 0);
+    folio_bytes_unref(b);
     folio_ccache_free(c);
 }
 END_TEST
@@ -223,6 +259,7 @@ cache_suite(void)
     tcase_add_test(tc, test_bound_and_lru);
     tcase_add_test(tc, test_epoch);
     tcase_add_test(tc, test_attach);
+    tcase_add_test(tc, test_reply_outlives_entry);
     tcase_add_test(tc, test_hit_allocates_nothing);
     suite_add_tcase(s, tc);
     return s;

@@ -3,7 +3,7 @@
  * post/list/delete over the wire and their errors, delete refused off the
  * admin socket, 8 clients posting at once to several workers (every
  * acknowledged comment listed exactly once, ids unique and increasing, the
- * map growing under them), a full store answering error 8, no allocation
+ * map never grown under them), a full store answering error 8, no allocation
  * per list request, and the crash test: kill -9 the master and every
  * worker while clients post, restart on the same data directory, and find
  * every acknowledged comment intact.
@@ -65,6 +65,18 @@ start(const char *conf)
     ck_assert_int_eq(pg_new_db_conf(&pgc, test_db, sizeof(test_db), conf, text,
                                     sizeof(text)),
                      0);
+    conf = text;
+#elif defined(FOLIO_SANITIZED)
+    char text[2048];
+
+    /*
+     * A post waits comments_timeout (5 s) at most for the store's writer
+     * lock, then gets 14; under ASan on a loaded machine, four workers'
+     * writers taking turns were seen to wait longer.  These clients do
+     * not retry: a longer timeout here (the 14 is e2e_stuck_writer's).
+     */
+    snprintf(text, sizeof(text), "comments_timeout = 60s\n%s",
+             conf != NULL ? conf : "");
     conf = text;
 #endif
     ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
@@ -619,8 +631,8 @@ START_TEST(test_concurrent_posts)
     }
     ck_assert_int_eq(verify(ps, NPOSTERS, 1), NPOSTERS * 40);
 #ifndef E2E_POSTGRES
-    /* the map grew past its first megabyte while they posted */
-    ck_assert(e2e_log_has(&srv, "map grown"));
+    /* each worker maps the whole ceiling at its start: never grown */
+    ck_assert(!e2e_log_has(&srv, "map grown"));
 #endif
     posters_free(ps, NPOSTERS);
     stop_clean();

@@ -7,6 +7,9 @@
  *   deep searches unread  400 connections x 25 pipelined searches of 1000
  *                         lines, never read: heap bounded, pings fast
  *   slow readers          200 of them reading 4 KiB every 50 ms
+ *   big page unread       200 connections x 3 pipelined lists of a 3.9 MB
+ *                         page, never read: the page held once, by
+ *                         reference, the heap within the budget
  *   send timeout          replies that do not move: closed
  *   admin under flood     9,500 connections: server.stats still answers
  *   fd exhaustion         over RLIMIT_NOFILE: refused at once, not hung
@@ -47,6 +50,7 @@
 #include "src/err.h"
 #include "src/rpc.h"
 #include "tests/check_run.h"
+#include "tests/comments_util.h"
 #include "tests/e2e_util.h"
 #include "tests/hostile.h"
 
@@ -263,6 +267,145 @@ START_TEST(test_slow_readers)
 }
 END_TEST
 #else
+
+/* ---- a big page, listed and never read ---- */
+
+#define BIG_POSTS 60
+#define BIG_BODY 65000
+#ifdef FOLIO_SANITIZED
+#define BIG_CONNS 16 /* and 4 that read */
+#else
+#define BIG_CONNS 196
+#endif
+#define BIG_LISTS 3
+
+/* n pipelined comments.list [path] requests, as bytes (free() them). */
+static char *
+lists(const char *path, uint32_t n, size_t *len)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    uint32_t i;
+
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    for (i = 0; i < n; i++) {
+        folio_rpc_pack_request_head(&pk, 0, i + 1, "comments.list", 1);
+        folio_pack_cstr(&pk, path);
+    }
+    *len = sb.size;
+    return sb.data;
+}
+
+/* The next reply on c is the whole big page, for msgid id. */
+static void
+read_big_page(struct folio_client *c, uint32_t id)
+{
+    struct folio_reply r;
+    struct e2e_comment d;
+    uint32_t n, i;
+
+    c->timeout_ms = 60000;
+    if (folio_client_reply(c, &r) != 1) {
+        e2e_print_log(&srv);
+        ck_abort_msg("no reply %u", id);
+    }
+    ck_assert_uint_eq(r.msgid, id);
+    ck_assert_int_eq(r.code, 0);
+    ck_assert_int_eq(folio_mp_read_array(&r.result, &n), 0);
+    ck_assert_uint_eq(n, BIG_POSTS);
+    for (i = 0; i < n; i++) {
+        ck_assert_int_eq(e2e_comment_decode(&r.result, &d), 0);
+        ck_assert_uint_eq(d.body_len, BIG_BODY);
+        ck_assert_int_eq(d.body[0], 'a' + (int)(i % 26));
+        ck_assert_int_eq(d.body[BIG_BODY - 1], 'a' + (int)(i % 26));
+    }
+}
+
+/*
+ * Issue 26's first attack: 60 comments of 65 KB on one page (a 3.9 MB
+ * list), and 200 connections that each pipeline 3 comments.list of it
+ * (60 bytes) and never read.  The page is cached once and every output
+ * points at it (worker/out.c's references): it counts once against
+ * max_output_total, a connection's second list waits for its client to
+ * read (max_output_bytes), so the worker's heap stays within the budget
+ * plus a fixed overhead (it took 1.5 GB: a copy per reply); the good
+ * client is answered meanwhile, and whoever reads gets all three pages
+ * whole, in order.
+ */
+START_TEST(test_big_page_unread)
+{
+    static int fds[BIG_CONNS];
+    struct folio_client *p, *rd[4];
+    struct folio_reply r;
+    struct watch w;
+    struct mem m;
+    char *body, *batch;
+    size_t blen;
+    uint64_t t0;
+    int i;
+    double out, out_peak = 0;
+
+    raise_nofile(BIG_CONNS + 256);
+    start("workers = 1\n");
+    body = malloc(BIG_BODY);
+    ck_assert_ptr_nonnull(p = e2e_connect(&srv));
+    for (i = 0; i < BIG_POSTS; i++) {
+        memset(body, 'a' + i % 26, BIG_BODY);
+        ck_assert_int_eq(e2e_comment_post(p, "/big", "a", body, BIG_BODY, &r),
+                         0);
+        ck_assert_int_eq(r.code, 0);
+    }
+    folio_client_close(p);
+    free(body);
+    mem_before(&m, 1);
+    watch_start(&w);
+    batch = lists("/big", BIG_LISTS, &blen);
+    /* Four that will read at the end; the others never do. */
+    for (i = 0; i < 4; i++) {
+        ck_assert_ptr_nonnull(rd[i] = e2e_connect(&srv));
+        ck_assert_int_eq(folio_client_send_raw(rd[i], batch, blen), 0);
+    }
+    for (i = 0; i < BIG_CONNS; i++) {
+        /* a 4 KiB window, set before the connect (autotuning takes MBs) */
+        fds[i] = raw_connect_rcvbuf(4096);
+        ck_assert_int_eq(send(fds[i], batch, blen, MSG_NOSIGNAL), (ssize_t)blen);
+    }
+    free(batch);
+    t0 = e2e_now_ms();
+    while (e2e_now_ms() - t0 < 3000) {
+        mem_sample(&m);
+        ck_assert_int_eq(e2e_stats(m.admin, &r), 0);
+        out = e2e_stat_num(&r, "workers", "#0", "output_bytes", NULL);
+        if (out > out_peak)
+            out_peak = out;
+        /* the budget, and one page's reservation on top at most */
+        ck_assert_msg(out <= (32 << 20) + (4 << 20),
+                      "output_bytes %.0f over max_output_total", out);
+        e2e_pace_ms(100); /* the attack kept on, sampled */
+    }
+    watch_stop(&w, "big page unread");
+    printf("hostile: big page unread: %d connections x %d lists of a %.1f MB "
+           "page, unread: output_bytes at most %.1f MB\n",
+           BIG_CONNS, BIG_LISTS, BIG_POSTS * (BIG_BODY + 60) / 1e6,
+           out_peak / 1e6);
+    /* Nothing is lost: whoever reads gets every page, whole, in order. */
+    for (i = 0; i < 4; i++) {
+        read_big_page(rd[i], 1);
+        read_big_page(rd[i], 2);
+        read_big_page(rd[i], 3);
+        folio_client_close(rd[i]);
+    }
+    for (i = 0; i < BIG_CONNS; i++)
+        close(fds[i]);
+    /*
+     * The heap: the budget (32 MiB), the page once in the cache (4 MiB),
+     * and each connection's base buffers (32 KiB): at most 48 MiB more.
+     */
+    mem_after(&m, "big page unread", 48, 48);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
 
 /*
  * A connection whose replies have not moved for send_timeout is closed
@@ -893,6 +1036,7 @@ main(void)
 #else
     tc = tcase_create("output");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_big_page_unread);
     tcase_add_test(tc, test_send_timeout);
     suite_add_tcase(s, tc);
     /* CK_RUN_CASE=access: the operator's way in, at the limits. */

@@ -590,7 +590,6 @@ struct loader {
     atomic_int *after_down; /* the victim is marked down */
     atomic_int ok;
     int failed;              /* requests with no answer */
-    uint64_t last_failed_ms; /* when the last of them was sent */
     int failed_after_down;
     int errors;     /* error replies (none expected) */
     uint64_t *acks; /* ids of acknowledged posts */
@@ -606,14 +605,11 @@ loader_run(void *arg)
     struct folio_mp_cur cur;
     struct e2e_comment d;
     char body[64];
-    uint64_t t0;
     int i, rc;
 
     for (i = 0; !atomic_load(l->stop); i++) {
-        t0 = e2e_now_ms();
         if (c == NULL && (c = connect_hap()) == NULL) {
             l->failed++;
-            l->last_failed_ms = t0;
             if (atomic_load(l->after_down))
                 l->failed_after_down++;
             e2e_pace_ms(10); /* a client's retry, a moment later */
@@ -630,7 +626,6 @@ loader_run(void *arg)
         if (rc != 0) {
             /* in flight on the host that died: connect again */
             l->failed++;
-            l->last_failed_ms = t0;
             if (atomic_load(l->after_down))
                 l->failed_after_down++;
             folio_client_close(c);
@@ -728,14 +723,11 @@ START_TEST(test_host_killed)
                       "down",
                       i, ls[i].failed_after_down);
         /*
-         * Only requests sent to the victim before it was gone failed (the
-         * one in flight, and one sent while its processes were dying);
-         * HAProxy sent every later one to a live host.
+         * Only requests on a connection to the victim failed (the one in
+         * flight, and one sent before HAProxy saw the reset: after the
+         * victim was gone by a millisecond on a loaded machine, so no
+         * clock is compared); none after it was marked down, above.
          */
-        ck_assert_msg(ls[i].failed == 0 || ls[i].last_failed_ms <= t_gone,
-                      "client %d: a request sent %lld ms after host2 was "
-                      "gone failed",
-                      i, (long long)(ls[i].last_failed_ms - t_gone));
         ck_assert_int_le(ls[i].failed, 2);
         failed += ls[i].failed;
         total += ls[i].nacks;

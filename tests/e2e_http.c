@@ -1041,7 +1041,7 @@ START_TEST(test_jmeter)
     static char out[8192];
     char conf[512], path[600], csv[64];
     double share;
-    long samples, other, not_found, uncovered = 0, n;
+    long samples, other, not_found, uncovered = 0, partial = 0, n;
     const char *line;
     FILE *f;
 
@@ -1071,13 +1071,21 @@ START_TEST(test_jmeter)
         sscanf(strstr(line, "not_found="), "not_found=%ld", &not_found), 1);
     snprintf(path, sizeof(path), "%s/freight-jmeter.csv", conf);
     ck_assert_ptr_nonnull(f = fopen(path, "r"));
-    for (n = 0; n < samples && fgets(csv, sizeof(csv), f) != NULL; n++)
-        uncovered += strncmp(csv, "00", 2) == 0;
+    /* JMeter starts the CSV again at its end (recycle): the lines sent are
+     * its whole turns, then the first samples % lines of it. */
+    for (n = 0; fgets(csv, sizeof(csv), f) != NULL; n++) {
+        if (strncmp(csv, "00", 2) != 0)
+            continue;
+        partial += n < samples % 10000;
+        uncovered++;
+    }
     fclose(f);
-    ck_assert_int_eq(n, samples < 10000 ? samples : 10000);
+    ck_assert_int_eq(n, 10000);
+    uncovered = uncovered * (samples / 10000) + partial;
     ck_assert_msg(labs(not_found - uncovered) <= 20,
-                  "%ld answered 404, %ld CEPs uncovered in the first %ld: %s",
-                  not_found, uncovered, n, out);
+                  "%ld answered 404, %ld CEPs uncovered in the %ld lines sent: "
+                  "%s",
+                  not_found, uncovered, samples, out);
     ck_assert_msg(samples < 1000 || (share > 6.5 && share < 8.5), "%s", out);
     stop_clean();
 }
@@ -1210,7 +1218,7 @@ START_TEST(test_listeners)
     ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
     hc_next(&h, &r);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     hc_send(&h, S("GET /status HTTP/1.1\r\nHost: h\r\n\r\n"));
     ck_assert_int_eq(hc_read(&h, FOLIO_HTTP_GET, &r, &msg), 0);
     ck_assert_int_eq(r.status, 200);

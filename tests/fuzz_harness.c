@@ -488,6 +488,16 @@ find_conn(struct folio_worker *w, int fd)
     return NULL;
 }
 
+/* Whether connection fd's reply is held (a post for the writer thread). */
+static int
+held(struct folio_worker *w, int fd)
+{
+    struct folio_conn *c = find_conn(w, fd);
+
+    return c != NULL &&
+           (c->state == FOLIO_CONN_HELD || c->state == FOLIO_CONN_HELD_CLOSING);
+}
+
 #define FUZZ_FIRST_MAX 4096 /* bytes handed over with a connection */
 #define STALL_ROUNDS 64 /* loop turns without progress before it is a hang */
 
@@ -555,6 +565,9 @@ fuzz_conn_run(const void *p, size_t len, size_t first, size_t chunk, int admin,
         }
         if (progress) {
             stall = 0;
+        } else if (held(w, sv[0])) {
+            /* Its reply waits for the comments writer thread: wait too. */
+            event_base_loop(w->base, EVLOOP_ONCE);
         } else if (++stall >= STALL_ROUNDS) {
             struct folio_conn *c = find_conn(w, sv[0]);
 

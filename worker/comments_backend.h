@@ -15,6 +15,7 @@
 #ifndef FOLIO_COMMENTS_BACKEND_H
 #define FOLIO_COMMENTS_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct folio_call;
@@ -42,6 +43,13 @@ struct folio_comments_backend {
     /* comments.list: `path` as the client sent it, not yet checked. */
     int (*list)(struct folio_comments_be *be, struct folio_call *call,
                 const char *path, uint32_t len);
+    /*
+     * comments.list's reply size before it runs (folio_size_fn of
+     * dispatch.h): a page of the cache to be sent by reference sets
+     * FOLIO_REPLY_BYREF; FOLIO_REPLY_SMALL when nothing can be told.
+     */
+    size_t (*list_size)(struct folio_comments_be *be, struct folio_call *call,
+                        const char *path, uint32_t len);
     /* comments.post: `in` validated (folio_comments_validate). */
     int (*post)(struct folio_comments_be *be, struct folio_call *call,
                 const struct folio_comment_in *in);

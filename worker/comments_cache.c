@@ -1,13 +1,15 @@
 /*
  * comments_cache.c - the per-worker cache of encoded comment pages (see
- * comments_cache.h): a chained hash table of entries, each one allocation
- * holding its path and its reply, on a least-recently-used list.
+ * comments_cache.h): a chained hash table of entries, each holding its
+ * path and a reference to its reply (shared bytes), on a
+ * least-recently-used list.
  */
 #include "config.h"
 
 #include <string.h>
 
 #include "src/alloc.h"
+#include "src/bytes.h"
 #include "src/err.h"
 #include "src/hash.h"
 #include "worker/comments_cache.h"
@@ -20,11 +22,11 @@
 struct entry {
     struct entry *hnext;       /* bucket chain */
     struct entry *prev, *next; /* LRU list: head is the most recent */
+    struct folio_bytes *reply; /* one reference */
+    struct folio_bytes *extra; /* attached (folio_ccache_attach), or NULL */
     uint64_t hash;
     uint32_t plen;
-    uint32_t len;
-    uint32_t elen; /* bytes attached (folio_ccache_attach) */
-    char bytes[];  /* path, then reply, then what is attached */
+    char path[];
 };
 
 struct folio_ccache {
@@ -40,7 +42,16 @@ struct folio_ccache {
 static uint64_t
 cost(const struct entry *e)
 {
-    return sizeof(*e) + e->plen + e->len + e->elen;
+    return sizeof(*e) + e->plen + folio_bytes_cost(e->reply) +
+           (e->extra != NULL ? folio_bytes_cost(e->extra) : 0);
+}
+
+static void
+entry_free(struct entry *e)
+{
+    folio_bytes_unref(e->reply);
+    folio_bytes_unref(e->extra);
+    folio_free(e);
 }
 
 int
@@ -99,7 +110,7 @@ find(struct folio_ccache *c, uint64_t h, const char *path, size_t plen)
 
     for (; *pp != NULL; pp = &(*pp)->hnext)
         if ((*pp)->hash == h && (*pp)->plen == plen &&
-            memcmp((*pp)->bytes, path, plen) == 0)
+            memcmp((*pp)->path, path, plen) == 0)
             break;
     return pp;
 }
@@ -114,7 +125,7 @@ remove_at(struct folio_ccache *c, struct entry **pp)
     lru_unlink(c, e);
     c->entries--;
     c->bytes -= cost(e);
-    folio_free(e);
+    entry_free(e);
 }
 
 void
@@ -127,9 +138,8 @@ folio_ccache_free(struct folio_ccache *c)
     folio_free(c);
 }
 
-const void *
-folio_ccache_get(struct folio_ccache *c, const char *path, size_t plen,
-                 size_t *len)
+struct folio_bytes *
+folio_ccache_get(struct folio_ccache *c, const char *path, size_t plen)
 {
     struct entry *e = *find(c, folio_fnv1a64(path, plen), path, plen);
 
@@ -139,35 +149,33 @@ folio_ccache_get(struct folio_ccache *c, const char *path, size_t plen,
         lru_unlink(c, e);
         lru_push(c, e);
     }
-    *len = e->len;
-    return e->bytes + e->plen;
+    return e->reply;
 }
 
 int
 folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
-                 const void *reply, size_t len)
+                 struct folio_bytes *reply)
 {
     uint64_t h = folio_fnv1a64(path, plen);
     struct entry **pp, *e;
-    uint64_t need = sizeof(*e) + plen + len;
+    uint64_t need = sizeof(*e) + plen + folio_bytes_cost(reply);
 
-    if (need > c->max_bytes / 4 || len > UINT32_MAX)
+    if (need > c->max_bytes / 4 || plen > UINT32_MAX)
         return FOLIO_ETOOBIG;
     if (*(pp = find(c, h, path, plen)) != NULL)
         remove_at(c, pp);
     while (c->bytes + need > c->max_bytes && c->tail != NULL) {
         e = c->tail;
-        remove_at(c, find(c, e->hash, e->bytes, e->plen));
+        remove_at(c, find(c, e->hash, e->path, e->plen));
         c->evictions++;
     }
-    if ((e = folio_malloc(need)) == NULL)
+    if ((e = folio_malloc(sizeof(*e) + plen)) == NULL)
         return FOLIO_ENOMEM;
+    e->reply = folio_bytes_ref(reply);
+    e->extra = NULL;
     e->hash = h;
     e->plen = (uint32_t)plen;
-    e->len = (uint32_t)len;
-    e->elen = 0;
-    memcpy(e->bytes, path, plen);
-    memcpy(e->bytes + plen, reply, len);
+    memcpy(e->path, path, plen);
     pp = &c->buckets[h & c->mask];
     e->hnext = *pp;
     *pp = e;
@@ -183,14 +191,14 @@ folio_ccache_get_extra(struct folio_ccache *c, const char *path, size_t plen,
 {
     struct entry *e = *find(c, folio_fnv1a64(path, plen), path, plen);
 
-    if (e == NULL || e->elen == 0)
+    if (e == NULL || e->extra == NULL)
         return NULL;
     if (c->head != e) {
         lru_unlink(c, e);
         lru_push(c, e);
     }
-    *len = e->elen;
-    return e->bytes + e->plen + e->len;
+    *len = e->extra->fb_len;
+    return e->extra->fb_data;
 }
 
 int
@@ -198,36 +206,29 @@ folio_ccache_attach(struct folio_ccache *c, const char *path, size_t plen,
                     const void *reply, size_t len, const void *extra,
                     size_t elen)
 {
-    uint64_t h = folio_fnv1a64(path, plen);
-    struct entry **pp = find(c, h, path, plen), *e = *pp, *n;
-    uint64_t need;
+    struct entry *e = *find(c, folio_fnv1a64(path, plen), path, plen);
+    struct folio_bytes *b;
+    uint64_t before;
 
-    if (e == NULL || e->len != len || memcmp(e->bytes + plen, reply, len) != 0)
+    if (e == NULL || e->reply->fb_len != len ||
+        memcmp(e->reply->fb_data, reply, len) != 0)
         return FOLIO_ENOTFOUND;
-    need = sizeof(*e) + plen + len + elen;
-    if (need > c->max_bytes / 4 || elen > UINT32_MAX || elen == 0)
+    if (elen == 0 ||
+        cost(e) - (e->extra != NULL ? folio_bytes_cost(e->extra) : 0) +
+                sizeof(*b) + elen >
+            c->max_bytes / 4)
         return FOLIO_ETOOBIG;
-    if ((n = folio_malloc(need)) == NULL)
+    if (folio_bytes_copy(extra, elen, &b) != 0)
         return FOLIO_ENOMEM;
-    /* The new entry takes the old one's place: chain, list, counts. */
-    memcpy(n, e, sizeof(*e) + plen + len);
-    n->elen = (uint32_t)elen;
-    memcpy(n->bytes + plen + len, extra, elen);
-    *pp = n;
-    if (n->prev != NULL)
-        n->prev->next = n;
-    else
-        c->head = n;
-    if (n->next != NULL)
-        n->next->prev = n;
-    else
-        c->tail = n;
-    c->bytes += elen - e->elen;
-    folio_free(e);
+    before = cost(e);
+    folio_bytes_unref(e->extra);
+    e->extra = b;
+    c->bytes += cost(e) - before;
     /* Room for it: evict from the other end, never the page itself. */
-    while (c->bytes > c->max_bytes && c->tail != NULL && c->tail != n) {
-        e = c->tail;
-        remove_at(c, find(c, e->hash, e->bytes, e->plen));
+    while (c->bytes > c->max_bytes && c->tail != NULL && c->tail != e) {
+        struct entry *t = c->tail;
+
+        remove_at(c, find(c, t->hash, t->path, t->plen));
         c->evictions++;
     }
     return 0;
@@ -251,7 +252,7 @@ folio_ccache_clear(struct folio_ccache *c)
 
     for (e = c->head; e != NULL; e = next) {
         next = e->next;
-        folio_free(e);
+        entry_free(e);
     }
     memset(c->buckets, 0, ((size_t)c->mask + 1) * sizeof(*c->buckets));
     c->head = c->tail = NULL;

@@ -3,8 +3,10 @@
  * comments backends (comments_pg.c, comments_lmdb.c): the whole
  * comments.list reply of a page (array header, then the stored comments
  * as they are), keyed by normalized path, bounded in bytes, least
- * recently used out first.  A hit hands out the stored reply: no
- * allocation, no copy but the one into the output.  The HTTP face
+ * recently used out first.  Each reply is a block of shared bytes
+ * (src/bytes.h): a hit hands it out, and a connection sends it by
+ * reference (worker/out.c), so that a page listed by many connections at
+ * once is held once, and no hit allocates or copies.  The HTTP face
  * attaches its JSON of a page to the page (folio_ccache_attach), so that
  * the two encodings are valid, and go, together.
  *
@@ -24,11 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct folio_bytes;
 struct folio_ccache;
 
 struct folio_ccache_info {
     uint64_t entries;
-    uint64_t bytes;     /* held, counting each entry's bookkeeping */
+    uint64_t bytes;     /* held, counting each entry's bookkeeping (a
+                           reply an output still sends outlives its
+                           entry: worker/out.c counts it then) */
     uint64_t max_bytes;
     uint64_t evictions; /* entries pushed out by newer ones */
 };
@@ -44,20 +49,22 @@ void folio_ccache_free(struct folio_ccache *c);
 
 /*
  * folio_ccache_get - the cached reply of page `path` (plen bytes), or
- * NULL; *len gets its length.  The bytes stay valid until the next put,
- * drop or clear.  Marks the page recently used.  Allocates nothing.
+ * NULL: borrowed, valid until the next put, drop or clear (take a
+ * reference, folio_bytes_ref, to keep it longer).  Marks the page
+ * recently used.  Allocates nothing.
  */
-const void *folio_ccache_get(struct folio_ccache *c, const char *path,
-                             size_t plen, size_t *len);
+struct folio_bytes *folio_ccache_get(struct folio_ccache *c, const char *path,
+                                     size_t plen);
 
 /*
- * folio_ccache_put - cache `reply` (len bytes) as page `path`, replacing
- * what was cached for it, evicting the least recently used pages to make
- * room.  Returns 0, FOLIO_ETOOBIG (larger than a quarter of the cache: not
- * cached) or FOLIO_ENOMEM (not cached).
+ * folio_ccache_put - cache `reply` as page `path` (the cache takes a
+ * reference of its own), replacing what was cached for it, evicting the
+ * least recently used pages to make room.  Returns 0, FOLIO_ETOOBIG
+ * (larger than a quarter of the cache: not cached) or FOLIO_ENOMEM (not
+ * cached).
  */
 int folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
-                     const void *reply, size_t len);
+                     struct folio_bytes *reply);
 
 /*
  * folio_ccache_attach - keep extra[0..elen) (another encoding of the same

@@ -56,6 +56,7 @@
 #include "shm/comments.h"
 #include "shm/stats.h"
 #include "src/alloc.h"
+#include "src/bytes.h"
 #include "src/clock.h"
 #include "src/conf.h"
 #include "src/err.h"
@@ -295,21 +296,18 @@ pg_list(struct folio_comments_be *be, struct folio_call *call, const char *path,
 {
     struct folio_pg *pg = (struct folio_pg *)be;
     char np[FOLIO_COMMENTS_NPATH_MAX], err[256];
-    const void *hit;
+    struct folio_bytes *hit;
     struct unit *u;
     struct req *r;
-    size_t nlen, hlen;
+    size_t nlen;
 
     if (folio_comments_path_check(path, len, err, sizeof(err)) != 0)
         return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT, "%s", err);
     nlen = folio_comments_normalize(path, len, np);
     if (pg->cache != NULL &&
-        (hit = folio_ccache_get(pg->cache, np, nlen, &hlen)) != NULL) {
+        (hit = folio_ccache_get(pg->cache, np, nlen)) != NULL) {
         folio_stat_add(&call->w->slot->ws_comments_cache_hits, 1);
-        if (folio_buf_append(call->out, hit, hlen) != 0)
-            return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
-                                    "reply too large for memory");
-        return 0;
+        return folio_call_page(call, hit);
     }
     folio_stat_add(&call->w->slot->ws_comments_cache_misses, 1);
     if (pg->state == C_DOWN)
@@ -324,6 +322,30 @@ pg_list(struct folio_comments_be *be, struct folio_call *call, const char *path,
         return -1;
     q_push(&u->reqs, r);
     return 0;
+}
+
+/*
+ * A cached page's size (and by reference, when large); one not cached is
+ * told only when the database answers, and counts then.
+ */
+static size_t
+pg_list_size(struct folio_comments_be *be, struct folio_call *call,
+             const char *path, uint32_t len)
+{
+    struct folio_pg *pg = (struct folio_pg *)be;
+    char np[FOLIO_COMMENTS_NPATH_MAX], err[256];
+    struct folio_bytes *b;
+    size_t nlen;
+
+    if (pg->cache == NULL ||
+        folio_comments_path_check(path, len, err, sizeof(err)) != 0)
+        return FOLIO_REPLY_SMALL;
+    nlen = folio_comments_normalize(path, len, np);
+    if ((b = folio_ccache_get(pg->cache, np, nlen)) == NULL)
+        return FOLIO_REPLY_SMALL;
+    if (b->fb_len < FOLIO_REF_MIN)
+        return b->fb_len;
+    return FOLIO_REPLY_BYREF | (b->fb_outrefs > 0 ? 0 : b->fb_len);
 }
 
 static int
@@ -384,5 +406,6 @@ pg_cache(struct folio_comments_be *be)
 }
 
 const struct folio_comments_backend folio_comments_pg = {
-    "postgres", pg_open, pg_close, pg_list, pg_post, pg_delete, pg_cache,
+    "postgres", pg_open,   pg_close,  pg_list,
+    pg_list_size, pg_post, pg_delete, pg_cache,
 };

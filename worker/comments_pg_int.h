@@ -196,6 +196,10 @@ void folio_pg_release_error(struct folio_pg *pg, struct req *r, int code,
                             const char *msg);
 void folio_pg_release_ok(struct folio_pg *pg, struct req *r, const void *result,
                          size_t len);
+/* folio_pg_release_page - answer with page b (folio_hold_release_page). */
+struct folio_bytes;
+void folio_pg_release_page(struct folio_pg *pg, struct req *r,
+                           struct folio_bytes *b);
 /* folio_pg_fail_queue, folio_pg_fail_units - answer all with an error. */
 void folio_pg_fail_queue(struct folio_pg *pg, struct queue *q, int code,
                          const char *msg);

@@ -10,6 +10,7 @@
 
 #include "shm/stats.h"
 #include "src/buf.h"
+#include "src/bytes.h"
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
@@ -359,6 +360,9 @@ static void
 complete_list(struct folio_pg *pg, struct unit *u)
 {
     struct req *r = u->reqs.head;
+    struct folio_bytes *b;
+    size_t len = folio_buf_mark(&pg->scratch);
+    int fresh;
 
     if (r == NULL)
         return;
@@ -366,17 +370,26 @@ complete_list(struct folio_pg *pg, struct unit *u)
         folio_pg_fail_queue(pg, &u->reqs, unit_status(u, "list"), u->msg);
         return;
     }
-    if (pg->cache != NULL &&
-        folio_ccache_fresh(pg->cache, r->path, r->plen, u->epoch)) {
-        folio_ccache_put(pg->cache, r->path, r->plen,
-                         folio_buf_at(&pg->scratch, 0),
-                         folio_buf_mark(&pg->scratch));
-        folio_pg_cache_gauge(pg);
+    fresh = pg->cache != NULL &&
+            folio_ccache_fresh(pg->cache, r->path, r->plen, u->epoch);
+    /*
+     * Cached, or large: one copy of the page, which every list of this
+     * unit's sends by reference (and later ones, from the cache).
+     */
+    if ((fresh || len >= FOLIO_REF_MIN) &&
+        folio_bytes_copy(folio_buf_at(&pg->scratch, 0), len, &b) == 0) {
+        if (fresh) {
+            folio_ccache_put(pg->cache, r->path, r->plen, b);
+            folio_pg_cache_gauge(pg);
+        }
+        while ((r = q_pop(&u->reqs)) != NULL)
+            folio_pg_release_page(pg, r, b);
+        folio_bytes_unref(b);
+        return;
     }
     /* The reply stays in scratch: releasing touches nothing of ours. */
     while ((r = q_pop(&u->reqs)) != NULL)
-        folio_pg_release_ok(pg, r, folio_buf_at(&pg->scratch, 0),
-                            folio_buf_mark(&pg->scratch));
+        folio_pg_release_ok(pg, r, folio_buf_at(&pg->scratch, 0), len);
 }
 
 static void

@@ -118,6 +118,14 @@ folio_pg_release_ok(struct folio_pg *pg, struct req *r, const void *result,
     folio_pg_req_put(pg, r);
 }
 
+void
+folio_pg_release_page(struct folio_pg *pg, struct req *r,
+                      struct folio_bytes *b)
+{
+    folio_hold_release_page(&r->hold, b);
+    folio_pg_req_put(pg, r);
+}
+
 /* Answer every request of queue q with an error. */
 void
 folio_pg_fail_queue(struct folio_pg *pg, struct queue *q, int code,

@@ -25,8 +25,10 @@
 #include <unistd.h>
 
 #include "src/addr.h"
+#include "src/bytes.h"
 #include "src/chan.h"
 #include "src/clock.h"
+#include "src/err.h"
 #include "src/log.h"
 #include "worker/conn.h"
 #include "worker/conn_io.h"
@@ -369,10 +371,14 @@ flush(struct folio_conn *c)
     if (held(c))
         return 0; /* the held reply is not complete */
     if ((r = folio_conn_io_write(c)) != 0) {
-        if (r > 0)
+        if (r & FOLIO_IO_FREED) /* a page sent whole: room for others */
+            wake_waiters(c->w);
+        if (r > 0 && r != FOLIO_IO_FREED)
             return 0; /* the rest when the socket takes more */
-        folio_conn_close(c);
-        return -1;
+        if (r < 0) {
+            folio_conn_close(c);
+            return -1;
+        }
     }
     if (c->state == FOLIO_CONN_CLOSING) {
         folio_conn_close(c);
@@ -418,7 +424,7 @@ drain_check(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
-    if (folio_buf_pending(&c->out) != 0 || waiting(c))
+    if (folio_conn_out_pending(c) != 0 || waiting(c))
         return;
     if (w->retiring && !(c->flags & CONN_REJECT) &&
         folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA &&
@@ -450,12 +456,11 @@ run(struct folio_conn *c)
         if (flush(c) != 0)
             return;
         /* Its client read: the room it waits for may be its own now. */
-        if (c->state == FOLIO_CONN_OUT_WAIT &&
-            folio_out_growth(c, c->out_want) == 0) {
+        if (c->state == FOLIO_CONN_OUT_WAIT && folio_out_own_room(c)) {
             folio_out_unwait(c);
             conn_wait(c, FOLIO_CONN_YIELDED);
         }
-        if (c->state == FOLIO_CONN_PAUSED && folio_buf_pending(&c->out) == 0) {
+        if (c->state == FOLIO_CONN_PAUSED && folio_conn_out_pending(c) == 0) {
             conn_ready(c);
             if (folio_buf_pending(&c->in) > 0)
                 continue;
@@ -600,12 +605,56 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
     code = folio_face_release(c, h, result, len, code, msg);
     folio_out_track(c);
     /* Counted now, with its outcome, the hold in its latency. */
-    folio_dispatch_record(c->w, h->row, h->notify, code, h->t0);
+    folio_dispatch_record(c->w, h->row, h->notify, code, h->t0, c->peer);
     if (c->state == FOLIO_CONN_HELD_CLOSING)
         c->state = FOLIO_CONN_CLOSING;
     else
         conn_ready(c);
     turn_queue(c);
+}
+
+/*
+ * Queue page b as the reply of connection c by reference, if it is
+ * large enough to be worth it: 0, or a folio_out_ref_add error (or
+ * FOLIO_EINVAL: small, or no connection) when it must be copied instead.
+ */
+static int
+page_ref(struct folio_conn *c, struct folio_bytes *b)
+{
+    if (c == NULL || b->fb_len < FOLIO_REF_MIN)
+        return FOLIO_EINVAL;
+    return folio_out_ref_add(c, b);
+}
+
+void
+folio_hold_release_page(struct folio_hold *h, struct folio_bytes *b)
+{
+    if (h->notify || page_ref(h->conn, b) != 0)
+        folio_hold_release(h, b->fb_data, b->fb_len, 0, NULL);
+    else
+        folio_hold_release(h, NULL, 0, 0, NULL); /* the page follows */
+}
+
+int
+folio_call_page(struct folio_call *call, struct folio_bytes *b)
+{
+    int rc = FOLIO_EINVAL;
+
+    if (call->notify)
+        return 0; /* nothing is sent */
+    if (call->conn != NULL && call->out == &call->conn->out &&
+        !call->out->b_failed)
+        rc = page_ref(call->conn, b);
+    if (rc != 0 && rc != FOLIO_ETOOBIG)
+        rc = folio_buf_append(call->out, b->fb_data, b->fb_len);
+    if (rc == FOLIO_ETOOBIG)
+        return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
+                                "reply too large: over the connection's "
+                                "output limit (max_output_hard_bytes)");
+    if (rc != 0)
+        return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
+                                "reply too large for memory");
+    return 0;
 }
 
 void
@@ -668,7 +717,7 @@ folio_conn_sweep(struct folio_worker *w)
             folio_stat_add(&w->slot->ws_timeouts, 1);
             folio_conn_close(c);
         } else if (folio_buf_pending(&c->in) == 0 &&
-                   folio_buf_pending(&c->out) == 0 &&
+                   folio_conn_out_pending(c) == 0 &&
                    (now - c->last_ms >= SHRINK_IDLE_MS ||
                     w->waitq.head != NULL)) {
             /*
@@ -681,6 +730,9 @@ folio_conn_sweep(struct folio_worker *w)
             shrink_out(c);
         }
     }
+    /* Room given back where no write or close looked (a reservation). */
+    if (w->waitq.head != NULL)
+        wake_waiters(w);
 }
 
 void

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct folio_bytes;
 struct folio_call;
 struct folio_conn;
 struct folio_worker;
@@ -99,5 +100,26 @@ int folio_call_hold(struct folio_call *call, struct folio_hold *h);
  */
 void folio_hold_release(struct folio_hold *h, const void *result, size_t len,
                         int code, const char *msg);
+
+/*
+ * folio_hold_release_page - folio_hold_release with page b (shared bytes,
+ * one msgpack value) as the result: a large one is sent by reference
+ * (the connection's output points at it, a reference of its own, instead
+ * of copying it), a small one, or one that cannot be, as a copy.
+ */
+void folio_hold_release_page(struct folio_hold *h, struct folio_bytes *b);
+
+/*
+ * folio_call_page - page b (shared bytes, one msgpack value: a cached
+ * reply) is the call's result.  A large one (FOLIO_REF_MIN bytes or more)
+ * is sent by reference: the connection's output points at it, a
+ * reference of its own given back once sent, instead of a copy; the room
+ * for it was made before the call ran, as budget (its method's
+ * reply_size said FOLIO_REPLY_BYREF).  A small one, or a call with no
+ * connection (tests, fuzzers), gets a copy.  The handler's last step:
+ * nothing is packed after it.  Returns 0, or -1 after folio_call_error
+ * (error 8: over the connection's hard limit, or no memory).
+ */
+int folio_call_page(struct folio_call *call, struct folio_bytes *b);
 
 #endif

@@ -2,15 +2,19 @@
  * conn_io.c - a connection's socket and buffers.  Each connection owns
  * two buffers allocated once and kept with it on a free list when it
  * closes, so that serving a request in steady state allocates nothing:
- * recv into `in`, send from `out`.  The write event is added only while
- * the socket is full.  Called by conn.c; calls none of worker/ (the
- * framing's header, an inline, says how large a message is coming).
+ * recv into `in`, send from `out` (with writev when the output points at
+ * shared pages, out.c's references).  The write event is added only
+ * while the socket is full.  Called by conn.c; calls out.c for what a
+ * send took (the framing's header, an inline, says how large a message
+ * is coming).
  */
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <errno.h>
+#include <string.h>
 
 #include "shm/stats.h"
 #include "src/alloc.h"
@@ -18,9 +22,19 @@
 #include "src/log.h"
 #include "worker/conn_io.h"
 #include "worker/face.h"
+#include "worker/face_rpc.h"
+#include "worker/out.h"
 #include "worker/worker_int.h"
 
 #define READ_MIN 4096       /* read at least this much room */
+/*
+ * A connection's share of one write: what is left goes at its next write
+ * event, in a later turn of the loop.  Two hundred connections each
+ * handed megabytes of a page by reference would otherwise fill their
+ * sockets' buffers (which grow to 4 MB: tcp_wmem) in one turn, hundreds
+ * of milliseconds of copying before any other connection is served.
+ */
+#define WRITE_SHARE (64u * 1024)
 #define FREE_CONNS_KEPT 256 /* closed connections kept for reuse */
 
 struct folio_conn *
@@ -125,14 +139,70 @@ folio_conn_io_read(struct folio_conn *c)
     return -1;
 }
 
+/* The socket is full (or c's share of the turn written): the rest later. */
+static int
+write_later(struct folio_conn *c)
+{
+    if (c->out_ms == 0)
+        c->out_ms = c->w->now_ms; /* send_timeout from now */
+    if (!(c->flags & CONN_WRITING)) {
+        event_add(&c->ev_write, NULL);
+        c->flags |= CONN_WRITING;
+    }
+    return 1;
+}
+
+/*
+ * A large output, or one that points at pages: sendmsg of what the
+ * buffer and the pages hold, in order, up to c's share of the turn.
+ */
+static int
+write_large(struct folio_conn *c)
+{
+    struct folio_worker *w = c->w;
+    struct iovec iov[2 * FOLIO_CONN_REFS + 1];
+    struct msghdr mh;
+    size_t sent = 0;
+    int freed = 0;
+    ssize_t n;
+
+    while (folio_conn_out_pending(c) > 0) {
+        if (sent >= WRITE_SHARE)
+            return write_later(c) | freed;
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = iov;
+        mh.msg_iovlen = (size_t)folio_out_iov(c, iov, 2 * FOLIO_CONN_REFS + 1,
+                                              WRITE_SHARE - sent);
+        if ((n = sendmsg(c->fd, &mh, MSG_NOSIGNAL)) > 0) {
+            if (folio_out_sent(c, (size_t)n))
+                freed = FOLIO_IO_FREED;
+            folio_stat_add(&w->slot->ws_bytes_out, (uint64_t)n);
+            c->last_ms = c->out_ms = w->now_ms;
+            sent += (size_t)n;
+            continue;
+        }
+        if (n == -1 && errno == EINTR)
+            continue;
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return write_later(c) | freed;
+        return -1;
+    }
+    return freed; /* 0: all written (the caller ends the wait) */
+}
+
 int
 folio_conn_io_write(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
     size_t pending;
     ssize_t n;
+    int r;
 
     while ((pending = folio_buf_pending(&c->out)) > 0) {
+        if (c->nrefs > 0 || pending > WRITE_SHARE) {
+            r = write_large(c);
+            goto written;
+        }
         n = send(c->fd, c->out.b_data + c->out.b_off, pending, MSG_NOSIGNAL);
         if (n > 0) {
             folio_buf_consume(&c->out, (size_t)n);
@@ -142,21 +212,18 @@ folio_conn_io_write(struct folio_conn *c)
         }
         if (n == -1 && errno == EINTR)
             continue;
-        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (c->out_ms == 0)
-                c->out_ms = w->now_ms; /* send_timeout from now */
-            if (!(c->flags & CONN_WRITING)) {
-                event_add(&c->ev_write, NULL);
-                c->flags |= CONN_WRITING;
-            }
-            return 1;
-        }
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return write_later(c);
         return -1;
     }
+    r = c->nrefs > 0 ? write_large(c) : 0;
+written:
+    if (r != 0 && r != FOLIO_IO_FREED)
+        return r;
     c->out_ms = 0;
     if (c->flags & CONN_WRITING) {
         event_del(&c->ev_write);
         c->flags &= ~CONN_WRITING;
     }
-    return 0;
+    return r;
 }

@@ -2,7 +2,7 @@
  * conn_io.h - a connection's socket and buffers (conn_io.c): the
  * structures kept for reuse with the buffers they own, reading into the
  * input, writing the output.  Called by conn.c, which decides what a
- * failure or the peer's end means; calls nothing else of worker/.
+ * failure or the peer's end means; calls out.c for what a send took.
  */
 #ifndef FOLIO_CONN_IO_H
 #define FOLIO_CONN_IO_H
@@ -40,12 +40,16 @@ void folio_conn_io_free_kept(struct folio_worker *w);
 int folio_conn_io_read(struct folio_conn *c);
 
 /*
- * folio_conn_io_write - send what c's output holds, as far as the socket
- * takes it; while some is left, the write event is added (CONN_WRITING)
- * and send_timeout runs from the first time the socket was full.
- * Returns 0 when all is written, 1 when some is left for the write event,
- * -1 if the socket failed: close c.
+ * folio_conn_io_write - send what c's output holds (its buffer, and the
+ * pages it points at), as far as the socket takes it; while some is
+ * left, the write event is added (CONN_WRITING) and send_timeout runs
+ * from the first time the socket was full, or once c has sent its share
+ * of a turn (64 KiB).  Returns 0 when all is written, 1 when some is
+ * left for the write event, -1 if the socket failed: close c; with
+ * FOLIO_IO_FREED or'd in (not to -1) when a page sent whole made room
+ * that others wait for (out.c).
  */
+#define FOLIO_IO_FREED 2
 int folio_conn_io_write(struct folio_conn *c);
 
 #endif

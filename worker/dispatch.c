@@ -211,10 +211,22 @@ record(struct folio_worker *w, unsigned row, int notify, int code,
 
 void
 folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
-                      int code, uint64_t t0)
+                      int code, uint64_t t0, const uint64_t peer[3])
 {
-    if (t0 != 0 && w->cfg->stats)
-        record(w, row, notify, code, folio_mono_ns() - t0);
+    uint64_t dt;
+
+    if (t0 == 0)
+        return;
+    dt = folio_mono_ns() - t0;
+    if (w->cfg->stats)
+        record(w, row, notify, code, dt);
+    /* Its whole time, the hold included; its params are gone by now. */
+    if (w->cfg->slow_request_ms != 0 &&
+        dt >= (uint64_t)w->cfg->slow_request_ms * 1000000)
+        folio_slowlog_note(w,
+                           row < folio_nmethods ? folio_methods[row].name
+                                                : "an unknown method",
+                           dt, peer, NULL, 0);
 }
 
 /*

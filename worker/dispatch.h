@@ -59,12 +59,20 @@ typedef int (*folio_handler_fn)(struct folio_call *call);
  * handler would see them; nothing is packed).  For methods whose replies
  * can be large: the connection makes room for that much, or waits for
  * it, before the handler runs.  Bad params: FOLIO_REPLY_SMALL (the call
- * will fail).
+ * will fail).  A reply that will be a shared page sent by reference
+ * (folio_call_page) returns the budget it needs, with FOLIO_REPLY_BYREF
+ * set: its size, or 0 when the page counts already (another output sends
+ * it).
  */
 typedef size_t (*folio_size_fn)(struct folio_call *call);
 
 /* What any reply is taken to need unless its method says more. */
 #define FOLIO_REPLY_SMALL 1024
+/*
+ * A reply_size's flag: the reply goes by reference (a shared page), so
+ * the size with it is budget (out.c), not room in the output buffer.
+ */
+#define FOLIO_REPLY_BYREF ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 #define FOLIO_METHOD_ADMIN 0x01 /* admin socket only */
 
@@ -121,17 +129,21 @@ struct folio_rpc_msg;
 /*
  * folio_dispatch_record - count one answered call in the stats slot:
  * requests or notifications, errors, its method row's code, latency
- * since t0 (ns; 0, or stats off: nothing is counted).  Called by
- * folio_dispatch, and at the release of a held call.
+ * since t0 (ns; 0, or stats off: nothing is counted); and, when that
+ * is over slow_request, the slow-request line (peer: its connection's,
+ * folio_addr_pack; its params are not kept while a call is held).
+ * Called at the release of a held call.
  */
 void folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
-                           int code, uint64_t t0);
+                           int code, uint64_t t0, const uint64_t peer[3]);
 
 /*
  * folio_dispatch_reply_size - the room the reply to request (or
  * notification) m needs in its connection's output before it is run:
  * its method's reply_size, FOLIO_REPLY_SMALL for other methods, for an
- * unknown one and for calls that will be refused.  Runs nothing.
+ * unknown one and for calls that will be refused; with
+ * FOLIO_REPLY_BYREF when that room is budget for a page sent by
+ * reference (see folio_size_fn).  Runs nothing.
  */
 size_t folio_dispatch_reply_size(struct folio_worker *w,
                                  const struct folio_rpc_msg *m, int admin);

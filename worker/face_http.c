@@ -518,7 +518,7 @@ route_comments_list(struct folio_conn *c, const char *p, int share,
             thread_not_found(c, 404);
         else
             answer(c, 200, hit, hlen);
-        folio_dispatch_record(c->w, fh.row_list, 0, 0, c->read_ns);
+        folio_dispatch_record(c->w, fh.row_list, 0, 0, c->read_ns, c->peer);
         return answered(c);
     }
     folio_buf_reset(&fh.params);
@@ -1126,7 +1126,7 @@ folio_face_http_message(struct folio_conn *c, char *p, size_t len, int share,
     switch (route) {
     case R_STATUS:
         answer(c, 200, "{\"message\":\"OK\"}", 16);
-        folio_dispatch_record(c->w, fh.row_ping, 0, 0, c->read_ns);
+        folio_dispatch_record(c->w, fh.row_ping, 0, 0, c->read_ns, c->peer);
         st = answered(c);
         break;
     case R_COMMENTS_LIST:

@@ -110,7 +110,7 @@ folio_face_rpc_message(struct folio_conn *c, const char *p, size_t len,
     struct folio_rpc_msg m;
     const char *why;
     size_t size;
-    int admin = (c->flags & CONN_ADMIN) != 0;
+    int admin = (c->flags & CONN_ADMIN) != 0, byref;
 
     *ns = 0; /* none if it is not dispatched */
     /* Every message may have a reply, an error at least: room first. */
@@ -132,11 +132,22 @@ folio_face_rpc_message(struct folio_conn *c, const char *p, size_t len,
     if (c->flags & CONN_REJECT)
         return reject(c, &m);
     if ((size = folio_dispatch_reply_size(w, &m, admin)) > FOLIO_REPLY_SMALL) {
+        /* A shared page sent by reference: budget, if it is not counted. */
+        if ((byref = (size & FOLIO_REPLY_BYREF) != 0))
+            size &= ~FOLIO_REPLY_BYREF;
         /* A large reply is heavy work: in a share of its own, later. */
         if (size > FOLIO_CONN_BUF && !share && !admin)
             return FOLIO_CONN_YIELDED;
-        if ((st = folio_out_room(c, size)) != FOLIO_CONN_READY)
+        st = byref ? folio_out_room_ref(c, size) : folio_out_room(c, size);
+        if (st != FOLIO_CONN_READY)
             return st;
+        if (byref) {
+            *ns = folio_dispatch(w, c, &m, admin, &c->out);
+            folio_out_track(c);
+            /* The room made for a page the reply did not take: back. */
+            folio_out_settle(c);
+            return FOLIO_CONN_READY;
+        }
     }
     *ns = folio_dispatch(w, c, &m, admin, &c->out);
     folio_out_track(c);
@@ -152,7 +163,7 @@ folio_face_rpc_release(struct folio_conn *c, const struct folio_hold *h,
 
     if (h->notify)
         return code;
-    if (code == 0 && folio_buf_append(&c->out, result, len) != 0) {
+    if (code == 0 && len > 0 && folio_buf_append(&c->out, result, len) != 0) {
         code = FOLIO_ST_RESOURCE_EXHAUSTED;
         msg = "reply too large for memory";
     }

@@ -41,6 +41,17 @@ folio_h_comments_list(struct folio_call *call)
     return be->ops->list(be, call, path, len);
 }
 
+size_t
+folio_h_comments_list_size(struct folio_call *call)
+{
+    const char *path;
+    uint32_t len;
+
+    if (be == NULL || folio_mp_read_str(&call->params, &path, &len) != 0)
+        return FOLIO_REPLY_SMALL; /* the call fails */
+    return be->ops->list_size(be, call, path, len);
+}
+
 int
 folio_h_comments_post(struct folio_call *call)
 {

@@ -6,11 +6,20 @@
 #ifndef FOLIO_H_COMMENTS_H
 #define FOLIO_H_COMMENTS_H
 
+#include <stddef.h>
+
 struct folio_call;
 struct folio_worker;
 
 /* comments.list [path] -> [comment...] */
 int folio_h_comments_list(struct folio_call *call);
+/*
+ * folio_h_comments_list_size - comments.list's reply, as budget: a cached
+ * page large enough to go by reference (FOLIO_REPLY_BYREF) needs its size, or
+ * nothing when another output sends it already; a page not cached needs
+ * what the backend can tell of its size.
+ */
+size_t folio_h_comments_list_size(struct folio_call *call);
 /* comments.post [{"path", "author", "body"}] -> comment */
 int folio_h_comments_post(struct folio_call *call);
 /* comments.delete [id] -> true (admin socket only) */

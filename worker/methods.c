@@ -18,7 +18,7 @@ const struct folio_method folio_methods[] = {
     {"comments.delete", "id:int -> true (admin)", folio_h_comments_delete, 1,
      1, FOLIO_METHOD_ADMIN, NULL},
     {"comments.list", "path:str -> [comment]", folio_h_comments_list, 1, 1, 0,
-     NULL},
+     folio_h_comments_list_size},
     {"comments.post",
      "{path:str, author:str, body:str, reply_to?:int} -> comment",
      folio_h_comments_post, 1, 1, 0, NULL},

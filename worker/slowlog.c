@@ -5,7 +5,7 @@
  * SLOWLOG do.  At most SLOW_LINES_PER_S lines a second per worker, then
  * one line with the count of those left out: a threshold set too low
  * must not turn the log into the bottleneck.  Called by dispatch.c only,
- * after a request's handler; allocates nothing.
+ * after a request's handler or at a held one's release; allocates nothing.
  */
 #include "config.h"
 
@@ -216,7 +216,10 @@ folio_slowlog_note(struct folio_worker *w, const char *method, uint64_t ns,
         dropped++;
         return;
     }
-    folio_slowlog_summary(params, nparams, summary, sizeof(summary));
+    if (params != NULL)
+        folio_slowlog_summary(params, nparams, summary, sizeof(summary));
+    else
+        snprintf(summary, sizeof(summary), "not kept while it was held");
     if (peer != NULL)
         folio_addr_packed_format(peer, from, sizeof(from));
     else

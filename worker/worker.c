@@ -225,7 +225,7 @@ drained(const struct folio_worker *w)
 
     for (c = w->conns; c != NULL; c = c->next)
         if (w->retiring || !(c->flags & CONN_ADMIN) ||
-            folio_buf_pending(&c->out) != 0 ||
+            folio_conn_out_pending(c) != 0 ||
             folio_buf_pending(&c->in) != 0 || c->msg_start_ms != 0)
             return 0;
     return 1;

@@ -45,6 +45,8 @@
 #define FOLIO_CONN_BUF 16384     /* base size of each connection buffer */
 #define FOLIO_CONN_RESERVE 64    /* connections above max, only to refuse */
 #define FOLIO_SPARE_FDS 4        /* kept open for when descriptors run out */
+#define FOLIO_CONN_REFS 8        /* shared pages an output may point at */
+#define FOLIO_REF_MIN 16384      /* replies this large go by reference */
 
 /*
  * A connection's state: whether it reads and answers its requests, and if
@@ -77,6 +79,20 @@ enum folio_conn_state {
 #define CONN_HTTP 0x40    /* a listener's: the HTTP face (face_http.h) */
 
 struct folio_worker;
+struct folio_bytes;
+
+/*
+ * A reply sent by reference (out.c): a page of shared bytes, with the
+ * output buffer's bytes that go before it.  A connection's output is its
+ * buffer's pending bytes with its references in between, in the order
+ * they were queued: gap bytes of the buffer, the first reference, the
+ * next gap, ... then the rest of the buffer.
+ */
+struct folio_out_ref {
+    struct folio_bytes *b; /* one reference, given back once sent */
+    size_t off;            /* of it, sent */
+    size_t gap;            /* buffer bytes before it, after the one before */
+};
 
 /*
  * What the HTTP face keeps of a connection (face_http.c): the request
@@ -122,6 +138,14 @@ struct folio_conn {
     size_t out_held;       /* out's capacity beyond its base, as counted in
                               w->out_total (0 for admin connections) */
     size_t out_want;       /* OUT_WAIT: the size of its next reply */
+    int out_byref;         /* ... which goes by reference: it waits for
+                              budget, not for buffer room */
+    size_t out_resv;       /* budget made for a reply by reference that
+                              is not queued yet (out.c) */
+    size_t out_refbytes;   /* of its references, the bytes not yet sent */
+    size_t out_refgap;     /* buffer bytes before the last one's end */
+    unsigned nrefs, ref_head; /* refs[] is a ring, oldest at ref_head */
+    struct folio_out_ref refs[FOLIO_CONN_REFS];
     int heavy;             /* its last message took HEAVY_NS or more */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
     /* Its links in the queues it is on (enum folio_conn_link). */
@@ -169,6 +193,16 @@ folio_connq_remove(struct folio_conn_q *q, struct folio_conn *c,
     c->qprev[l] = c->qnext[l] = NULL;
 }
 
+/*
+ * folio_conn_out_pending - what c's output still has to send: its
+ * buffer's pending bytes and its references' (out.c).
+ */
+static inline size_t
+folio_conn_out_pending(const struct folio_conn *c)
+{
+    return folio_buf_pending(&c->out) + c->out_refbytes;
+}
+
 /* A listening socket as the worker watches it. */
 struct folio_lsn {
     struct folio_worker *w;
@@ -213,9 +247,11 @@ struct folio_worker {
     /*
      * The output budget (out.c), kept here for every connection: what the
      * output buffers of public connections hold beyond their base
-     * capacity (bounded by max_output_total), and the connections whose
-     * next reply waits for room in it, first come first served.  A
-     * connection's own pending output is folio_buf_pending(&c->out).
+     * capacity, the shared pages their outputs point at (each once,
+     * however many send it) and the room made for replies about to be
+     * queued (bounded together by max_output_total), and the connections
+     * whose next reply waits for room in it, first come first served.  A
+     * connection's own pending output is folio_conn_out_pending(c).
      */
     size_t out_total;
     struct folio_conn_q waitq;
@@ -293,7 +329,8 @@ void folio_worker_profile_fini(struct folio_worker *w);
 /*
  * slowlog.c: folio_slowlog_note - log request `method` of connection
  * peer `peer` (folio_addr_pack; NULL: none) that took `ns` nanoseconds,
- * its params summarized (rate-limited: see slowlog.c).  dispatch.c only.
+ * its params summarized (NULL: a held call's, not kept) (rate-limited:
+ * see slowlog.c).  dispatch.c only.
  */
 struct folio_mp_cur;
 void folio_slowlog_note(struct folio_worker *w, const char *method,
