@@ -122,7 +122,11 @@
     X(output_waits, "output_waits", FOLIO_SK_COUNTER, FOLIO_SU_ONE,            \
       "output_waits_total", NULL, "",                                          \
       "Requests that waited for room for their replies (max_output_bytes, "   \
-      "max_output_total).")
+      "max_output_total).")                                                    \
+    X(profile_symbol_lookups, "profile_symbol_lookups", FOLIO_SK_COUNTER,      \
+      FOLIO_SU_ONE, NULL, "worker_profile_symbol_lookups_total", "",           \
+      "Addresses the worker named for its profiles: none, the master names "  \
+      "them (foliod(8), PROFILING).")
 
 /* Gauges: the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \

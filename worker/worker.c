@@ -36,6 +36,7 @@
 #include "src/chan.h"
 #include "src/clock.h"
 #include "src/log.h"
+#include "src/prof/prof.h"
 #include "src/title.h"
 #include "worker/accept.h"
 #include "worker/conn.h"
@@ -465,6 +466,8 @@ folio_worker_main(const struct folio_worker_args *a)
     unsigned i;
     int j, rc;
 
+    /* Nothing the master sampled is this worker's (its allocs, its heap). */
+    folio_prof_after_fork();
     folio_log_set_role('W', a->index);
     reset_signals();
     memset(w, 0, sizeof(*w));
