@@ -153,7 +153,12 @@
     X(output_bytes, "output_bytes", FOLIO_SK_GAUGE, FOLIO_SU_ONE, NULL,        \
       "worker_output_bytes", "",                                               \
       "Output buffered beyond the connections' base size (bounded by "        \
-      "max_output_total).")
+      "max_output_total).")                                                    \
+    X(loop_turn_max_us, "loop_turn_max_s", FOLIO_SK_PROCESS, FOLIO_SU_US,      \
+      NULL, "worker_loop_turn_max_seconds", "",                                \
+      "The longest turn of the worker's loop in the last 10 seconds (its "    \
+      "poll's return to the next poll): the longest any request waited "      \
+      "behind others' work.")
 
 /*
  * The heap allocation counters: fields of the slot's ws_alloc (struct
@@ -325,6 +330,13 @@ struct folio_worker_slot {
      */
     _Atomic uint64_t ws_queue_ns;
     _Atomic uint64_t ws_queue_hist[FOLIO_LAT_BUCKETS];
+    /*
+     * The turns of the worker's loop (worker/loop.c), from its poll's
+     * return to its next poll: total and histogram (the longest is
+     * ws_loop_turn_max_us).
+     */
+    _Atomic uint64_t ws_turn_ns;
+    _Atomic uint64_t ws_turn_hist[FOLIO_LAT_BUCKETS];
     struct folio_method_stats ws_methods[FOLIO_METHOD_ROWS];
 } __attribute__((aligned(64)));
 
