@@ -512,26 +512,6 @@ END_TEST
 #define BLOCKS 4000
 #define BLOCK 3000
 
-/* Whether sample i has function `name` on its stack. */
-static int
-on_stack_fn(const struct folio_pprof *p, uint32_t i, const char *name)
-{
-    const struct folio_pprof_sample *s = &p->samples[i];
-    uint32_t j, k;
-
-    for (j = 0; j < s->nstack; j++) {
-        const struct folio_pprof_location *l =
-            &p->locations[p->stack[s->stack + j]];
-
-        for (k = 0; k < l->nline; k++)
-            if (strcmp(folio_pprof_text(
-                           p, p->functions[p->lines[l->line + k].fn].name),
-                       name) == 0)
-                return 1;
-    }
-    return 0;
-}
-
 static uint64_t
 type_sum(const struct folio_pprof *p, const char *type)
 {
@@ -668,7 +648,7 @@ START_TEST(test_cpu_during_heap_sampling)
     ck_assert_int_eq(folio_prof_symbolize(syms, &p, 0), 0);
     for (i = 0; i < p.nsamples; i++) {
         lone += p.samples[i].nstack == 1;
-        in_sampler += on_stack_fn(&p, i, "heap_sample");
+        in_sampler += folio_pprof_on_stack(&p, i, "heap_sample");
     }
     ck_assert_msg(lone == 0, "%u of %u samples are one frame", lone,
                   p.nsamples);

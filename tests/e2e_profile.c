@@ -149,29 +149,6 @@ get_free(struct get *g)
 /* ------------------------------------------------------------------ */
 /* Reading profiles                                                    */
 
-/* Whether sample i has function `name` on its stack. */
-static int
-on_stack(const struct folio_pprof *p, uint32_t i, const char *name)
-{
-    const struct folio_pprof_sample *s = &p->samples[i];
-    uint32_t j, k;
-
-    for (j = 0; j < s->nstack; j++) {
-        const struct folio_pprof_location *l =
-            &p->locations[p->stack[s->stack + j]];
-
-        for (k = 0; k < l->nline; k++) {
-            const struct folio_pprof_line *ln = &p->lines[l->line + k];
-
-            if (ln->fn < p->nfunctions &&
-                strcmp(folio_pprof_text(p, p->functions[ln->fn].name), name) ==
-                    0)
-                return 1;
-        }
-    }
-    return 0;
-}
-
 /* The label `key` of sample i, or NULL; a numeric one as text. */
 static const char *
 label(const struct folio_pprof *p, uint32_t i, const char *key)
@@ -205,7 +182,7 @@ total(const struct folio_pprof *p, const char *type, const char *fn)
 
     ck_assert_msg(t >= 0, "no sample type %s", type);
     for (i = 0; i < p->nsamples; i++)
-        if (fn == NULL || on_stack(p, i, fn))
+        if (fn == NULL || folio_pprof_on_stack(p, i, fn))
             sum += p->values[p->samples[i].value + (uint32_t)t];
     return sum;
 }

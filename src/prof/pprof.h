@@ -215,6 +215,13 @@ int folio_pprof_merge(struct folio_pprof *dst, const struct folio_pprof *src,
  */
 int folio_pprof_type_index(const struct folio_pprof *p, const char *name);
 
+/*
+ * folio_pprof_on_stack - 1 if sample i of p has a frame of function
+ * `name` (inlined ones count), else 0.  What -focus matches.
+ */
+int folio_pprof_on_stack(const struct folio_pprof *p, uint32_t i,
+                         const char *name);
+
 /* One function of the top table: its value where it is the leaf, and
  * wherever it is on the stack (once per sample). */
 struct folio_pprof_top_row {
