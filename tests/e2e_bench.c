@@ -660,7 +660,7 @@ START_TEST(test_usage)
     expect_status(b, 0, "--help");
     ck_assert_ptr_nonnull(strstr(b->out, "usage: folio-bench"));
     /* --help mirrors the man page's synopsis: every option is in both. */
-    snprintf(man, sizeof(man), "%s/man/folio-bench.1", FOLIO_SRCDIR);
+    snprintf(man, sizeof(man), "%s/man/folio-bench.1", FOLIO_BUILDDIR);
     f = fopen(man, "r");
     ck_assert_ptr_nonnull(f);
     while (fgets(line, sizeof(line), f) != NULL) {

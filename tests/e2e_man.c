@@ -55,7 +55,7 @@ rendered_examples(const char *page)
 
     ck_assert_ptr_nonnull(text);
     text[0] = '\0';
-    snprintf(cmd, sizeof(cmd), "mandoc -T markdown %s/man/%s", FOLIO_SRCDIR,
+    snprintf(cmd, sizeof(cmd), "mandoc -T markdown %s/man/%s", FOLIO_BUILDDIR,
              page);
     ck_assert_ptr_nonnull(p = popen(cmd, "r"));
     while (fgets(line, sizeof(line), p) != NULL) {
@@ -112,7 +112,7 @@ START_TEST(test_escapes)
     int literal = 0, lineno = 0;
     FILE *f;
 
-    snprintf(path, sizeof(path), "%s/man/%s", FOLIO_SRCDIR, pages[_i]);
+    snprintf(path, sizeof(path), "%s/man/%s", FOLIO_BUILDDIR, pages[_i]);
     ck_assert_ptr_nonnull(f = fopen(path, "r"));
     while (fgets(line, sizeof(line), f) != NULL) {
         const char *text = NULL, *bad;
@@ -127,7 +127,7 @@ START_TEST(test_escapes)
         else if (literal && line[0] != '.')
             text = line;
         if (text != NULL && !escapes_ok(text, &bad))
-            ck_abort_msg("man/%s:%d: the escape \"%.4s\" in a literal line "
+            ck_abort_msg("man/%s.in:%d: the escape \"%.4s\" in a literal line "
                          "renders as something else than it reads (a "
                          "backslash is \\e): %s",
                          pages[_i], lineno, bad, line);

@@ -498,7 +498,7 @@ START_TEST(test_families_documented)
     char *text, *man, *p, fam[128];
     int missing = 0, n = 0;
 
-    ck_assert_ptr_nonnull(man = e2e_read_file(FOLIO_SRCDIR "/man/foliod.8"));
+    ck_assert_ptr_nonnull(man = e2e_read_file(FOLIO_BUILDDIR "/man/foliod.8"));
     ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n", NULL),
                      0);
     text = page();
