@@ -3,9 +3,13 @@
  * second (a round in the rounds mode) whose answers add up to the
  * summary's; --html is self-contained (nothing it would fetch) and, opened
  * in a real headless Chromium, draws with no script error: its charts
- * hold the run's points, its tables the methods and the codes.  The
- * browser part is skipped, saying so, where chromium is not installed (CI
- * installs it).
+ * hold the run's points (latency by method, traffic, the server's share of
+ * the cores among them), its tables the methods and the codes; a closed
+ * loop is warned of coordinated omission; each method's spectrum stops
+ * where its answers do (1 - 1/n); no x label runs off a chart.  A second,
+ * open-loop run drawn against the first (--baseline) compares them and
+ * shows --profile's top functions.  The browser part is skipped, saying
+ * so, where chromium is not installed (CI installs it).
  */
 #include "config.h"
 
@@ -77,25 +81,112 @@ have_chromium(void)
     return e2e_have("chromium");
 }
 
+/* The page at `html` as headless Chromium leaves it once drawn (malloc'd). */
+static char *
+rendered(const char *html)
+{
+    char dom[400], err[400], udd[400], cmd[2400], *text, *e;
+    int status;
+
+    snprintf(dom, sizeof(dom), "%s.dom", html);
+    snprintf(err, sizeof(err), "%s.chromium.log", html);
+    snprintf(udd, sizeof(udd), "%s/chromium-profile", srv.dir);
+    snprintf(cmd, sizeof(cmd),
+             "timeout 90 chromium --headless --no-sandbox --disable-gpu "
+             "--disable-background-networking --disable-component-update "
+             "--disable-sync --no-first-run --enable-logging=stderr "
+             "--user-data-dir='%s' --dump-dom 'file://%s' >'%s' 2>'%s'",
+             udd, html, dom, err);
+    status = system(cmd);
+    ck_assert_msg(status == 0, "chromium failed (%d), see %s", status, err);
+    ck_assert_ptr_nonnull(text = e2e_read_file(dom));
+    e = e2e_read_file(err);
+    ck_assert_msg(e == NULL || strstr(e, "Uncaught") == NULL,
+                  "a script error: %s", e != NULL ? strstr(e, "Uncaught") : "");
+    free(e);
+    ck_assert_msg(strstr(text, "<body data-state=\"drawn\"") != NULL,
+                  "the page did not draw: %.400s", strstr(text, "<body"));
+    ck_assert_msg(isnan(attr_of(text, "errors", "data-errors")) &&
+                      strstr(text, "data-errors=") == NULL,
+                  "script errors: %.300s", strstr(text, "<pre id=\"errors\">"));
+    return text;
+}
+
+/* The data-last-x of the line named `name` of chart `id`; NAN if none. */
+static double
+line_reach(const char *dom, const char *id, const char *name)
+{
+    char pat[128], want[160];
+    const char *p, *end, *l;
+
+    snprintf(pat, sizeof(pat), "id=\"%s\"", id);
+    snprintf(want, sizeof(want), "data-name=\"%s\" data-last-x=\"", name);
+    if ((p = strstr(dom, pat)) == NULL || (end = strstr(p, "</svg>")) == NULL ||
+        (l = strstr(p, want)) == NULL || l > end)
+        return NAN;
+    return strtod(l + strlen(want), NULL);
+}
+
+/*
+ * No label of an x axis centred so near a chart's right edge (the
+ * viewBox is 720 wide) that half of it is cut: those are anchored at
+ * their end.  Returns how many x labels were seen.
+ */
+static int
+x_labels_inside(const char *dom)
+{
+    const char *p = dom;
+    double x;
+    int n = 0;
+
+    while ((p = strstr(p, "<text x=\"")) != NULL) {
+        const char *end = strchr(p, '>');
+
+        x = strtod(p + 9, NULL);
+        if (end != NULL && strstr(p, "text-anchor=\"middle\"") != NULL &&
+            strstr(p, "text-anchor=\"middle\"") < end &&
+            strstr(p, "class=\"tick\"") != NULL &&
+            strstr(p, "class=\"tick\"") < end) {
+            ck_assert_msg(x <= 690, "an x label centred at %g of 720", x);
+            n++;
+        }
+        p += 9;
+    }
+    return n;
+}
+
+/* The answers of method m in the page's spectrum block; -1 if none. */
+static double
+spectrum_n(const char *page, const char *m)
+{
+    char pat[96];
+    const char *p = strstr(page, "id=\"data-spectrum\">");
+
+    snprintf(pat, sizeof(pat), "\"%s\":{\"n\":", m);
+    if (p == NULL || (p = strstr(p, pat)) == NULL)
+        return -1;
+    return strtod(p + strlen(pat), NULL);
+}
+
 START_TEST(test_html_in_chromium)
 {
     struct bproc *b = malloc(sizeof(*b));
-    char html[300], csv[300], dom[300], err[300], cmd[2400], udd[300];
-    char *page, *text, *e;
-    double answers, summary_requests;
-    int points, status;
+    char html[300], html2[300], csv[300], prof[300];
+    char *page, *text;
+    double answers, summary_requests, posts;
+    int points, points2;
 
     ck_assert_int_eq(e2e_start(&srv,
                                "workers = 2\n"
+                               "metrics_listen = 127.0.0.1:0\n"
                                "freight_dir = " FOLIO_SRCDIR "/data/freight\n"
                                "catalog = " FOLIO_SRCDIR "/data/catalog.csv\n",
                                NULL),
                      0);
     snprintf(html, sizeof(html), "%s/report.html", srv.dir);
+    snprintf(html2, sizeof(html2), "%s/report2.html", srv.dir);
     snprintf(csv, sizeof(csv), "%s/series.csv", srv.dir);
-    snprintf(dom, sizeof(dom), "%s/dom.html", srv.dir);
-    snprintf(err, sizeof(err), "%s/chromium.log", srv.dir);
-    snprintf(udd, sizeof(udd), "%s/chromium-profile", srv.dir);
+    snprintf(prof, sizeof(prof), "%s/cpu.pb.gz", srv.dir);
     expect_status(b, 0, "-H", srv.addr, "-w", "mixed", "--mix",
                   "ping:30,freight:40,comments:30", "--catalog",
                   FOLIO_SRCDIR "/data/catalog.csv", "-c", "4", "-d", "3",
@@ -121,7 +212,25 @@ START_TEST(test_html_in_chromium)
         "the report would fetch something");
     ck_assert_ptr_nonnull(strstr(page, "<script type=\"application/json\" "
                                        "id=\"data-series\">"));
+    /* The posts (1% of comments): a few dozen answers. */
+    posts = spectrum_n(page, "comments.post");
     free(page);
+
+    /* The second run, open loop, drawn against the first. */
+    expect_status(b, 0, "-H", srv.addr, "-w", "ping", "-R", "2000", "-c", "4",
+                  "-d", "3", "--admin", srv.admin, "--html", html2,
+                  "--baseline", html, "--profile", prof, "--metrics",
+                  srv.metrics, "-q");
+    ck_assert_ptr_nonnull(page = e2e_read_file(html2));
+    ck_assert_ptr_nonnull(strstr(page, "id=\"data-baseline-series\">"));
+    ck_assert_ptr_nonnull(strstr(page, "id=\"data-profile\">{\"file\""));
+    points2 = (int)jnum(strstr(page, "id=\"data-series\">") + 17, "n");
+    free(page);
+    /* What is not a report is refused before the run. */
+    expect_status(b, 2, "-H", srv.addr, "-n", "10", "--html", html2,
+                  "--baseline", csv, "-q");
+    ck_assert_ptr_nonnull(strstr(b->err, "not a folio-bench --html report"));
+    expect_status(b, 2, "-H", srv.addr, "-n", "10", "--baseline", html, "-q");
 
     if (!have_chromium()) {
         fprintf(stderr, "SKIP: chromium is not installed (Debian package "
@@ -130,29 +239,28 @@ START_TEST(test_html_in_chromium)
         free(b);
         return;
     }
-    snprintf(cmd, sizeof(cmd),
-             "timeout 90 chromium --headless --no-sandbox --disable-gpu "
-             "--disable-background-networking --disable-component-update "
-             "--disable-sync --no-first-run --enable-logging=stderr "
-             "--user-data-dir='%s' --dump-dom 'file://%s' >'%s' 2>'%s'",
-             udd, html, dom, err);
-    status = system(cmd);
-    ck_assert_msg(status == 0, "chromium failed (%d), see %s", status, err);
-    ck_assert_ptr_nonnull(text = e2e_read_file(dom));
-    e = e2e_read_file(err);
-    ck_assert_msg(e == NULL || strstr(e, "Uncaught") == NULL,
-                  "a script error: %s", e != NULL ? strstr(e, "Uncaught") : "");
-    free(e);
-    ck_assert_msg(strstr(text, "<body data-state=\"drawn\"") != NULL,
-                  "the page did not draw: %.400s", strstr(text, "<body"));
-    ck_assert_msg(isnan(attr_of(text, "errors", "data-errors")) &&
-                      strstr(text, "data-errors=") == NULL,
-                  "script errors: %.300s", strstr(text, "<pre id=\"errors\">"));
+    text = rendered(html);
     /* The charts hold the run's points: one a second. */
     ck_assert_double_eq(attr_of(text, "throughput", "data-points"), points);
     ck_assert_double_eq(attr_of(text, "latency", "data-points"), points);
+    ck_assert_double_eq(attr_of(text, "method-latency", "data-points"), points);
+    ck_assert_double_eq(attr_of(text, "bytes", "data-points"), points);
+    ck_assert_double_eq(attr_of(text, "server-cores", "data-points"), points);
     ck_assert_double_eq(attr_of(text, "server-cpu", "data-points"), points);
     ck_assert_double_eq(attr_of(text, "server-allocs", "data-points"), points);
+    /* A closed loop: warned of coordinated omission. */
+    ck_assert_ptr_nonnull(strstr(text, "id=\"warn\" style=\"display: block;\">"
+                                       "Coordinated omission: in the closed"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "id=\"compare-card\" style=\"display: none;\""));
+    /* A method's spectrum stops where its answers do; the all's goes on. */
+    ck_assert_msg(posts > 1 && line_reach(text, "spectrum", "comments.post") <=
+                                   log10(posts) + 1e-6,
+                  "comments.post: %g answers, its spectrum reaches %g", posts,
+                  line_reach(text, "spectrum", "comments.post"));
+    ck_assert(line_reach(text, "spectrum", "all") >
+              line_reach(text, "spectrum", "comments.post"));
+    ck_assert_int_gt(x_labels_inside(text), 20);
     ck_assert_msg(attr_of(text, "spectrum", "data-points") > 10,
                   "a spectrum of %g points",
                   attr_of(text, "spectrum", "data-points"));
@@ -161,6 +269,17 @@ START_TEST(test_html_in_chromium)
     ck_assert_ptr_nonnull(strstr(text, "NOT_FOUND"));
     ck_assert_double_eq(attr_of(text, "methods", "data-rows"), 4);
     ck_assert_ptr_nonnull(strstr(text, "<td>freight.quote</td>"));
+    free(text);
+
+    /* Against the baseline, with the profile's top functions; open loop. */
+    text = rendered(html2);
+    ck_assert_double_eq(attr_of(text, "throughput", "data-points"), points2);
+    ck_assert_double_eq(attr_of(text, "compare", "data-rows"), 11);
+    ck_assert_msg(attr_of(text, "profile", "data-rows") >= 1, "%.300s",
+                  strstr(text, "id=\"profile\""));
+    ck_assert_ptr_nonnull(strstr(text, "answers/s (baseline)"));
+    ck_assert_ptr_nonnull(strstr(text, "class=\"line dash\""));
+    ck_assert_ptr_nonnull(strstr(text, "<div id=\"warn\"></div>"));
     free(text);
     ck_assert_int_eq(e2e_stop(&srv), 0);
     free(b);
