@@ -142,7 +142,9 @@ void folio_prof_syms_free(struct folio_prof_syms *s);
  * same place, else from the file on disk if its build id matches.
  * FOLIO_PROF_SYM_HEAP: each stack then starts at the allocator's caller.
  * Adds comments: what the naming cost, and which files lack symbols.
- * Counts into folio_prof_sym_lookups.  Returns 0 or FOLIO_ENOMEM.
+ * Counts into folio_prof_sym_lookups.  Its allocations are sampled unless
+ * the caller is between folio_prof_self_begin and _end (the master's
+ * profile.c is).  Returns 0 or FOLIO_ENOMEM.
  */
 int folio_prof_symbolize(struct folio_prof_syms *s, struct folio_pprof *p,
                          unsigned flags);

@@ -1,8 +1,8 @@
 /*
  * prof_int.h - what the sampler (prof.c) and the symbolizer
- * (prof_sym.c) share: the executable mappings of this process, read from
- * the dynamic loader (dl_iterate_phdr), with their build ids.  Included
- * by those two only.
+ * (prof_sym.c) both use: the executable mappings of this process
+ * (prof_maps.c), read from the dynamic loader (dl_iterate_phdr), with
+ * their build ids.  Included by those three only.
  */
 #ifndef FOLIO_PROF_INT_H
 #define FOLIO_PROF_INT_H
@@ -27,7 +27,7 @@ struct folio_prof_map {
 int folio_prof_each_map(int (*fn)(void *arg, const struct folio_prof_map *m),
                         void *arg);
 
-/* folio_prof_sym_forked - in a child: it has named nothing yet. */
-void folio_prof_sym_forked(void);
+/* folio_prof_maps_init - note the executable's path (folio_prof_init). */
+void folio_prof_maps_init(void);
 
 #endif

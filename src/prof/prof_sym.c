@@ -34,6 +34,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,13 @@ struct resolver {
 };
 
 static uint64_t lookups; /* folio_prof_sym_lookups */
+static int atfork_set;
+
+static void
+forked(void)
+{
+    lookups = 0;
+}
 
 /* Debug files by build id, locally; never debuginfod (see above). */
 static int
@@ -775,7 +783,6 @@ folio_prof_symbolize(struct folio_prof_syms *s, struct folio_pprof *p,
     int rc = FOLIO_ENOMEM;
 
     memset(&fns, 0, sizeof(fns));
-    folio_prof_self_begin();
     if (s->cache.nlocations > CACHE_MAX) {
         /* Long running, many builds seen: start the table again. */
         folio_pprof_free(&s->cache);
@@ -814,7 +821,6 @@ folio_prof_symbolize(struct folio_prof_syms *s, struct folio_pprof *p,
 done:
     folio_free(res);
     table_free(&fns);
-    folio_prof_self_end();
     return rc;
 }
 
@@ -824,15 +830,15 @@ folio_prof_syms_new(struct folio_prof_syms **out)
     struct folio_prof_syms *s;
 
     *out = NULL;
-    folio_prof_self_begin();
     if ((s = folio_calloc(1, sizeof(*s))) == NULL ||
         folio_pprof_init(&s->cache) != 0 || table_init(&s->keys, 4096) != 0 ||
         table_init(&s->cache_fns, 1024) != 0) {
         folio_prof_syms_free(s);
-        folio_prof_self_end();
         return FOLIO_ENOMEM;
     }
-    folio_prof_self_end();
+    /* A fork (a worker) has named nothing itself. */
+    if (!atfork_set && pthread_atfork(NULL, NULL, forked) == 0)
+        atfork_set = 1;
     *out = s;
     return 0;
 }
@@ -844,7 +850,6 @@ folio_prof_syms_free(struct folio_prof_syms *s)
 
     if (s == NULL)
         return;
-    folio_prof_self_begin();
     for (i = 0; i < s->nfiles; i++) {
         folio_free(s->files[i].key);
         if (s->files[i].dwfl != NULL)
@@ -857,17 +862,10 @@ folio_prof_syms_free(struct folio_prof_syms *s)
     table_free(&s->cache_fns);
     folio_free(s->fallback);
     folio_free(s);
-    folio_prof_self_end();
 }
 
 uint64_t
 folio_prof_sym_lookups(void)
 {
     return lookups;
-}
-
-void
-folio_prof_sym_forked(void)
-{
-    lookups = 0;
 }
