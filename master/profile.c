@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -69,6 +70,7 @@ struct part {
     uint64_t seq; /* the worker's spawn number: a slot is reused */
     int state;
     uint64_t loop_ns; /* the worker's loop spent taking and sending it */
+    uint64_t cpu_us[2]; /* CPU: its user and system time at the start */
     struct folio_pprof prof;
     char why[320]; /* PART_FAILED: the comment the profile carries */
 };
@@ -88,6 +90,34 @@ struct preq {
     struct part parts[FOLIO_MAX_SLOTS + 1];
     int nparts;
 };
+
+/*
+ * A part's CPU time so far, user and system, us: the worker's from its
+ * stats slot (refreshed ten times a second), the master's from
+ * getrusage.  0 when its slot is another process's by now.
+ */
+static void
+part_cpu(const struct folio_master *m, const struct part *pt, uint64_t us[2])
+{
+    struct folio_worker_slot *s;
+    struct rusage ru;
+
+    us[0] = us[1] = 0;
+    if (pt->slot < 0) {
+        if (getrusage(RUSAGE_SELF, &ru) == 0) {
+            us[0] = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+                    (uint64_t)ru.ru_utime.tv_usec;
+            us[1] = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+                    (uint64_t)ru.ru_stime.tv_usec;
+        }
+        return;
+    }
+    s = folio_stats_slot(m->stats, (unsigned)pt->slot);
+    if (folio_stat_get(&s->ws_seq) != pt->seq)
+        return;
+    us[0] = folio_stat_get(&s->ws_cpu_user_us);
+    us[1] = folio_stat_get(&s->ws_cpu_sys_us);
+}
 
 static struct preq *inflight[MAX_INFLIGHT];
 static uint32_t next_id = 1;
@@ -284,6 +314,41 @@ empty_profile(struct folio_pprof *p, int kind)
 }
 
 /*
+ * What a CPU profile's stacks cannot show: they are user space's, so the
+ * time the processes spent in the kernel is charged to the functions that
+ * entered it.  Said once, with its share of their CPU time meanwhile.
+ */
+static int
+kernel_share(const struct preq *r, struct folio_pprof *out)
+{
+    uint64_t now[2], user = 0, sys = 0;
+    int i;
+
+    for (i = 0; i < r->nparts; i++) {
+        const struct part *pt = &r->parts[i];
+
+        if (pt->state != PART_DONE)
+            continue;
+        part_cpu(r->m, pt, now);
+        if (now[0] >= pt->cpu_us[0] && now[1] >= pt->cpu_us[1] &&
+            (now[0] != 0 || now[1] != 0)) {
+            user += now[0] - pt->cpu_us[0];
+            sys += now[1] - pt->cpu_us[1];
+        }
+    }
+    if (user + sys == 0)
+        return 0;
+    return folio_pprof_add_comment(
+               out,
+               "user-space stacks only: %.0f%% of the CPU time was in the "
+               "kernel, charged to the function that entered it (a system "
+               "call's libc wrapper: send, recv, epoll_wait)",
+               100.0 * (double)sys / (double)(user + sys)) < 0
+               ? FOLIO_ENOMEM
+               : 0;
+}
+
+/*
  * Each sample gets the labels process=worker|master, pid=P and worker:
  * K, a number with the unit "index" for a worker's (pprof drops a
  * numeric label of 0 that has no unit, and reads -tagfocus worker=0 as a
@@ -333,6 +398,8 @@ merge(struct preq *r, struct folio_pprof *out)
         }
         merged++;
     }
+    if (r->kind == FOLIO_PROFILE_CPU && (rc = kernel_share(r, out)) != 0)
+        return rc;
     for (i = 0; i < r->nparts; i++) {
         const struct part *pt = &r->parts[i];
 
@@ -815,6 +882,8 @@ send_asks(struct folio_master *m, struct evhttp_request *req, struct preq *r,
     r->req = req;
     r->id = next_id++;
     r->start_ms = folio_mono_ms();
+    for (i = 0; r->kind == FOLIO_PROFILE_CPU && i < r->nparts; i++)
+        part_cpu(m, &r->parts[i], r->parts[i].cpu_us);
     r->end_ms = r->start_ms + (uint64_t)r->seconds * 1000;
     r->deadline_ms = r->end_ms + ANSWER_GRACE_MS;
     if (r->parts[0].slot < 0) {

@@ -224,6 +224,9 @@ START_TEST(test_fetch_no_stall)
     }
     pthread_join(cpu.th, NULL);
     costs(&cpu.p, &longest, &answers);
+    /* The stacks are user space's: the profile says how much is not. */
+    ck_assert_msg(comment(&cpu.p, "user-space stacks only: ") != NULL,
+                  "no word of the kernel's share");
     folio_pprof_free(&cpu.p);
     for (k = 0; k < 2; k++)
         turn[k] = worker_stat(k, "loop_turn_max_s") * 1e3;

@@ -508,9 +508,8 @@ cpu_comments(struct folio_pprof *p)
     if (user + sys > 0 &&
         folio_pprof_add_comment(
             p,
-            "pid %ld: user-space stacks only: %.0f%% of its CPU time was in "
-            "the kernel (getrusage), charged to the function that entered "
-            "it (a system call's libc wrapper)",
+            "# pid %ld: user-space stacks only: %.0f%% of its CPU time was "
+            "in the kernel (getrusage)",
             (long)getpid(), 100.0 * sys / (user + sys)) < 0)
         return FOLIO_ENOMEM;
     if (cpu.tab.dropped > 0 &&
