@@ -17,6 +17,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -531,6 +532,26 @@ START_TEST(test_every)
     ck_assert_int_eq(profiles_in(one, "folio-cpu-"), 1);
     ck_assert_int_eq(profiles_in(one, "folio-heap-"), 1);
     ck_assert_int_eq(profiles_in(one, "folio-allocs-"), 1);
+    /* -o to what is not a regular file writes it, never replaces it. */
+    {
+        char fifo[400], buf[4];
+        struct stat st;
+        int fd;
+
+        snprintf(fifo, sizeof(fifo), "%s/fifo", srv.dir);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert_int_ge(fd = open(fifo, O_RDONLY | O_NONBLOCK), 0);
+        cli_expect(&r, NULL,
+                   ARGS("profile", "heap", "-o", fifo, "--top", "0",
+                        "--metrics", srv.metrics),
+                   0);
+        cli_run_free(&r);
+        ck_assert_int_eq(read(fd, buf, 2), 2);
+        ck_assert_int_eq((unsigned char)buf[0], 0x1f); /* gzip */
+        close(fd);
+        ck_assert_int_eq(stat(fifo, &st), 0);
+        ck_assert(S_ISFIFO(st.st_mode));
+    }
     /* A pull that fails is said, and the next one goes on: exit 3. */
     cli_expect(&r, NULL,
                ARGS("profile", "heap", "--every", "1s", "--count", "2",

@@ -162,14 +162,30 @@ file_name(char *buf, size_t len, const char *dir, const char *kind)
                  dir[0] != '\0' ? "/" : "", kind, date, k);
 }
 
-/* `len` bytes to `path` whole: a temporary name in its directory, renamed. */
+/*
+ * `len` bytes to `path` whole: a temporary name in its directory, renamed,
+ * so that no reader sees half a profile; what is there and not a regular
+ * file (/dev/null, a pipe) is written as it is, never replaced.
+ */
 static int
 write_file(const char *path, const char *data, size_t len)
 {
     char tmp[4200];
+    struct stat st;
     FILE *f;
     int e;
 
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if ((f = fopen(path, "we")) == NULL)
+            return -1;
+        if (fwrite(data, 1, len, f) != len) {
+            e = errno;
+            fclose(f);
+            errno = e;
+            return -1;
+        }
+        return fclose(f);
+    }
     if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
         errno = ENAMETOOLONG;
         return -1;
