@@ -509,6 +509,48 @@ START_TEST(test_cpu_sampler)
 }
 END_TEST
 
+/*
+ * A mapping this process does not have at that place (a worker of
+ * another binary, a library only a worker loaded): named from its file on
+ * disk, the same names.  The profile's mappings and addresses are moved
+ * up by 1 TiB, where nothing of ours is.
+ */
+START_TEST(test_symbolize_from_file)
+{
+    const uint64_t shift = 1ull << 40;
+    struct folio_pprof p;
+    struct folio_prof_stats st;
+    struct folio_prof_syms *syms;
+    uint64_t t0;
+    uint32_t i, found = 0;
+
+    folio_prof_init(0);
+    ck_assert_int_eq(folio_prof_cpu_start(1000), 0);
+    t0 = folio_mono_ms();
+    do {
+        spin_here();
+        folio_prof_get_stats(&st);
+    } while (st.cpu_samples < 30 && folio_mono_ms() - t0 < 50000);
+    ck_assert_int_eq(folio_prof_cpu_profile(&p), 0);
+    for (i = 0; i < p.nmappings; i++) {
+        p.mappings[i].start += shift;
+        p.mappings[i].limit += shift;
+    }
+    for (i = 0; i < p.nlocations; i++)
+        if (p.locations[i].mapping != 0)
+            p.locations[i].address += shift;
+    ck_assert_int_eq(folio_prof_syms_new(&syms), 0);
+    ck_assert_int_eq(folio_prof_symbolize(syms, &p, 0), 0);
+    for (i = 0; i < p.nsamples; i++)
+        found += folio_pprof_on_stack(&p, i, "spin_here");
+    ck_assert_msg(found > 0, "spin_here not named from the file (%u samples)",
+                  p.nsamples);
+    ck_assert(p.mappings[0].has_functions);
+    folio_pprof_free(&p);
+    folio_prof_syms_free(syms);
+}
+END_TEST
+
 #define BLOCKS 4000
 #define BLOCK 3000
 
@@ -704,6 +746,7 @@ pprof_suite(void)
     tc = tcase_create("sampler");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_cpu_sampler);
+    tcase_add_test(tc, test_symbolize_from_file);
     tcase_add_test(tc, test_heap_sampler);
     tcase_add_test(tc, test_heap_intervals);
     tcase_add_test(tc, test_after_fork);

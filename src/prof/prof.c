@@ -21,7 +21,6 @@
 #include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -73,8 +72,10 @@ static struct {
     unsigned hz;
     uint64_t start_unix_ns, start_mono_ns, stop_mono_ns;
     uint64_t samples, unwind_ns;
-    /* Samples that hit the heap sampler's own unwinding (see heap_sample). */
+    /* Samples that hit the heap sampler's own unwinding (see heap_sample):
+     * waiting for its stack, and in all. */
     _Atomic uint32_t deferred;
+    uint64_t deferred_total;
     struct rusage ru_start, ru_stop; /* the kernel's share of the time */
 } cpu;
 
@@ -234,6 +235,7 @@ on_sigprof(int sig, siginfo_t *si, void *ucv)
          * with it, once it has it.
          */
         atomic_fetch_add_explicit(&cpu.deferred, 1, memory_order_relaxed);
+        cpu.deferred_total++;
         goto out;
     }
     t0 = folio_mono_ns();
@@ -263,7 +265,7 @@ folio_prof_cpu_start(unsigned hz)
     if ((rc = table_init(&cpu.tab, CPU_SLOTS)) != 0)
         return rc;
     cpu.hz = hz;
-    cpu.samples = cpu.unwind_ns = 0;
+    cpu.samples = cpu.unwind_ns = cpu.deferred_total = 0;
     atomic_store(&cpu.deferred, 0);
     getrusage(RUSAGE_SELF, &cpu.ru_start);
     cpu.start_unix_ns = folio_unix_ns();
@@ -314,10 +316,10 @@ folio_prof_cpu_stop(void)
     getrusage(RUSAGE_SELF, &cpu.ru_stop);
 }
 
-#define MAX_MAPS 512
-
 /* ------------------------------------------------------------------ */
 /* Profiles                                                            */
+
+#define MAX_MAPS 512 /* executable mappings of a profile */
 
 /*
  * A profile being built: addresses to locations, each added once, in the
@@ -503,7 +505,10 @@ cpu_comments(struct folio_pprof *p)
         folio_pprof_add_comment(
             p, "# pid %ld: %llu samples, %.1f us per stack taken",
             (long)getpid(), (unsigned long long)cpu.samples,
-            (double)cpu.unwind_ns / 1e3 / (double)cpu.samples) < 0)
+            (double)cpu.unwind_ns / 1e3 /
+                (double)(cpu.samples - cpu.deferred_total > 0
+                             ? cpu.samples - cpu.deferred_total
+                             : 1)) < 0)
         return FOLIO_ENOMEM;
     if (user + sys > 0 &&
         folio_pprof_add_comment(

@@ -90,7 +90,6 @@ struct folio_prof_syms {
 
 /* One mapping of the profile being named. */
 struct resolver {
-    Dwfl *dwfl;
     Dwfl_Module *mod; /* NULL: only fallback names */
     uint64_t delta;   /* the module's address = the profile's + delta */
     uint32_t file;    /* the cache's string naming the file */
@@ -377,6 +376,20 @@ collect_own(void *arg, const struct folio_prof_map *m)
 }
 
 /* This process's mappings, and libdw's view of them if they changed. */
+/* Forget the files read from disk (binaries of long ago, at most). */
+static void
+files_free(struct folio_prof_syms *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nfiles; i++) {
+        folio_free(s->files[i].key);
+        if (s->files[i].dwfl != NULL)
+            dwfl_end(s->files[i].dwfl);
+    }
+    s->nfiles = 0;
+}
+
 static void
 own_refresh(struct folio_prof_syms *s)
 {
@@ -432,18 +445,13 @@ file_open(struct folio_prof_syms *s, const char *path, const char *build)
     uint32_t i;
     int n;
 
+    static struct file full = {NULL, NULL, NULL, "more files than are kept"};
+
     for (i = 0; i < s->nfiles; i++)
         if (strcmp(s->files[i].key, key) == 0)
             return &s->files[i];
-    if (s->nfiles == MAX_FILES) {
-        /* Forget the oldest: a binary of long ago. */
-        folio_free(s->files[0].key);
-        if (s->files[0].dwfl != NULL)
-            dwfl_end(s->files[0].dwfl);
-        memmove(&s->files[0], &s->files[1],
-                (MAX_FILES - 1) * sizeof(s->files[0]));
-        s->nfiles--;
-    }
+    if (s->nfiles == MAX_FILES)
+        return &full; /* folio_prof_symbolize makes room before the next */
     f = &s->files[s->nfiles];
     memset(f, 0, sizeof(*f));
     if ((f->key = folio_malloc(strlen(key) + 1)) == NULL)
@@ -506,7 +514,6 @@ resolve_mapping(struct folio_prof_syms *s, const struct folio_pprof *p,
         return FOLIO_ENOMEM;
     r->file = (uint32_t)id;
     if (own_match(s, m->start, m->limit, m->offset, build) != NULL) {
-        r->dwfl = s->own;
         r->mod = s->own != NULL ? dwfl_addrmodule(s->own, m->start) : NULL;
         if (r->mod == NULL)
             r->why = "libdw does not see it";
@@ -530,7 +537,6 @@ resolve_mapping(struct folio_prof_syms *s, const struct folio_pprof *p,
             continue;
         /* file offset = a - start + offset; its address there: */
         r->delta = m->offset - m->start - ph.p_offset + ph.p_vaddr + bias;
-        r->dwfl = f->dwfl;
         r->mod = f->mod;
         r->why = NULL;
         break;
@@ -793,6 +799,8 @@ folio_prof_symbolize(struct folio_prof_syms *s, struct folio_pprof *p,
             table_init(&s->cache_fns, 1024) != 0)
             goto done;
     }
+    if (s->nfiles > MAX_FILES / 2)
+        files_free(s);
     own_refresh(s);
     if ((res = folio_calloc(p->nmappings + 1, sizeof(*res))) == NULL ||
         table_init(&fns, 1024) != 0)
@@ -846,15 +854,9 @@ folio_prof_syms_new(struct folio_prof_syms **out)
 void
 folio_prof_syms_free(struct folio_prof_syms *s)
 {
-    uint32_t i;
-
     if (s == NULL)
         return;
-    for (i = 0; i < s->nfiles; i++) {
-        folio_free(s->files[i].key);
-        if (s->files[i].dwfl != NULL)
-            dwfl_end(s->files[i].dwfl);
-    }
+    files_free(s);
     if (s->own != NULL)
         dwfl_end(s->own);
     folio_pprof_free(&s->cache);
