@@ -216,8 +216,15 @@ START_TEST(test_html_in_chromium)
     posts = spectrum_n(page, "comments.post");
     free(page);
 
-    /* The second run, open loop, drawn against the first. */
-    expect_status(b, 0, "-H", srv.addr, "-w", "ping", "-R", "2000", "-c", "4",
+    /*
+     * The second run, open loop, drawn against the first; at a rate that
+     * keeps the workers busy enough for the CPU profile to hold samples
+     * (at 2,000 pings/s a worker is idle nearly always: ITIMER_PROF then
+     * fires seldom, none in 3 s on a loaded machine).
+     */
+    expect_status(b, 0, "-H", srv.addr, "-w", "mixed", "--mix",
+                  "ping:30,freight:40,comments:30", "--catalog",
+                  FOLIO_SRCDIR "/data/catalog.csv", "-R", "10000", "-c", "4",
                   "-d", "3", "--admin", srv.admin, "--html", html2,
                   "--baseline", html, "--profile", prof, "--metrics",
                   srv.metrics, "-q");
