@@ -18,6 +18,7 @@
 # LD_PRELOAD shim built here that times its epoll_wait the same way and
 # writes the longest turn of each second.
 # Usage: BUILDDIR=build sh bench/profile-pull.sh [SECONDS] [RUNS]
+# (RUNS 0: the instructions alone; PULL_FETCHES: K, default 20)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -165,9 +166,14 @@ run() {
     echo "${maxturn:--} ${p999:--} ${mx:--}"
 }
 
-echo "| pull | longest loop turn (ms) | p99.9 (us) | max latency (us) | runs (turn/p99.9/max) |"
-echo "|---|---:|---:|---:|---|"
-for mode in none heap cpu; do
+# RUNS 0: the instructions alone.
+MODES="none heap cpu"
+[ "$RUNS" -gt 0 ] || MODES=""
+[ -z "$MODES" ] || {
+    echo "| pull | longest loop turn (ms) | p99.9 (us) | max latency (us) | runs (turn/p99.9/max) |"
+    echo "|---|---:|---:|---:|---|"
+}
+for mode in $MODES; do
     turns="" p999s="" maxes="" all=""
     r=0
     while [ $r -lt "$RUNS" ]; do
