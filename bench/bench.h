@@ -227,13 +227,6 @@ const char *folio_bench_proto_name(enum bench_proto p);
 int folio_bench_proto_parse(const char *s, enum bench_proto *out);
 
 /*
- * folio_bench_unescape - decode C escapes of s (\r \n \t \0 \\ \xHH)
- * into a new string (*len bytes, NUL after them).  NULL on a bad escape
- * or out of memory.  Owned by the caller: free().
- */
-char *folio_bench_unescape(const char *s, size_t *len);
-
-/*
  * folio_bench_peer_pool - the requests of workload o->workload in
  * protocol o->proto (ping, get, set; version for memcached; the fixed
  * request of raw).  Returns 0, or FOLIO_EINVAL / FOLIO_ENOMEM with the

@@ -9,6 +9,7 @@
 : "${BUILDDIR:=.}"
 : "${FOLIOD:=$BUILDDIR/foliod}"
 : "${FOLIO_BENCH:=$BUILDDIR/folio-bench}"
+: "${FLOOR:=$BUILDDIR/bench/floor}"
 : "${REDIS_SERVER:=redis-server}"
 : "${REDIS_BENCHMARK:=redis-benchmark}"
 
@@ -17,27 +18,35 @@ FOLIOD_PID=""
 BEFORE_PID=""
 REDIS_PID=""
 MEMCACHED_PID=""
+FLOOR_PIDS=""
 
 bench_cleanup() {
     [ -n "$FOLIOD_PID" ] && kill "$FOLIOD_PID" 2>/dev/null && wait "$FOLIOD_PID" 2>/dev/null
     [ -n "$BEFORE_PID" ] && kill "$BEFORE_PID" 2>/dev/null && wait "$BEFORE_PID" 2>/dev/null
     [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
     [ -n "$MEMCACHED_PID" ] && kill "$MEMCACHED_PID" 2>/dev/null && wait "$MEMCACHED_PID" 2>/dev/null
+    # A floor dies of the TERM (status 143): not a failure of the cleanup.
+    for _p in $FLOOR_PIDS; do
+        kill "$_p" 2>/dev/null && wait "$_p" 2>/dev/null || :
+    done
     rm -rf "$BENCH_TMP"
 }
-trap bench_cleanup EXIT INT TERM
+trap bench_cleanup EXIT
+# A signal ends the script too (a trap alone would clean up and go on).
+trap 'exit 130' INT TERM
 
 # free_port: a TCP port nobody listens on, chosen by the kernel.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# wait_for FILE: wait (10 s at most) until FILE exists.
+# wait_for FILE: wait (WAIT_SECS, 10 s by default, at most) until FILE
+# exists.
 wait_for() {
-    i=0
+    _i=0
     while [ ! -s "$1" ]; do
-        i=$((i + 1))
-        [ $i -gt 1000 ] && { echo "timed out waiting for $1" >&2; return 1; }
+        _i=$((_i + 1))
+        [ $_i -gt $((${WAIT_SECS:-10} * 100)) ] && { echo "timed out waiting for $1" >&2; return 1; }
         sleep 0.01
     done
 }
@@ -54,7 +63,7 @@ start_foliod() {
     ${FOLIOD_WRAP:-${SERVER_WRAP:-}} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
         --data-dir "$BENCH_TMP/data" --metrics-listen off \
         --ready-file "$BENCH_TMP/ready" --log-level warn "$@" \
-        2>>"$BENCH_TMP/foliod.log" &
+        >>"$BENCH_TMP/foliod.log" 2>&1 &
     FOLIOD_PID=$!
     wait_for "$BENCH_TMP/ready" || return 1
     FOLIO_PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$BENCH_TMP/ready" | head -n 1)
@@ -75,6 +84,32 @@ start_before() {
     BEFORE_PID=$FOLIOD_PID BEFORE_PORT=$FOLIO_PORT
     BENCH_TMP=$_tmp FOLIOD=$_bin
     FOLIOD_PID=$_pid FOLIO_PORT=$_port FOLIO_ADMIN=$_admin
+}
+
+# ready_workers READY_FILE: the "workers N" line of a ready file.
+ready_workers() {
+    sed -n 's/^workers \([0-9]*\)$/\1/p' "$1" | head -n 1
+}
+
+# The floor's request and reply (bench/floor.c): server.ping over
+# msgpack-RPC, msgid 1 in folio-bench's 5-byte form, and foliod's reply.
+: "${FLOOR_REQUEST:=\x94\x00\xce\x00\x00\x00\x01\xabserver.ping\x90}"
+: "${FLOOR_REPLY:=\x94\x01\x01\xc0\xa4pong}"
+
+# start_floor PROCS: bench/floor in PROCS processes over one listening
+# socket, answering FLOOR_REQUEST with FLOOR_REPLY; FLOOR_PORT, FLOOR_PID
+# (kept for the cleanup) and FLOOR_REPLY_LEN (for folio-bench's
+# --raw-reply-len) set.
+start_floor() {
+    _r="$BENCH_TMP/floor-$1.ready"
+    rm -f "$_r"
+    ${SERVER_WRAP:-} "$FLOOR" --procs "$1" --ready-file "$_r" \
+        "$FLOOR_REQUEST" "$FLOOR_REPLY" >/dev/null &
+    FLOOR_PID=$!
+    FLOOR_PIDS="$FLOOR_PIDS $FLOOR_PID"
+    wait_for "$_r" || return 1
+    FLOOR_PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$_r")
+    FLOOR_REPLY_LEN=$(sed -n 's/^reply_bytes //p' "$_r")
 }
 
 stop_foliod() {

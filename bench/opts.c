@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/escape.h"
 #include "src/cpus.h"
 #include "src/defaults.h"
 

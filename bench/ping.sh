@@ -1,15 +1,19 @@
 #!/bin/sh
-# bench/ping.sh - the floor of each server, driven by one client for all:
-# folio-bench against foliod (server.ping), Redis (PING, inline) and
-# memcached -t 2 (version), interleaved run by run, at 1, 50 and 240
-# connections with one request in flight and at 50 with 16; throughput,
-# p99, and the server's CPU per request (every thread's run time, from
-# /proc/PID/task/*/schedstat); one send(2) per request (--send-each),
-# as callers sharing a connection would.  redis-benchmark's figure for Redis is
-# beside, as a second opinion from another client.
+# bench/ping.sh - each server's cheapest request, driven by one client for
+# all: folio-bench against foliod (server.ping), Redis (PING, inline),
+# memcached -t 2 (version) and bench/floor, the server that does nothing
+# (the same ping's bytes answered unparsed: in one process and in as many
+# as foliod has workers; --proto raw), interleaved run by run, at 1, 50
+# and 240 connections with one request in flight and at 50 with 16;
+# throughput, p99, and the server's CPU per request (every thread's run
+# time, from /proc/PID/task/*/schedstat); one send(2) per request
+# (--send-each), as callers sharing a connection would.  redis-benchmark's
+# figure for Redis is beside, as a second opinion from another client.
 # Usage: BUILDDIR=build sh bench/ping.sh [SECONDS] [RUNS]
-# Prints a markdown table for BENCHMARKS.md; each figure is the median of
-# RUNS; the ratios are of the medians.  FOLIOD_ARGS adds foliod options
+# Prints markdown tables for BENCHMARKS.md: the servers side by side, and
+# foliod against the floor of its own process model (its CPU per request
+# and p99 over the floor's); each figure is the median of RUNS; the
+# ratios are of the medians.  FOLIOD_ARGS adds foliod options
 # (default --workers auto); SETTINGS replaces "CONNS:DEPTH ...";
 # FOLIOD_BEFORE=path/to/older/foliod adds it as a fourth server (its own
 # column), interleaved with the others: a change's before and after
@@ -39,12 +43,24 @@ fi
 
 # shellcheck disable=SC2086
 start_foliod ${FOLIOD_ARGS:---workers auto}
+NW=$(ready_workers "$BENCH_TMP/ready")
 # shellcheck disable=SC2086
 start_before ${FOLIOD_BEFORE_ARGS:-${FOLIOD_ARGS:---workers auto}}
 SERVERS="foliod redis memcached"
-[ -n "$BEFORE_PID" ] && SERVERS="before $SERVERS"
+BW=""
+if [ -n "$BEFORE_PID" ]; then
+    SERVERS="before $SERVERS"
+    BW=$(ready_workers "$BENCH_TMP/before/ready")
+fi
 start_redis
 start_memcached
+# The floors: one process, and each worker count in use.
+FLOORS=$(printf '%s\n' 1 "$NW" $BW | sort -n -u)
+for k in $FLOORS; do
+    start_floor "$k"
+    eval "FLOOR_PORT_$k=\$FLOOR_PORT FLOOR_PID_$k=\$FLOOR_PID"
+    SERVERS="floor$k $SERVERS"
+done
 
 # one SERVER CONNS DEPTH: a run; appends "rps p50 p99 cpu" to $BENCH_TMP/SERVER-CONNS-DEPTH.
 one() {
@@ -53,6 +69,10 @@ one() {
     before) set -- "$@" -H "127.0.0.1:$BEFORE_PORT" --server-pid "$BEFORE_PID" ;;
     redis) set -- "$@" --proto resp -H "127.0.0.1:$REDIS_PORT" --server-pid "$REDIS_PID" ;;
     memcached) set -- "$@" --proto memcache -H "127.0.0.1:$MEMCACHED_PORT" --server-pid "$MEMCACHED_PID" ;;
+    floor*)
+        eval "_port=\$FLOOR_PORT_${1#floor} _pid=\$FLOOR_PID_${1#floor}"
+        set -- "$@" --proto raw --raw-request "$FLOOR_REQUEST" \
+            --raw-reply-len "$FLOOR_REPLY_LEN" -H "127.0.0.1:$_port" --server-pid "$_pid" ;;
     esac
     _f="$BENCH_TMP/$1-$2-$3"
     _who=$1 _c=$2 _p=$3
@@ -83,20 +103,65 @@ for _ in $(seq "$RUNS"); do
     done
 done
 
-echo "| conns | in flight | foliod req/s | Redis req/s | memcached req/s | foliod / Redis | foliod / memcached | p99 us foliod / Redis / memcached | server CPU us/req foliod / Redis / memcached | Redis by redis-benchmark |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+# ratio A B: A / B (0 when B is 0 or missing).
+ratio() {
+    echo "$1 $2" | awk '{print ($2 + 0 > 0) ? $1 / $2 : 0}'
+}
+
+# The floor columns: one process, and foliod's worker count when it is more.
+FCOLS=1
+[ "$NW" -gt 1 ] && FCOLS="1 $NW"
+fhead="" fsep="" fp99="" fcpu=""
+for k in $FCOLS; do
+    fhead="$fhead floor ($k proc) req/s |"
+    fsep="$fsep---:|"
+    fp99="${fp99}floor $k / "
+    fcpu="${fcpu}floor $k / "
+done
+echo "| conns | in flight |$fhead foliod req/s | Redis req/s | memcached req/s | foliod / Redis | foliod / memcached | p99 us ${fp99}foliod / Redis / memcached | server CPU us/req ${fcpu}foliod / Redis / memcached | Redis by redis-benchmark |"
+echo "|---:|---:|$fsep---:|---:|---:|---:|---:|---:|---:|---:|"
 for s in $SETTINGS; do
     c=${s%%:*}
     p=${s##*:}
     f="$BENCH_TMP/foliod-$c-$p" r="$BENCH_TMP/redis-$c-$p" mc="$BENCH_TMP/memcached-$c-$p"
     fr=$(col "$f" 1) rr=$(col "$r" 1) mr=$(col "$mc" 1)
-    printf '| %s | %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f / %.0f / %.0f | %.2f / %.2f / %.2f | %.0f |\n' \
-        "$c" "$p" "$fr" "$rr" "$mr" \
-        "$(echo "$fr $rr" | awk '{print ($2 > 0) ? $1 / $2 : 0}')" \
-        "$(echo "$fr $mr" | awk '{print ($2 > 0) ? $1 / $2 : 0}')" \
-        "$(col "$f" 3)" "$(col "$r" 3)" "$(col "$mc" 3)" \
-        "$(col "$f" 4)" "$(col "$r" 4)" "$(col "$mc" 4)" \
+    frs="" fp="" fc=""
+    for k in $FCOLS; do
+        fl="$BENCH_TMP/floor$k-$c-$p"
+        frs="$frs $(printf '%.0f' "$(col "$fl" 1)") |"
+        fp="$fp$(printf '%.0f' "$(col "$fl" 3)") / "
+        fc="$fc$(printf '%.2f' "$(col "$fl" 4)") / "
+    done
+    printf '| %s | %s |%s %.0f | %.0f | %.0f | %.2f | %.2f | %s%.0f / %.0f / %.0f | %s%.2f / %.2f / %.2f | %.0f |\n' \
+        "$c" "$p" "$frs" "$fr" "$rr" "$mr" \
+        "$(ratio "$fr" "$rr")" "$(ratio "$fr" "$mr")" \
+        "$fp" "$(col "$f" 3)" "$(col "$r" 3)" "$(col "$mc" 3)" \
+        "$fc" "$(col "$f" 4)" "$(col "$r" 4)" "$(col "$mc" 4)" \
         "$(median <"$BENCH_TMP/rb-$c-$p")"
+done
+
+# Against the floor of the same process model: foliod (and the before
+# build) with W workers against the floor in W processes.
+echo
+echo "| conns | in flight | server | workers | CPU us/req | floor's | CPU / floor | above the floor (us) | p99 us / floor's | p99 / floor | req/s / floor |"
+echo "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for s in $SETTINGS; do
+    c=${s%%:*}
+    p=${s##*:}
+    for who in foliod before; do
+        if [ "$who" = before ]; then
+            [ -n "$BEFORE_PID" ] || continue
+            name=$BEFORE_NAME k=$BW
+        else
+            name=foliod k=$NW
+        fi
+        f="$BENCH_TMP/$who-$c-$p" fl="$BENCH_TMP/floor$k-$c-$p"
+        cpu=$(col "$f" 4) fcpu=$(col "$fl" 4) p99=$(col "$f" 3) fp99=$(col "$fl" 3)
+        printf '| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f / %.0f | %.2f | %.2f |\n' \
+            "$c" "$p" "$name" "$k" "$cpu" "$fcpu" "$(ratio "$cpu" "$fcpu")" \
+            "$(echo "$cpu $fcpu" | awk '{print $1 - $2}')" "$p99" "$fp99" \
+            "$(ratio "$p99" "$fp99")" "$(ratio "$(col "$f" 1)" "$(col "$fl" 1)")"
+    done
 done
 if [ -n "$BEFORE_PID" ]; then
     echo
@@ -108,7 +173,7 @@ if [ -n "$BEFORE_PID" ]; then
         f="$BENCH_TMP/foliod-$c-$p" b="$BENCH_TMP/before-$c-$p"
         printf '| %s | %s | %.0f | %.0f | %.2f | %.0f / %.0f | %.2f / %.2f |\n' \
             "$c" "$p" "$(col "$b" 1)" "$(col "$f" 1)" \
-            "$(echo "$(col "$f" 1) $(col "$b" 1)" | awk '{print ($2 > 0) ? $1 / $2 : 0}')" \
+            "$(ratio "$(col "$f" 1)" "$(col "$b" 1)")" \
             "$(col "$b" 3)" "$(col "$f" 3)" "$(col "$b" 4)" "$(col "$f" 4)"
     done
 fi

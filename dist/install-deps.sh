@@ -11,7 +11,7 @@ PACKAGES="
     golang-go google-perftools
     curl jq
     mandoc cscope universal-ctags
-    systemd strace
+    systemd strace procps linux-perf
     prometheus chromium
     python3 python3-pynvim
     clang libclang-rt-14-dev valgrind

@@ -126,7 +126,11 @@
     X(profile_symbol_lookups, "profile_symbol_lookups", FOLIO_SK_COUNTER,      \
       FOLIO_SU_ONE, NULL, "worker_profile_symbol_lookups_total", "",           \
       "Addresses the worker named for its profiles: none, the master names "  \
-      "them (foliod(8), PROFILING).")
+      "them (foliod(8), PROFILING).")                                          \
+    X(accepts_forced, "accepts_forced", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
+      "accepts_forced_total", NULL, "",                                        \
+      "Connections a worker ahead of the others took all the same: no other " \
+      "took them within a millisecond (a stalled or busy peer).")
 
 /* Gauges: the current value. */
 #define FOLIO_WORKER_GAUGES(X)                                                 \

@@ -104,11 +104,30 @@ folio_buf_truncate(struct folio_buf *b, size_t mark)
 static inline int
 folio_buf_append(struct folio_buf *b, const void *p, size_t n)
 {
+    const char *s = p;
+    char *d;
     int rc;
 
     if (n > b->b_cap - b->b_len && (rc = folio_buf_reserve(b, n)) != 0)
         return rc;
-    memcpy(b->b_data + b->b_len, p, n);
+    d = b->b_data + b->b_len;
+    /*
+     * The packer's pieces are a few bytes each (a header, a small int):
+     * copied inline, two overlapping fixed-size moves, not by a call.
+     */
+    if (n <= 8) {
+        if (n >= 4) {
+            memcpy(d, s, 4);
+            memcpy(d + n - 4, s + n - 4, 4);
+        } else if (n >= 2) {
+            memcpy(d, s, 2);
+            memcpy(d + n - 2, s + n - 2, 2);
+        } else if (n == 1) {
+            d[0] = s[0];
+        }
+    } else {
+        memcpy(d, s, n);
+    }
     b->b_len += n;
     return 0;
 }

@@ -174,51 +174,123 @@ folio_mp_scan_init(struct folio_mp_scan *st, uint64_t max_bytes,
                                                     : max_depth;
 }
 
+/*
+ * The size of the values of types 0xc0-0xdf that their type byte alone
+ * gives (nil, booleans, fixed-width numbers, fixext), for the scanner's
+ * fast path; 0 for the others (0xc1, and the forms with a length), which
+ * head() decodes.
+ */
+static const uint8_t fixed_c0[32] = {
+    1,  0, 1, 1, 0, 0, 0, 0,  /* 0xc0 nil, 0xc1, 0xc2-3 bool, 0xc4-7 */
+    0,  0, 5, 9, 2, 3, 5, 9,  /* 0xc8-9, float 32/64, uint 8-64 */
+    2,  3, 5, 9, 3, 4, 6, 10, /* int 8-64, fixext 1, 2, 4, 8 */
+    18, 0, 0, 0, 0, 0, 0, 0   /* fixext 16, 0xd9-0xdf */
+};
+
+/*
+ * The common types are decoded inline (fixints, fixstr, fixarray, fixmap,
+ * the fixed-width forms), the rest by head(); the position, the depth and
+ * the count left in the innermost container are kept in registers and
+ * stored on the way out.  A scalar's end is checked against the size
+ * limit once, on the way out (positions only grow: a scalar past the
+ * limit makes every later position pass it too, and the result is
+ * FOLIO_MP_TOOBIG whatever was found after it, as if the scan had
+ * stopped there); a container's at once, before its claim is weighed.
+ */
 int
 folio_mp_scan(struct folio_mp_scan *st, const void *buf, size_t len)
 {
     const unsigned char *b = buf;
+    uint64_t pos = st->pos, next, children, top, max = st->max_bytes;
+    uint32_t depth = st->depth;
     struct head h;
-    uint64_t next;
-    int r;
+    unsigned t;
+    int r, rc;
 
     if (st->done)
-        return st->pos <= len ? FOLIO_MP_DONE : FOLIO_MP_MORE;
+        return pos <= len ? FOLIO_MP_DONE : FOLIO_MP_MORE;
+    top = depth > 0 ? st->remain[depth - 1] : 0;
     for (;;) {
-        if (st->pos >= len)
-            return FOLIO_MP_MORE;
-        if ((r = head(b + st->pos, len - st->pos, &h)) != 0)
-            return r > 0 ? FOLIO_MP_MORE : FOLIO_MP_INVALID;
-        next = st->pos + h.size;
-        if (next > st->max_bytes)
-            return FOLIO_MP_TOOBIG;
-        if (h.container) {
-            if (st->depth >= st->max_depth)
-                return FOLIO_MP_TOODEEP;
-            /* Every value takes a byte at least: refuse impossible claims. */
-            if (h.children > st->max_bytes - next)
-                return FOLIO_MP_TOOBIG;
-            st->pos = next;
-            if (h.children > 0) {
-                st->remain[st->depth++] = h.children;
-                continue;
-            }
+        if (pos >= len) {
+            rc = FOLIO_MP_MORE;
+            break;
+        }
+        t = b[pos];
+        if (t < 0x80 || t >= 0xe0) {
+            pos++;
+        } else if (t < 0xa0) {
+            next = pos + 1;
+            children = t < 0x90 ? 2 * (uint64_t)(t & 0x0f) : t & 0x0f;
+            goto container;
+        } else if (t < 0xc0) {
+            pos += 1 + (t & 0x1f);
+        } else if (fixed_c0[t - 0xc0] != 0) {
+            pos += fixed_c0[t - 0xc0];
         } else {
-            st->pos = next;
-        }
-        /* A value is complete: close the containers it completes. */
-        while (st->depth > 0) {
-            if (--st->remain[st->depth - 1] > 0)
+            if ((r = head(b + pos, len - pos, &h)) != 0) {
+                rc = r > 0 ? FOLIO_MP_MORE : FOLIO_MP_INVALID;
                 break;
-            st->depth--;
+            }
+            next = pos + h.size;
+            children = h.children;
+            if (h.container)
+                goto container;
+            pos = next;
         }
-        if (st->depth == 0) {
-            if (st->pos <= len)
-                return FOLIO_MP_DONE;
-            st->done = 1;
-            return FOLIO_MP_MORE;
+        /* A scalar is complete: the common case, one more in its array. */
+        if (depth > 0 && --top > 0)
+            continue;
+        goto closed;
+    container:
+        if (next > max) {
+            rc = FOLIO_MP_TOOBIG;
+            break;
+        }
+        if (depth >= st->max_depth) {
+            rc = FOLIO_MP_TOODEEP;
+            break;
+        }
+        /* Every value takes a byte at least: refuse impossible claims. */
+        if (children > max - next) {
+            rc = FOLIO_MP_TOOBIG;
+            break;
+        }
+        pos = next;
+        if (children > 0) {
+            if (depth > 0)
+                st->remain[depth - 1] = top;
+            top = children;
+            depth++;
+            continue;
+        }
+        /* An empty container is complete, as a scalar. */
+        if (depth > 0 && --top > 0)
+            continue;
+    closed:
+        /* The value completed its container: close those it completes. */
+        while (depth > 0) {
+            if (--depth == 0)
+                break;
+            top = st->remain[depth - 1];
+            if (--top > 0)
+                break;
+        }
+        if (depth == 0) {
+            if (pos <= len) {
+                rc = FOLIO_MP_DONE;
+                break;
+            }
+            st->done = pos <= max; /* else over the limit: below */
+            rc = FOLIO_MP_MORE;
+            break;
         }
     }
+    if (depth > 0)
+        st->remain[depth - 1] = top;
+    st->pos = pos;
+    st->depth = depth;
+    /* Past the limit: that, whatever was found after (as at once). */
+    return pos > max ? FOLIO_MP_TOOBIG : rc;
 }
 
 enum folio_mp_type
@@ -341,7 +413,7 @@ folio_mp_read_bool(struct folio_mp_cur *c, int *v)
 }
 
 int
-folio_mp_read_int(struct folio_mp_cur *c, int64_t *v)
+folio_mp_read_int_full(struct folio_mp_cur *c, int64_t *v)
 {
     const unsigned char *p = c->p;
     uint64_t u;
@@ -412,7 +484,7 @@ folio_mp_read_int(struct folio_mp_cur *c, int64_t *v)
 }
 
 int
-folio_mp_read_uint(struct folio_mp_cur *c, uint64_t *v)
+folio_mp_read_uint_full(struct folio_mp_cur *c, uint64_t *v)
 {
     struct folio_mp_cur save = *c;
     int64_t i;
@@ -496,7 +568,7 @@ read_span(struct folio_mp_cur *c, int want_bin, const char **s, uint32_t *len)
 }
 
 int
-folio_mp_read_str(struct folio_mp_cur *c, const char **s, uint32_t *len)
+folio_mp_read_str_full(struct folio_mp_cur *c, const char **s, uint32_t *len)
 {
     return read_span(c, 0, s, len);
 }
@@ -586,13 +658,13 @@ read_container(struct folio_mp_cur *c, int map, uint32_t *n)
 }
 
 int
-folio_mp_read_array(struct folio_mp_cur *c, uint32_t *n)
+folio_mp_read_array_full(struct folio_mp_cur *c, uint32_t *n)
 {
     return read_container(c, 0, n);
 }
 
 int
-folio_mp_read_map(struct folio_mp_cur *c, uint32_t *n)
+folio_mp_read_map_full(struct folio_mp_cur *c, uint32_t *n)
 {
     return read_container(c, 1, n);
 }

@@ -107,22 +107,88 @@ const char *folio_mp_type_name(enum folio_mp_type t);
  */
 int folio_mp_read_nil(struct folio_mp_cur *c);
 int folio_mp_read_bool(struct folio_mp_cur *c, int *v);
-/* An integer (positive or negative encoding) that fits int64_t. */
-int folio_mp_read_int(struct folio_mp_cur *c, int64_t *v);
-/* A non-negative integer. */
-int folio_mp_read_uint(struct folio_mp_cur *c, uint64_t *v);
 /* float 32 or 64 (integers are not converted). */
 int folio_mp_read_float(struct folio_mp_cur *c, double *v);
-/* A str: *s points into the buffer, not NUL-terminated. */
-int folio_mp_read_str(struct folio_mp_cur *c, const char **s, uint32_t *len);
 int folio_mp_read_bin(struct folio_mp_cur *c, const char **s, uint32_t *len);
 /* An ext (fixext or ext 8/16/32): its type and a span of its data. */
 int folio_mp_read_ext(struct folio_mp_cur *c, int8_t *type, const char **s,
                       uint32_t *len);
-int folio_mp_read_array(struct folio_mp_cur *c, uint32_t *n);
-int folio_mp_read_map(struct folio_mp_cur *c, uint32_t *n);
 /* Skip one value, nested or not. */
 int folio_mp_skip(struct folio_mp_cur *c);
+
+/*
+ * The readers of every form (mp.c); the inline ones below read the
+ * one-byte forms themselves (most values in a request: small ints, short
+ * strings, small arrays and maps) and call these for the others.
+ */
+int folio_mp_read_int_full(struct folio_mp_cur *c, int64_t *v);
+int folio_mp_read_uint_full(struct folio_mp_cur *c, uint64_t *v);
+int folio_mp_read_str_full(struct folio_mp_cur *c, const char **s,
+                           uint32_t *len);
+int folio_mp_read_array_full(struct folio_mp_cur *c, uint32_t *n);
+int folio_mp_read_map_full(struct folio_mp_cur *c, uint32_t *n);
+
+/* An integer (positive or negative encoding) that fits int64_t. */
+static inline int
+folio_mp_read_int(struct folio_mp_cur *c, int64_t *v)
+{
+    if (c->p < c->end && (*c->p <= 0x7f || *c->p >= 0xe0)) {
+        *v = (int8_t)*c->p; /* both fixints: the byte, sign-extended */
+        c->p++;
+        return 0;
+    }
+    return folio_mp_read_int_full(c, v);
+}
+
+/* A non-negative integer. */
+static inline int
+folio_mp_read_uint(struct folio_mp_cur *c, uint64_t *v)
+{
+    if (c->p < c->end && *c->p <= 0x7f) {
+        *v = *c->p++;
+        return 0;
+    }
+    return folio_mp_read_uint_full(c, v);
+}
+
+/* A str: *s points into the buffer, not NUL-terminated. */
+static inline int
+folio_mp_read_str(struct folio_mp_cur *c, const char **s, uint32_t *len)
+{
+    const unsigned char *p = c->p;
+    uint32_t n;
+
+    if (p < c->end && (*p & 0xe0) == 0xa0) {
+        n = *p & 0x1f;
+        if ((size_t)(c->end - p) <= n)
+            return -1;
+        *s = (const char *)p + 1;
+        *len = n;
+        c->p = p + 1 + n;
+        return 0;
+    }
+    return folio_mp_read_str_full(c, s, len);
+}
+
+static inline int
+folio_mp_read_array(struct folio_mp_cur *c, uint32_t *n)
+{
+    if (c->p < c->end && (*c->p & 0xf0) == 0x90) {
+        *n = *c->p++ & 0x0f;
+        return 0;
+    }
+    return folio_mp_read_array_full(c, n);
+}
+
+static inline int
+folio_mp_read_map(struct folio_mp_cur *c, uint32_t *n)
+{
+    if (c->p < c->end && (*c->p & 0xf0) == 0x80) {
+        *n = *c->p++ & 0x0f;
+        return 0;
+    }
+    return folio_mp_read_map_full(c, n);
+}
 
 /* folio_mp_str_eq - whether span s,len equals the C string `lit`. */
 static inline int

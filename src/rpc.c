@@ -32,6 +32,107 @@ folio_rpc_read_msgid(struct folio_mp_cur *c, uint32_t *msgid,
     return rc;
 }
 
+/*
+ * The request as every client sends it, read inline: [0, msgid as a
+ * positive fixint or uint 8/16/32, method as a fixstr or str 8, params as
+ * a fixarray].  Returns 0 with *m filled, -1 for any other form (the
+ * general reader below decides: it may still be a valid request).
+ */
+static int
+parse_common(const unsigned char *b, size_t len, struct folio_rpc_msg *m)
+{
+    const unsigned char *q = b + 2, *end = b + len;
+    uint32_t msgid, n;
+
+    if (len < 5 || b[0] != 0x94 || b[1] != FOLIO_RPC_REQUEST)
+        return -1;
+    if (*q <= 0x7f) {
+        msgid = *q++;
+    } else if (*q == 0xce && end - q > 5) {
+        msgid = (uint32_t)q[1] << 24 | (uint32_t)q[2] << 16 |
+                (uint32_t)q[3] << 8 | q[4];
+        q += 5;
+    } else if (*q == 0xcc && end - q > 2) {
+        msgid = q[1];
+        q += 2;
+    } else if (*q == 0xcd && end - q > 3) {
+        msgid = (uint32_t)q[1] << 8 | q[2];
+        q += 3;
+    } else {
+        return -1;
+    }
+    m->id.raw = (const char *)b + 2;
+    m->id.len = (size_t)(q - (b + 2));
+    if ((*q & 0xe0) == 0xa0) {
+        n = *q++ & 0x1f;
+    } else if (*q == 0xd9 && end - q > 2) {
+        n = q[1];
+        q += 2;
+    } else {
+        return -1;
+    }
+    /* The method, then at least the params' header. */
+    if ((size_t)(end - q) <= n || (q[n] & 0xf0) != 0x90)
+        return -1;
+    m->method = (const char *)q;
+    m->method_len = n;
+    q += n;
+    m->nparams = *q++ & 0x0f;
+    m->type = FOLIO_RPC_REQUEST;
+    m->has_msgid = 1;
+    m->msgid = msgid;
+    folio_mp_cur_init(&m->params, q, (size_t)(end - q));
+    m->error.p = m->error.end = m->result.p = m->result.end = NULL;
+    return 0;
+}
+
+int
+folio_rpc_frame(struct folio_mp_scan *st, const void *p, size_t len)
+{
+    const unsigned char *b = p, *q = b + 2, *end = b + len;
+    uint64_t pos;
+    uint32_t n;
+
+    /* A message begins, with room for the envelope's forms: else scan. */
+    if (st->pos != 0 || st->depth != 0 || st->done || st->max_depth < 2 ||
+        len < 5 || b[0] != 0x94 || b[1] != FOLIO_RPC_REQUEST)
+        return folio_mp_scan(st, p, len);
+    if (*q <= 0x7f)
+        q += 1;
+    else if (*q == 0xce)
+        q += 5;
+    else if (*q == 0xcc)
+        q += 2;
+    else if (*q == 0xcd)
+        q += 3;
+    else
+        return folio_mp_scan(st, p, len);
+    if (q >= end)
+        return folio_mp_scan(st, p, len);
+    if ((*q & 0xe0) == 0xa0)
+        n = 1 + (*q & 0x1f);
+    else if (*q == 0xd9 && end - q > 1)
+        n = 2 + q[1];
+    else
+        return folio_mp_scan(st, p, len);
+    /* The method, then the params' header, all here. */
+    if ((size_t)(end - q) <= n || (q[n] & 0xf0) != 0x90)
+        return folio_mp_scan(st, p, len);
+    q += n;
+    n = *q++ & 0x0f;
+    pos = (uint64_t)(q - b);
+    if (pos > st->max_bytes || n > st->max_bytes - pos)
+        return folio_mp_scan(st, p, len); /* it says what is too big */
+    st->pos = pos;
+    if (n == 0)
+        return FOLIO_MP_DONE;
+    /* The params are the envelope's last value: scan them from here. */
+    st->depth = 2;
+    st->remain[0] = 1;
+    st->remain[1] = n;
+    return folio_mp_scan(st, p, len);
+}
+
 int
 folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
                 const char **why)
@@ -41,6 +142,9 @@ folio_rpc_parse(const void *p, size_t len, struct folio_rpc_msg *m,
     int64_t type;
     int rc;
 
+    /* parse_common sets every field, or fails and the reader starts over. */
+    if (parse_common(p, len, m) == 0)
+        return 0;
     memset(m, 0, sizeof(*m));
     folio_mp_cur_init(&c, p, len);
     if (folio_mp_read_array(&c, &n) != 0) {

@@ -47,6 +47,17 @@ struct folio_rpc_msg {
 };
 
 /*
+ * folio_rpc_frame - folio_mp_scan (mp.h) for a stream of msgpack-RPC
+ * messages: when a message begins with the envelope every client sends
+ * ([0, msgid, method, params] with a fixint or uint 8/16/32 msgid, a
+ * fixstr or str 8 method, a fixarray of params), the envelope is taken
+ * in one step and the scanner goes on from the params; anything else is
+ * the scanner's from the start.  The same results and scan state as
+ * folio_mp_scan on the same bytes.
+ */
+int folio_rpc_frame(struct folio_mp_scan *st, const void *p, size_t len);
+
+/*
  * folio_rpc_parse - split one complete msgpack object (as the scanner
  * found it) into a msgpack-RPC message.  Returns 0, or FOLIO_EPROTO with
  * *why a static explanation; m->has_msgid tells whether a reply can be sent.

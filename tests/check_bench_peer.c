@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "bench/bench.h"
+#include "bench/escape.h"
 #include "tests/check_run.h"
 
 static struct bench_opts o;

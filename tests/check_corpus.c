@@ -5,7 +5,9 @@
  * words, absent strings, every single byte, punctuation, tabs), synthetic
  * corpora with the edge cases (empty file, no final newline, CRLF, bytes
  * >= 0x80 and NUL, a 1 MB line, a single line), the cache, errors, zero
- * allocation, and the corpus fetch script's verification.
+ * allocation, and the corpus fetch script's verification.  What needs
+ * the shared corpus is check_corpus_shared (this file with
+ * CHECK_SHARED_CORPUS), which requires it (e2e_require_corpus).
  */
 #include "config.h"
 
@@ -159,6 +161,7 @@ make_dir(char *dir, size_t len)
     ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
+#ifndef CHECK_SHARED_CORPUS
 static void
 write_bytes(const char *dir, const char *name, const char *data, size_t len)
 {
@@ -171,6 +174,7 @@ write_bytes(const char *dir, const char *name, const char *data, size_t len)
     ck_assert_uint_eq(fwrite(data, 1, len, f), len);
     ck_assert_int_eq(fclose(f), 0);
 }
+#endif
 
 static struct folio_corpus *
 open_ok(const char *dir, const char *cache)
@@ -396,6 +400,7 @@ model_from_dir(struct model *m, const char *dir)
 /* Its index is built once per run and mapped from this cache after. */
 static char shared_cache[256];
 
+#ifdef CHECK_SHARED_CORPUS
 START_TEST(test_reference_counts)
 {
     const char *dir = e2e_corpus();
@@ -404,8 +409,7 @@ START_TEST(test_reference_counts)
     uint32_t wl;
     const char *w;
 
-    if (dir == NULL)
-        return; /* no corpus here: the e2e suites say so too */
+    ck_assert_ptr_nonnull(dir);
     c = open_ok(dir, shared_cache);
     ck_assert_uint_eq(count(c, "hello"), 349);
     ck_assert_uint_eq(count(c, "world"), 728);
@@ -431,8 +435,7 @@ START_TEST(test_property_shared_corpus)
     struct folio_corpus *c;
     struct model m;
 
-    if (dir == NULL)
-        return;
+    ck_assert_ptr_nonnull(dir);
     c = open_ok(dir, shared_cache);
     model_from_dir(&m, dir);
     ck_assert_uint_eq(m.lines, 172990);
@@ -458,8 +461,7 @@ START_TEST(test_search_lines)
     uint32_t ids[FOLIO_CORPUS_MAX_LIMIT], n;
     uint64_t total;
 
-    if (dir == NULL)
-        return;
+    ck_assert_ptr_nonnull(dir);
     c = open_ok(dir, shared_cache);
     ck_assert_int_eq(folio_corpus_scratch_new(&s), 0);
     ck_assert_int_eq(folio_corpus_search(c, s, "To be, or not to be", 19, 0,
@@ -507,8 +509,7 @@ START_TEST(test_search_bitmaps)
     const uint64_t *bits;
     size_t q, len;
 
-    if (dir == NULL)
-        return;
+    ck_assert_ptr_nonnull(dir);
     c = open_ok(dir, shared_cache);
     ck_assert_uint_ge(c->nq, 6); /* e, a, " ", t, th, " th" at least */
     lines = calloc(c->qwords, 8);
@@ -573,8 +574,7 @@ START_TEST(test_no_allocation)
     uint64_t total, before, after, i;
     int bad = 0;
 
-    if (dir == NULL)
-        return;
+    ck_assert_ptr_nonnull(dir);
     c = open_ok(dir, shared_cache);
     ck_assert_int_eq(folio_corpus_scratch_new(&s), 0);
     /* no ck_assert inside the loop: Check allocates to record progress */
@@ -595,6 +595,7 @@ START_TEST(test_no_allocation)
 }
 END_TEST
 
+#else
 /* ---- synthetic corpora ---- */
 
 struct file_spec {
@@ -943,6 +944,8 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+#endif
+
 /* ---- dist/fetch-corpus.sh: the verification path ---- */
 
 static int
@@ -953,14 +956,14 @@ run_sh(const char *cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+#ifdef CHECK_SHARED_CORPUS
 START_TEST(test_fetch_script_verifies)
 {
     const char *src = e2e_corpus();
     char dir[256], cmd[2048], out[300], log[300];
     int st;
 
-    if (src == NULL)
-        return;
+    ck_assert_ptr_nonnull(src);
     make_dir(dir, sizeof(dir));
     snprintf(log, sizeof(log), "%s/log", dir);
     snprintf(out, sizeof(out), "%s/copy", dir);
@@ -1005,6 +1008,7 @@ START_TEST(test_fetch_script_verifies)
 }
 END_TEST
 
+#else
 /* Offline: the download fails, and says how to use a local copy. */
 START_TEST(test_fetch_script_offline_hint)
 {
@@ -1029,10 +1033,13 @@ START_TEST(test_fetch_script_offline_hint)
 }
 END_TEST
 
+#endif
+
 static Suite *
 corpus_suite(void)
 {
-    Suite *s = suite_create("corpus");
+#ifdef CHECK_SHARED_CORPUS
+    Suite *s = suite_create("corpus_shared");
     TCase *tc = tcase_create("shared");
 
     tcase_set_timeout(tc, 60);
@@ -1042,9 +1049,10 @@ corpus_suite(void)
     tcase_add_test(tc, test_search_bitmaps);
     tcase_add_test(tc, test_no_allocation);
     tcase_add_test(tc, test_fetch_script_verifies);
-    tcase_add_test(tc, test_fetch_script_offline_hint);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("synthetic");
+#else
+    Suite *s = suite_create("corpus");
+    TCase *tc = tcase_create("synthetic");
+
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_edge_cases);
     tcase_add_test(tc, test_single_line);
@@ -1054,6 +1062,8 @@ corpus_suite(void)
     tcase_add_test(tc, test_bad_queries);
     tcase_add_test(tc, test_cache);
     tcase_add_test(tc, test_open_errors);
+    tcase_add_test(tc, test_fetch_script_offline_hint);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }
@@ -1063,6 +1073,9 @@ main(void)
 {
     int rc;
 
+#ifdef CHECK_SHARED_CORPUS
+    e2e_require_corpus();
+#endif
     snprintf(shared_cache, sizeof(shared_cache), "%s/folio-corpus.XXXXXX",
              getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(shared_cache) == NULL) {

@@ -146,6 +146,33 @@ START_TEST(test_scan_invalid_byte)
 }
 END_TEST
 
+/*
+ * A value past the size limit is the verdict, whatever follows it: the
+ * scanner weighs a scalar's end once, on its way out, and must still
+ * answer as if it had stopped at that value.
+ */
+START_TEST(test_scan_limit_first)
+{
+    struct folio_mp_scan st;
+    /* [ "abcdefgh", 0xc1 ]: the string ends past 6 bytes, then garbage. */
+    const char msg[] = {(char)0x92, (char)0xa8, 'a', 'b', 'c',       'd',
+                        'e',        'f',        'g', 'h', (char)0xc1};
+
+    folio_mp_scan_init(&st, 6, 8);
+    ck_assert_int_eq(folio_mp_scan(&st, msg, sizeof(msg)), FOLIO_MP_TOOBIG);
+    /* Byte by byte: MORE until the string's header, then too big. */
+    folio_mp_scan_init(&st, 6, 8);
+    ck_assert_int_eq(folio_mp_scan(&st, msg, 1), FOLIO_MP_MORE);
+    ck_assert_int_eq(folio_mp_scan(&st, msg, 2), FOLIO_MP_TOOBIG);
+    /* Under the limit, the garbage is what is found. */
+    folio_mp_scan_init(&st, 64, 8);
+    ck_assert_int_eq(folio_mp_scan(&st, msg, sizeof(msg)), FOLIO_MP_INVALID);
+    /* A whole value over the limit, even with every byte there. */
+    folio_mp_scan_init(&st, 6, 8);
+    ck_assert_int_eq(folio_mp_scan(&st, msg + 1, 9), FOLIO_MP_TOOBIG);
+}
+END_TEST
+
 START_TEST(test_scan_depth)
 {
     struct folio_mp_scan st;
@@ -440,6 +467,7 @@ mp_suite(void)
     tcase_add_test(tc, test_scan_every_type);
     tcase_add_test(tc, test_scan_several_messages);
     tcase_add_test(tc, test_scan_invalid_byte);
+    tcase_add_test(tc, test_scan_limit_first);
     tcase_add_test(tc, test_scan_depth);
     tcase_add_test(tc, test_scan_hostile_claims);
     tcase_add_test(tc, test_scan_agrees_with_msgpack_c);

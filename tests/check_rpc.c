@@ -13,6 +13,7 @@
 
 #include "src/buf.h"
 #include "src/err.h"
+#include "src/mp.h"
 #include "src/rpc.h"
 #include "tests/check_run.h"
 
@@ -280,6 +281,110 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* Pack one random value, nested up to `depth` more levels. */
+static void
+pack_value(int depth)
+{
+    int i, n;
+
+    switch (rand() % (depth > 0 ? 8 : 6)) {
+    case 0:
+        msgpack_pack_int(&pk, rand() % 200 - 100);
+        break;
+    case 1:
+        msgpack_pack_uint64(&pk, (uint64_t)rand() << (rand() % 33));
+        break;
+    case 2:
+        n = rand() % 40;
+        msgpack_pack_str(&pk, (size_t)n);
+        for (i = 0; i < n; i++)
+            msgpack_pack_str_body(&pk, "s", 1);
+        break;
+    case 3:
+        msgpack_pack_nil(&pk);
+        break;
+    case 4:
+        msgpack_pack_double(&pk, 0.5);
+        break;
+    case 5:
+        msgpack_pack_bin_with_body(&pk, "bb", 2);
+        break;
+    case 6:
+        n = rand() % 20;
+        msgpack_pack_array(&pk, (size_t)n);
+        for (i = 0; i < n; i++)
+            pack_value(depth - 1);
+        break;
+    default:
+        n = rand() % 4;
+        msgpack_pack_map(&pk, (size_t)n);
+        for (i = 0; i < 2 * n; i++)
+            pack_value(depth - 1);
+        break;
+    }
+}
+
+/*
+ * folio_rpc_frame takes a request's envelope in one step: on every
+ * message, whole or cut anywhere, under any limits, it answers what the
+ * scanner answers, with the same position.
+ */
+START_TEST(test_frame_agrees_with_scan)
+{
+    static const uint32_t msgids[] = {0,   5,     127,   128,        255,
+                                      256, 65535, 65536, 0xffffffffu};
+    struct folio_mp_scan a, b;
+    size_t cut, max_bytes;
+    uint32_t max_depth;
+    int i, j, n, ra, rb;
+
+    srand(4321);
+    for (i = 0; i < 20000; i++) {
+        msgpack_sbuffer_clear(&sb);
+        n = rand() % 10;
+        if (n < 7) { /* a request, the envelope's forms or others */
+            msgpack_pack_array(&pk, rand() % 8 ? 4 : 3);
+            msgpack_pack_int(&pk, rand() % 8 ? 0 : rand() % 3);
+            if (rand() % 10)
+                msgpack_pack_uint32(&pk, msgids[rand() % 9]);
+            else
+                msgpack_pack_int(&pk, -1);
+            n = rand() % 3 ? rand() % 32 : rand() % 300;
+            if (rand() % 10) {
+                msgpack_pack_str(&pk, (size_t)n);
+            } else {
+                msgpack_pack_bin(&pk, (size_t)n);
+            }
+            for (j = 0; j < n; j++)
+                msgpack_pack_str_body(&pk, "m", 1);
+            n = rand() % 20;
+            msgpack_pack_array(&pk, (size_t)n);
+            for (j = 0; j < n; j++)
+                pack_value(rand() % 3);
+        } else {
+            pack_value(3);
+        }
+        if (rand() % 4 == 0)
+            pack_value(1); /* the next message's start */
+        max_bytes = rand() % 3 ? 1u << 20 : (size_t)(rand() % 64);
+        max_depth = rand() % 3 ? 64 : (uint32_t)(rand() % 4);
+        folio_mp_scan_init(&a, max_bytes, max_depth);
+        folio_mp_scan_init(&b, max_bytes, max_depth);
+        cut = 0;
+        do {
+            cut += 1 + (size_t)rand() % (rand() % 2 ? 4 : 64);
+            if (cut > sb.size)
+                cut = sb.size;
+            ra = folio_mp_scan(&a, sb.data, cut);
+            rb = folio_rpc_frame(&b, sb.data, cut);
+            ck_assert_int_eq(rb, ra);
+            if (ra >= 0)
+                ck_assert_uint_eq(b.pos, a.pos);
+        } while (ra == FOLIO_MP_MORE && cut < sb.size);
+    }
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -292,6 +397,7 @@ rpc_suite(void)
     tcase_add_test(tc, test_bin_method);
     tcase_add_test(tc, test_response_heads);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_frame_agrees_with_scan);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -498,6 +498,9 @@ main(void)
                                         "bench-comments", "bench-mixed"};
     Suite *s = suite_create(names[E2E_BENCH_PART]);
 
+#if E2E_BENCH_PART == 1 || E2E_BENCH_PART == 4
+    e2e_require_corpus();
+#endif
     add_tests(s);
     return folio_check_run(s);
 }

@@ -104,6 +104,7 @@ main(void)
     Suite *s = suite_create("e2e_cli_corpus");
     TCase *tc = tcase_create("corpus");
 
+    e2e_require_corpus();
     tcase_add_test(tc, test_count_and_search);
     tcase_add_test(tc, test_search_json_is_the_result);
     tcase_set_timeout(tc, 60);

@@ -5,14 +5,15 @@
  * start and at reload, a changed corpus served after SIGHUP, the warm
  * start from the index cache, the index mapped once: the workers'
  * private memory does not grow with it (/proc/PID/smaps), and no heap
- * allocation per request once warm (server.stats).
+ * allocation per request once warm (server.stats).  The cases on the
+ * shared corpus are e2e_corpus_shared (this file with E2E_SHARED_CORPUS),
+ * which requires it (e2e_require_corpus).
  */
 #include "config.h"
 
 #include <sys/stat.h>
 
 #include <check.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ stop_clean(void)
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 
+#ifdef E2E_SHARED_CORPUS
 static void
 start_shared(const char *extra)
 {
@@ -50,6 +52,8 @@ start_shared(const char *extra)
              extra != NULL ? extra : "");
     start(conf);
 }
+
+#endif
 
 /* Send corpus.match_count [q] and receive the reply. */
 static void
@@ -194,6 +198,7 @@ info_field(struct folio_client *c, const char *key, uint32_t *nworks)
     return out;
 }
 
+#ifdef E2E_SHARED_CORPUS
 START_TEST(test_methods_over_the_wire)
 {
     struct folio_client *c;
@@ -203,8 +208,6 @@ START_TEST(test_methods_over_the_wire)
     uint32_t nworks = 0;
     int n;
 
-    if (e2e_corpus() == NULL)
-        return;
     start_shared(NULL);
     c = e2e_connect(&srv);
     ck_assert_ptr_nonnull(c);
@@ -263,8 +266,6 @@ START_TEST(test_bad_params)
     char big[1025];
     uint32_t id;
 
-    if (e2e_corpus() == NULL)
-        return;
     start_shared(NULL);
     c = e2e_connect(&srv);
     call_count(c, "", 0, &r);
@@ -323,6 +324,7 @@ START_TEST(test_bad_params)
 }
 END_TEST
 
+#else
 START_TEST(test_no_corpus_is_unavailable)
 {
     struct folio_client *c;
@@ -353,13 +355,6 @@ START_TEST(test_missing_corpus_fails_start)
     e2e_stop(&srv);
 }
 END_TEST
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    remove(path);
-    return 0;
-}
 
 START_TEST(test_reload_serves_changed_corpus)
 {
@@ -400,18 +395,19 @@ START_TEST(test_reload_serves_changed_corpus)
     ck_assert_uint_eq(srv.generation, 2);
     folio_client_close(c);
     stop_clean();
-    nftw(moved, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    e2e_rm_rf(moved);
 }
 END_TEST
 
+#endif
+
+#ifdef E2E_SHARED_CORPUS
 START_TEST(test_warm_start_from_cache)
 {
     struct folio_client *c;
     char data[256], conf[600];
     int pass;
 
-    if (e2e_corpus() == NULL)
-        return;
     snprintf(data, sizeof(data), "/tmp/folio-e2e-data.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(data));
     snprintf(conf, sizeof(conf), "data_dir = %s\n", data);
@@ -424,7 +420,7 @@ START_TEST(test_warm_start_from_cache)
         folio_client_close(c);
         stop_clean();
     }
-    nftw(data, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    e2e_rm_rf(data);
 }
 END_TEST
 
@@ -472,8 +468,6 @@ START_TEST(test_index_mapped_once)
     int i, k, nw;
     char q[8];
 
-    if (e2e_corpus() == NULL)
-        return;
     start_shared("workers = 2\n");
     c = e2e_connect(&srv);
     index_kb = info_field(c, "index_bytes", NULL) / 1024;
@@ -568,8 +562,6 @@ START_TEST(test_zero_alloc)
     double before, after;
     int i, k;
 
-    if (e2e_corpus() == NULL)
-        return;
     start_shared(NULL);
     for (i = 0; i < 4; i++)
         ck_assert_ptr_nonnull(c[i] = e2e_connect(&srv));
@@ -599,21 +591,30 @@ START_TEST(test_zero_alloc)
 }
 END_TEST
 
+#endif
+
 static Suite *
 corpus_suite(void)
 {
-    Suite *s = suite_create("e2e_corpus");
-    TCase *tc = tcase_create("corpus");
+#ifdef E2E_SHARED_CORPUS
+    Suite *s = suite_create("e2e_corpus_shared");
+    TCase *tc = tcase_create("shared");
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_methods_over_the_wire);
     tcase_add_test(tc, test_bad_params);
-    tcase_add_test(tc, test_no_corpus_is_unavailable);
-    tcase_add_test(tc, test_missing_corpus_fails_start);
-    tcase_add_test(tc, test_reload_serves_changed_corpus);
     tcase_add_test(tc, test_warm_start_from_cache);
     tcase_add_test(tc, test_index_mapped_once);
     tcase_add_test(tc, test_zero_alloc);
+#else
+    Suite *s = suite_create("e2e_corpus");
+    TCase *tc = tcase_create("corpus");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_no_corpus_is_unavailable);
+    tcase_add_test(tc, test_missing_corpus_fails_start);
+    tcase_add_test(tc, test_reload_serves_changed_corpus);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }
@@ -621,8 +622,8 @@ corpus_suite(void)
 int
 main(void)
 {
-    if (e2e_corpus() == NULL)
-        fprintf(stderr, "e2e_corpus: no shared corpus (configure "
-                        "--with-corpus=DIR): its tests are skipped\n");
+#ifdef E2E_SHARED_CORPUS
+    e2e_require_corpus();
+#endif
     return folio_check_run(corpus_suite());
 }

@@ -23,7 +23,7 @@
 
 static struct e2e_server srv;
 static char tmp[256];
-static const char *corpus; /* the corpus the hosts are given, or NULL */
+static const char *corpus; /* the corpus the hosts are given (required) */
 
 /* system() of a formatted command; its exit status. */
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -62,7 +62,7 @@ inputs(char *buf, size_t len, const char *tables)
 {
     snprintf(buf, len,
              "--corpus %s --freight-dir %s/freight --catalog %s/catalog.csv",
-             corpus != NULL ? corpus : "off", tables, tables);
+             corpus, tables, tables);
 }
 
 static void
@@ -71,7 +71,7 @@ conf_of(char *buf, size_t len, const char *tables)
     snprintf(buf, len,
              "data_dir = %s/host\ncorpus = %s\nfreight_dir = %s/freight\n"
              "catalog = %s/catalog.csv\n",
-             tmp, corpus != NULL ? corpus : "off", tables, tables);
+             tmp, corpus, tables, tables);
 }
 
 /* foliod --check-config with the host's data: its status; output in err.txt */
@@ -135,13 +135,11 @@ START_TEST(test_build_ship_verify)
     ck_assert_ptr_nonnull(c = e2e_connect(&srv));
     ck_assert_int_eq(folio_client_call0(c, "freight.info", &r), 1);
     ck_assert_int_eq(r.code, 0);
-    if (e2e_corpus() != NULL) {
-        ck_assert(e2e_log_has(&srv, "mapped from the cache"));
-        ck_assert_int_eq(
-            folio_client_call_str(c, "corpus.match_count", "hello", &r), 1);
-        ck_assert_int_eq(folio_mp_read_int(&r.result, &n), 0);
-        ck_assert_int_eq(n, 349);
-    }
+    ck_assert(e2e_log_has(&srv, "mapped from the cache"));
+    ck_assert_int_eq(folio_client_call_str(c, "corpus.match_count", "hello", &r),
+                     1);
+    ck_assert_int_eq(folio_mp_read_int(&r.result, &n), 0);
+    ck_assert_int_eq(n, 349);
     folio_client_close(c);
     ck_assert_int_eq(e2e_stop(&srv), 0);
     /* and left them as they came */
@@ -180,7 +178,7 @@ START_TEST(test_build_ship_verify)
     ck_assert(err_has("not the ones the shipped environment"));
 
     /* another corpus */
-    if (corpus != NULL) {
+    {
         static char other[320];
 
         snprintf(tables, sizeof(tables), "%s/data", FOLIO_SRCDIR);
@@ -215,5 +213,6 @@ datafiles_suite(void)
 int
 main(void)
 {
+    e2e_require_corpus(); /* the index it ships */
     return folio_check_run(datafiles_suite());
 }

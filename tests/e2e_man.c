@@ -5,7 +5,8 @@
  * EXAMPLES section, as mandoc renders it, is a complete shell command
  * (sh -n).  folio(1): its EXAMPLES are run, in order, against the real
  * foliod, and the output and exit status the page shows are what folio
- * prints and returns.
+ * prints and returns.  mandoc and the corpus are required
+ * (e2e_require): without them the suite is skipped, or fails under CI.
  */
 #include "config.h"
 
@@ -32,16 +33,6 @@ struct example {
     char input[512]; /* interactive: the lines typed after its prompts */
     int status;      /* from a following "$ echo $?" */
 };
-
-static void
-need_mandoc(void)
-{
-    if (e2e_have("mandoc"))
-        return;
-    ck_assert_msg(getenv("CI") == NULL,
-                  "mandoc (Debian mandoc) is required under CI");
-    fprintf(stderr, "e2e_man: skipped, no mandoc on PATH\n");
-}
 
 /* The rendered EXAMPLES section's literal lines of `page`, prefixes off. */
 static char *
@@ -204,9 +195,6 @@ START_TEST(test_commands_parse)
     struct cli_run r;
     int n = 0;
 
-    need_mandoc();
-    if (!e2e_have("mandoc"))
-        return;
     text = rendered_examples(pages[_i]);
     for (pos = text; next_example(&pos, &ex); n++) {
         ck_assert_int_eq(cli_run(&r, &(struct cli_opts){.prog = "sh"},
@@ -266,14 +254,6 @@ START_TEST(test_folio_examples_run)
     char *text;
     int ran = 0;
 
-    need_mandoc();
-    if (!e2e_have("mandoc"))
-        return;
-    if (c == NULL) {
-        ck_assert_msg(getenv("CI") == NULL, "the corpus is required under CI");
-        fprintf(stderr, "e2e_man: folio(1)'s examples not run: no corpus\n");
-        return;
-    }
     snprintf(conf, sizeof(conf),
              "corpus = %s\nfreight_dir = %s/data/freight\n"
              "catalog = %s/data/catalog.csv\nmetrics_listen = 127.0.0.1:0\n",
@@ -347,6 +327,8 @@ main(void)
     TCase *tc = tcase_create("pages");
     TCase *run = tcase_create("run");
 
+    e2e_require("mandoc", "mandoc"); /* the pages as rendered */
+    e2e_require_corpus();            /* folio(1)'s examples ask it */
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_escapes, 0, (int)NPAGES);
     tcase_add_loop_test(tc, test_commands_parse, 0, (int)NPAGES);

@@ -265,10 +265,10 @@ START_TEST(test_notify_daemon)
     notify_close(&n);
     /* Gone, and its pid file with it. */
     {
-        uint64_t deadline = e2e_now_ms() + 10000;
+        uint64_t deadline = e2e_deadline(10000);
 
-        while (kill((pid_t)pid, 0) == 0 && e2e_now_ms() < deadline)
-            poll(NULL, 0, 10);
+        while (kill((pid_t)pid, 0) == 0 && e2e_wait_more(deadline))
+            ;
     }
     ck_assert_int_ne(kill((pid_t)pid, 0), 0);
     ck_assert_int_eq(access(text, F_OK), -1);
@@ -294,10 +294,11 @@ START_TEST(test_notify_absent_or_broken)
 END_TEST
 
 /*
- * 200 times: start, HUP, 0-50 ms, TERM.  Every stop is over within the
- * shutdown timeout, and nothing says READY=1 after STOPPING=1 (a new
- * generation's READY arriving after the TERM once cancelled the stop's
- * deadline and did).
+ * 200 times: start, HUP, 0-50 ms, TERM.  Every stop ends, its workers
+ * gone by themselves (none killed at shutdown_timeout), and nothing says
+ * READY=1 after STOPPING=1 (a new generation's READY arriving after the
+ * TERM once cancelled the stop's deadline and did).  How long the stops
+ * took is printed (bench/lifecycle.sh reports it), not asserted.
  */
 START_TEST(test_hup_then_term_200)
 {
@@ -318,16 +319,18 @@ START_TEST(test_hup_then_term_200)
             ck_assert_msg(e2e_restart(&srv, NULL) == 0, "start %d", k);
         delay = (int)(rand_r(&seed) % 51);
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        if (delay > 0)
-            poll(NULL, 0, delay);
+        e2e_pace_ms(delay); /* the TERM, 0-50 ms after the HUP */
         ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
         t0 = e2e_now_ms();
         rc = e2e_wait_exit(&srv, 15000);
         took = e2e_now_ms() - t0;
         ck_assert_msg(rc == 0, "cycle %d (HUP, %d ms, TERM): exit %d", k,
                       delay, rc);
-        ck_assert_msg(took < 2000, "cycle %d: the stop took %llu ms", k,
-                      (unsigned long long)took);
+        ck_assert_msg(!e2e_log_has(&srv, "still draining after "
+                                         "shutdown_timeout"),
+                      "cycle %d: a worker was killed at shutdown_timeout "
+                      "(the stop took %llu ms)",
+                      k, (unsigned long long)took);
         if (took > worst)
             worst = took;
         total += took;
@@ -446,12 +449,10 @@ START_TEST(test_fatal_exit_retried)
     /* The store comes back: the next try serves. */
     ck_assert_int_eq(unlink(store), 0);
     ck_assert_int_eq(rename(away, store), 0);
-    deadline = e2e_now_ms() + 15000;
-    while (served_workers() != 2) {
-        ck_assert_msg(e2e_now_ms() < deadline, "still short 15 s after the "
+    deadline = e2e_deadline(15000);
+    while (served_workers() != 2)
+        ck_assert_msg(e2e_wait_more(deadline), "still short 15 s after the "
                                                "store came back");
-        poll(NULL, 0, 50);
-    }
     ck_assert_int_eq(notify_find(&n, "STATUS=serving generation 1 with 2 "
                                      "workers",
                                  5000),
@@ -527,10 +528,8 @@ START_TEST(test_root_without_user)
     /* An unknown user is a configuration error (--check-config: e2e_server). */
     ck_assert_int_eq(run_foliod(nosuch, out, sizeof(out)), 1);
     ck_assert_msg(strstr(out, "no-such-user-folio") != NULL, "%s", out);
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_root_without_user: not root, not tested\n");
+    if (!e2e_want(geteuid() == 0, "root", "this case runs foliod as root"))
         return;
-    }
     /*
      * Root without --user (e2e_start writes no user): it serves, as root,
      * and says so (PROTOCOL.md: defaults work with no option).
@@ -565,11 +564,10 @@ START_TEST(test_detached_start_error_shown)
                           "off",        "--admin-socket", "off",
                           NULL};
 
-    if (geteuid() != 0 || getpwnam("nobody") == NULL) {
-        fprintf(stderr, "test_detached_start_error_shown: needs root and "
-                        "nobody, not tested\n");
+    if (!e2e_want(geteuid() == 0, "root", "this case drops to nobody") ||
+        !e2e_want(getpwnam("nobody") != NULL, "user-nobody",
+                  "no user nobody to drop to"))
         return;
-    }
     snprintf(dir, sizeof(dir), "/tmp/folio-detach.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(data, sizeof(data), "%s/data", dir);
@@ -669,14 +667,10 @@ START_TEST(test_drop_to_user)
     uint64_t deadline;
     int i, n, fd;
 
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_drop_to_user: not root, not tested\n");
+    if (!e2e_want(geteuid() == 0, "root", "this case drops to nobody") ||
+        !e2e_want((pw = getpwnam("nobody")) != NULL, "user-nobody",
+                  "no user nobody to drop to"))
         return;
-    }
-    if ((pw = getpwnam("nobody")) == NULL) {
-        fprintf(stderr, "test_drop_to_user: no user nobody, not tested\n");
-        return;
-    }
     /*
      * Started by hand, not by e2e_start.  The directory stays root's
      * (0755: nobody may not write it): the ready file, opened before the
@@ -776,15 +770,14 @@ START_TEST(test_drop_to_user)
      * retiring worker listed now may be gone when its status is read.
      */
     memcpy(old, workers, sizeof(old));
-    deadline = e2e_now_ms() + 10000;
+    deadline = e2e_deadline(10000);
     for (;;) {
         n = e2e_workers(s, workers, 8);
         if (n == 2 && !e2e_pid_in(workers[0], old, 2) &&
             !e2e_pid_in(workers[1], old, 2))
             break;
-        ck_assert_msg(e2e_now_ms() < deadline,
+        ck_assert_msg(e2e_wait_more(deadline),
                       "generation 1 still there 10 s after the reload");
-        poll(NULL, 0, 10);
     }
     for (i = 0; i < n; i++)
         assert_dropped(workers[i], pw);

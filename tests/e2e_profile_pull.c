@@ -5,15 +5,14 @@
  * profiles' comments, the workers' longest loop turns) and the naming
  * shown to be the master's (the workers look no symbol up); a worker's
  * allocations right after its start, and after a reload, hold none of the
- * master's start-up; the longest loop turn covers the dearest request;
- * google-pprof reads format=legacy CPU and heap profiles; `folio profile
+ * master's start-up; the longest loop turn covers the dearest request
+ * (e2e_profile_tools has google-pprof read format=legacy); `folio profile
  * --every` pulls into a directory; the Parca and Pyroscope configurations
  * of dist/profiling/ pull paths that answer profiles.
  */
 #include "config.h"
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <check.h>
 #include <dirent.h>
@@ -51,22 +50,6 @@ start(const char *conf)
              conf != NULL ? conf : "");
     ck_assert_msg(e2e_start(&srv, text, NULL) == 0, "foliod did not start");
     ck_assert_msg(srv.metrics[0] != '\0', "no metrics line in the ready file");
-}
-
-/*
- * A component the test needs: under CI its absence is a failure (CI
- * installs it), elsewhere the test is skipped, saying so.  1 if present.
- */
-static int
-need(const char *prog, const char *test, const char *package)
-{
-    if (e2e_have(prog))
-        return 1;
-    ck_assert_msg(getenv("CI") == NULL, "%s: %s is not installed (%s)", test,
-                  prog, package);
-    fprintf(stderr, "SKIP %s: %s is not installed (Debian package %s)\n",
-            test, prog, package);
-    return 0;
 }
 
 /* GET path from the metrics listener: the status; the body in *ans. */
@@ -264,11 +247,6 @@ START_TEST(test_loop_turn_covers_request)
     double turn = 0, took;
     int k;
 
-    if (e2e_corpus() == NULL) {
-        ck_assert_msg(getenv("CI") == NULL, "no corpus under CI");
-        fprintf(stderr, "SKIP test_loop_turn_covers_request: no corpus\n");
-        return;
-    }
     snprintf(conf, sizeof(conf), "corpus = %s\n", e2e_corpus());
     start(conf);
     ck_assert_ptr_nonnull(c = e2e_connect(&srv));
@@ -331,11 +309,6 @@ START_TEST(test_worker_allocs_fresh)
     char conf[512];
     int round;
 
-    if (e2e_corpus() == NULL) {
-        ck_assert_msg(getenv("CI") == NULL, "no corpus under CI");
-        fprintf(stderr, "SKIP test_worker_allocs_fresh: no corpus\n");
-        return;
-    }
     /* The corpus is built by this master: no cache in a new data_dir. */
     snprintf(conf, sizeof(conf), "corpus = %s\nprofile_heap_rate = 64k\n",
              e2e_corpus());
@@ -358,70 +331,6 @@ START_TEST(test_worker_allocs_fresh)
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
         ck_assert_int_eq(e2e_wait_ready(&srv, 2, 20000), 0);
     }
-    ck_assert_int_eq(e2e_stop(&srv), 0);
-}
-END_TEST
-
-/* `google-pprof --text FILE` on the answer to path: its output. */
-static char *
-google_pprof(const char *path, const char *name)
-{
-    struct folio_http_answer ans;
-    char file[400], cmd[1024], *out;
-    size_t len = 0, cap = 1 << 16;
-    FILE *f;
-    int st;
-
-    memset(&ans, 0, sizeof(ans));
-    ck_assert_int_eq(get(path, &ans), 200);
-    snprintf(file, sizeof(file), "%s/%s", srv.dir, name);
-    ck_assert_ptr_nonnull(f = fopen(file, "wb"));
-    ck_assert_uint_eq(fwrite(folio_buf_at(&ans.body, 0), 1,
-                             folio_buf_pending(&ans.body), f),
-                      folio_buf_pending(&ans.body));
-    fclose(f);
-    folio_http_answer_free(&ans);
-    snprintf(cmd, sizeof(cmd), "HOME=%s google-pprof --text %s 2>&1", srv.dir,
-             file);
-    ck_assert_ptr_nonnull(f = popen(cmd, "r"));
-    out = malloc(cap);
-    while ((st = (int)fread(out + len, 1, cap - len - 1, f)) > 0) {
-        len += (size_t)st;
-        if (len + 1 == cap)
-            out = realloc(out, cap *= 2);
-    }
-    out[len] = '\0';
-    st = pclose(f);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                  "google-pprof failed:\n%s", out);
-    return out;
-}
-
-START_TEST(test_google_pprof_legacy)
-{
-    static struct bproc b;
-    char *text;
-
-    if (!need("google-pprof", "test_google_pprof_legacy", "google-perftools"))
-        return;
-    start("profile_heap_rate = 4k\n");
-    bspawn(&b, ARGS("-q", "-H", srv.addr, "-c", "4", "-d", "60"));
-    text = google_pprof("/debug/pprof/profile?seconds=2&format=legacy",
-                        "cpu.legacy");
-    kill(b.pid, SIGINT);
-    bfinish(&b, 10000);
-    ck_assert_msg(strstr(text, "Total: ") != NULL &&
-                      strstr(text, "Total: 0 samples") == NULL,
-                  "%s", text);
-    ck_assert_msg(strstr(text, " folio_") != NULL, "no folio function:\n%s",
-                  text);
-    free(text);
-    text = google_pprof("/debug/pprof/heap?format=legacy", "heap.legacy");
-    ck_assert_msg(strstr(text, "Total: ") != NULL && strstr(text, " MB") != NULL,
-                  "%s", text);
-    ck_assert_msg(strstr(text, " folio_") != NULL || strstr(text, " mdb_"),
-                  "no function of ours:\n%s", text);
-    free(text);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -672,7 +581,6 @@ pull_suite(void)
     tcase_add_test(tc, test_fetch_no_stall);
     tcase_add_test(tc, test_loop_turn_covers_request);
     tcase_add_test(tc, test_worker_allocs_fresh);
-    tcase_add_test(tc, test_google_pprof_legacy);
     tcase_add_test(tc, test_every);
     tcase_add_test(tc, test_scrape_samples);
     suite_add_tcase(s, tc);
@@ -682,5 +590,6 @@ pull_suite(void)
 int
 main(void)
 {
+    e2e_require_corpus(); /* the dearest request; the master's start-up */
     return folio_check_run(pull_suite());
 }

@@ -10,9 +10,9 @@
  * instance: 4 for both instances' 2 workers, not 2 that add instances up;
  * the instance variable's query lists both instances; every rule is
  * healthy, every recording rule has series, no alert fires on the healthy
- * servers.
- * Skipped, saying so, where prometheus or promtool is not installed (CI
- * installs them).
+ * servers; and promtool reads foliod's /metrics.  prometheus and promtool
+ * are required (e2e_require): without them the suite is skipped, or fails
+ * when CI is set.
  */
 #include "config.h"
 
@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/client.h"
 #include "tests/check_run.h"
 #include "tests/e2e_bench_util.h"
 #include "tests/e2e_util.h"
@@ -46,15 +47,38 @@ static char prom_dir[128];
 
 START_TEST(test_promtool_rules)
 {
-    if (!e2e_have("promtool")) {
-        fprintf(stderr, "SKIP: promtool is not installed (Debian package "
-                        "prometheus): the rules are not checked\n");
-        return;
-    }
     ck_assert_msg(system("promtool check rules " RULES) == 0,
                   "promtool check rules failed");
     ck_assert_msg(system("promtool test rules " RULES_TEST) == 0,
                   "promtool test rules failed");
+}
+END_TEST
+
+/* Prometheus's own parser reads foliod's page (e2e_stats has ours). */
+START_TEST(test_promtool_metrics)
+{
+    static char text[1 << 20];
+    struct folio_client *c;
+    char tmp[] = "/tmp/folio-metrics.XXXXXX", cmd[256];
+    int fd, i;
+
+    ck_assert_int_eq(e2e_start(&srv, "metrics_listen = 127.0.0.1:0\n", NULL),
+                     0);
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    for (i = 0; i < 10; i++)
+        ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_http_status(srv.metrics, "/metrics", text,
+                                     sizeof(text)),
+                     200);
+    ck_assert_ptr_nonnull(strstr(text, "folio_requests_total{"));
+    ck_assert_int_ge(fd = mkstemp(tmp), 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", tmp);
+    ck_assert_msg(system(cmd) == 0, "promtool check metrics failed");
+    unlink(tmp);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
 
@@ -64,11 +88,16 @@ stop_prometheus(void)
     int st;
 
     if (prom > 0) {
+        uint64_t deadline = e2e_deadline(2000);
+
+        /* TERM, and a moment to exit by itself before the KILL */
         kill(prom, SIGTERM);
-        if (waitpid(prom, &st, WNOHANG) == 0) {
-            usleep(200000);
-            kill(prom, SIGKILL);
-            waitpid(prom, &st, 0);
+        while (waitpid(prom, &st, WNOHANG) == 0) {
+            if (!e2e_wait_more(deadline)) {
+                kill(prom, SIGKILL);
+                waitpid(prom, &st, 0);
+                break;
+            }
         }
         prom = -1;
     }
@@ -119,14 +148,13 @@ start_prometheus(void)
         prom = e2e_spawn(argv, log);
     }
     ck_assert_int_ge(prom, 0);
-    deadline = e2e_now_ms() + 30000;
-    while (e2e_now_ms() < deadline) {
+    deadline = e2e_deadline(30000);
+    do {
         if (e2e_http_status(prom_addr, "/-/ready", NULL, 0) == 200)
             return;
         ck_assert_msg(waitpid(prom, NULL, WNOHANG) == 0,
                       "prometheus exited (see %s)", log);
-        usleep(50000);
-    }
+    } while (e2e_wait_more(deadline));
     ck_abort_msg("prometheus not ready in 30 s");
 }
 
@@ -283,7 +311,7 @@ check_panels(json_t *panels, int *nexpr, int *nworker)
 static void
 wait_scrapes(int n)
 {
-    uint64_t deadline = e2e_now_ms() + 30000;
+    uint64_t deadline = e2e_deadline(30000);
     char expr[400];
     json_t *root, *data, *v;
     double got = 0;
@@ -291,7 +319,7 @@ wait_scrapes(int n)
     snprintf(expr, sizeof(expr),
              "min(count_over_time(folio_build_info{instance=~\"%s|%s\"}[1m]))",
              srv.metrics, srv2.metrics);
-    while (e2e_now_ms() < deadline) {
+    do {
         char enc[512], path[600];
 
         urlencode(expr, enc, sizeof(enc));
@@ -305,8 +333,7 @@ wait_scrapes(int n)
         json_decref(root);
         if (got >= n)
             return;
-        usleep(100000);
-    }
+    } while (e2e_wait_more(deadline));
     ck_abort_msg("prometheus scraped each foliod %g times in 30 s", got);
 }
 
@@ -361,12 +388,12 @@ check_rules(void)
 static void
 wait_rules_evaluated(void)
 {
-    uint64_t deadline = e2e_now_ms() + 20000;
+    uint64_t deadline = e2e_deadline(20000);
     json_t *root, *groups;
     size_t i;
     int fresh = 0;
 
-    while (!fresh && e2e_now_ms() < deadline) {
+    do {
         groups = json_object_get(api("/api/v1/rules", &root), "groups");
         fresh = json_array_size(groups) > 0;
         for (i = 0; i < json_array_size(groups); i++) {
@@ -376,9 +403,7 @@ wait_rules_evaluated(void)
             fresh = fresh && t != NULL && strncmp(t, "0001", 4) != 0;
         }
         json_decref(root);
-        if (!fresh)
-            usleep(100000);
-    }
+    } while (!fresh && e2e_wait_more(deadline));
     ck_assert_msg(fresh, "the rules were not evaluated in 20 s");
 }
 
@@ -392,11 +417,6 @@ START_TEST(test_dashboard_under_load)
     size_t i;
     int nexpr = 0, nworker = 0, bad, found = 0;
 
-    if (!e2e_have("prometheus")) {
-        fprintf(stderr, "SKIP: prometheus is not installed (Debian package "
-                        "prometheus): the dashboard is not checked\n");
-        return;
-    }
     dash = json_load_file(DASHBOARD, 0, &jerr);
     ck_assert_msg(dash != NULL, "%s:%d: %s", DASHBOARD, jerr.line, jerr.text);
     ck_assert_int_eq(e2e_start(&srv,
@@ -505,6 +525,7 @@ prometheus_suite(void)
 
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_promtool_rules);
+    tcase_add_test(tc, test_promtool_metrics);
     tcase_add_test(tc, test_dashboard_under_load);
     suite_add_tcase(s, tc);
     return s;
@@ -513,5 +534,7 @@ prometheus_suite(void)
 int
 main(void)
 {
+    e2e_require("prometheus", "prometheus");
+    e2e_require("promtool", "prometheus");
     return folio_check_run(prometheus_suite());
 }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,30 @@ static void
 pause_ms(int ms)
 {
     poll(NULL, 0, ms);
+}
+
+uint64_t
+e2e_deadline(int ms)
+{
+    return e2e_now_ms() + (uint64_t)(ms > 0 ? ms : 0);
+}
+
+int
+e2e_wait_more(uint64_t deadline)
+{
+    uint64_t now = e2e_now_ms();
+
+    if (now >= deadline)
+        return 0;
+    pause_ms(deadline - now < 5 ? (int)(deadline - now) : 5);
+    return 1;
+}
+
+void
+e2e_pace_ms(int ms)
+{
+    if (ms > 0)
+        pause_ms(ms);
 }
 
 const char *
@@ -267,7 +292,11 @@ spawn(struct e2e_server *s, const char *const *args)
             break;
         }
     }
-    return e2e_wait_ready(s, 1, 15000);
+    /*
+     * Generous: a start may build the corpus index (3 s on a quiet
+     * machine, many times that on a loaded one, and under sanitizers).
+     */
+    return e2e_wait_ready(s, 1, e2e_bound_ms(60000, 120000));
 }
 
 int
@@ -564,6 +593,53 @@ e2e_server_stat(const struct e2e_server *s, ...)
     return v;
 }
 
+/* Whether every worker's heartbeat in r is later than `after`. */
+static int
+beats_after(const struct folio_reply *r, uint64_t asked, uint64_t after)
+{
+    double age;
+    char idx[16];
+    int i;
+
+    for (i = 0;; i++) {
+        snprintf(idx, sizeof(idx), "#%d", i);
+        if (isnan(e2e_stat_num(r, "workers", idx, "pid", NULL)))
+            return i > 0;
+        age = e2e_stat_num(r, "workers", idx, "heartbeat_age_ms", NULL);
+        /* the reply's clock is later than `asked`: its beat is too */
+        if (isnan(age) || (double)asked - age <= (double)after)
+            return 0;
+    }
+}
+
+int
+e2e_wait_tick(const struct e2e_server *s, int timeout_ms)
+{
+    struct folio_client *a = e2e_connect_admin(s);
+    uint64_t deadline = e2e_deadline(timeout_ms), after = e2e_now_ms(), asked;
+    struct folio_reply r;
+    int turns = 0;
+
+    if (a == NULL)
+        return -1;
+    /*
+     * Two ticks: the heartbeat is written before the tick refreshes the
+     * figures, so the first tick's figures are surely there at the second.
+     */
+    do {
+        asked = e2e_now_ms();
+        if (e2e_stats(a, &r) != 0)
+            break;
+        if (beats_after(&r, asked, after)) {
+            after = e2e_now_ms();
+            if (++turns == 2)
+                break;
+        }
+    } while (e2e_wait_more(deadline));
+    folio_client_close(a);
+    return turns == 2 ? 0 : -1;
+}
+
 int
 e2e_log_count(const struct e2e_server *s, const char *needle)
 {
@@ -635,10 +711,13 @@ e2e_stats(struct folio_client *admin, struct folio_reply *r)
 {
     int rc = folio_client_call0(admin, "server.stats", r);
 
-    if (rc != 1 || r->code != 0) {
-        fprintf(stderr, "server.stats failed: rc %d code %d %.*s\n", rc,
-                r->code, (int)r->message_len,
-                r->message != NULL ? r->message : "");
+    if (rc != 1) {
+        fprintf(stderr, "server.stats failed: rc %d (no reply)\n", rc);
+        return -1;
+    }
+    if (r->code != 0) {
+        fprintf(stderr, "server.stats failed: code %d %.*s\n", r->code,
+                (int)r->message_len, r->message != NULL ? r->message : "");
         return -1;
     }
     return 0;
@@ -713,13 +792,111 @@ e2e_spawn(const char *const argv[], const char *log)
     _exit(127);
 }
 
-int
-e2e_have(const char *prog)
+const char *
+e2e_which(const char *prog)
 {
-    char cmd[256];
+    static char found[1024];
+    const char *path = getenv("PATH");
+    size_t n;
 
-    snprintf(cmd, sizeof(cmd), "command -v '%s' >/dev/null 2>&1", prog);
-    return system(cmd) == 0;
+    if (strchr(prog, '/') != NULL)
+        return access(prog, X_OK) == 0 ? prog : NULL;
+    while (path != NULL && *path != '\0') {
+        n = strcspn(path, ":");
+        snprintf(found, sizeof(found), "%.*s/%s", (int)n, path, prog);
+        if (n > 0 && access(found, X_OK) == 0)
+            return found;
+        path += n + (path[n] == ':');
+    }
+    return NULL;
+}
+
+/* ---- components ---------------------------------------------------- */
+
+static int
+under_ci(void)
+{
+    const char *ci = getenv("CI");
+
+    return ci != NULL && *ci != '\0';
+}
+
+/* A line of the table that ends make check (tests/components.sh). */
+static void
+record(const char *what, const char *state, const char *detail)
+{
+    printf("e2e-component: %s %s %s %s\n", program_invocation_short_name,
+           what, state, detail);
+    fflush(stdout);
+}
+
+const char *
+e2e_require_at(const char *what, const char *path, const char *how)
+{
+    const char *suite = program_invocation_short_name;
+
+    if (path != NULL) {
+        record(what, "used", path);
+        return path;
+    }
+    if (under_ci()) {
+        printf("FAIL %s: %s is missing (%s): CI is set, and CI installs "
+               "every component (dist/install-deps.sh), the corpus too\n",
+               suite, what, how);
+        record(what, "MISSING", "(failed: CI is set)");
+        exit(EXIT_FAILURE);
+    }
+    printf("SKIP %s: %s is missing (%s)\n", suite, what, how);
+    record(what, "missing", "(skipped)");
+    exit(77);
+}
+
+const char *
+e2e_require(const char *prog, const char *package)
+{
+    static char path[1024];
+    const char *p = e2e_which(prog);
+    char how[256];
+
+    snprintf(how, sizeof(how), "no %s on PATH: apt-get install %s", prog,
+             package);
+    if (p != NULL)
+        snprintf(path, sizeof(path), "%s", p);
+    return e2e_require_at(prog, p != NULL ? path : NULL, how);
+}
+
+const char *
+e2e_require_corpus(void)
+{
+    const char *p = getenv("FOLIO_TEST_CORPUS");
+    char how[1024];
+
+    snprintf(how, sizeof(how),
+             "no directory %s: configure --with-corpus=DIR, or set "
+             "FOLIO_TEST_CORPUS",
+             p != NULL && *p != '\0' ? p
+             : *FOLIO_TEST_CORPUS_DEFAULT != '\0'
+                 ? FOLIO_TEST_CORPUS_DEFAULT
+                 : "(none configured)");
+    return e2e_require_at("corpus", e2e_corpus(), how);
+}
+
+int
+e2e_want(int have, const char *what, const char *why)
+{
+    if (have) {
+        record(what, "used", "(in a case)");
+        return 1;
+    }
+    if (under_ci()) {
+        record(what, "MISSING", "(a case failed: CI is set)");
+        ck_abort_msg("%s: %s (CI is set: a missing component fails)", what,
+                     why);
+    }
+    printf("SKIP %s, one case: %s: %s\n", program_invocation_short_name, what,
+           why);
+    record(what, "missing", "(a case skipped)");
+    return 0;
 }
 
 int

@@ -44,7 +44,9 @@ const char *e2e_corpus(void);
 /*
  * e2e_start - start foliod with `conf` (extra configuration lines, may be
  * NULL) and extra command-line arguments `args` (NULL-terminated, may be
- * NULL).  Returns 0, or -1 with the reason printed (the log's tail too).
+ * NULL), and wait for it to be ready (e2e_bound_ms(60000, 120000): a
+ * start may build the corpus index).  Returns 0, or -1 with the reason
+ * printed (the log's tail too).
  */
 int e2e_start(struct e2e_server *s, const char *conf, const char *const *args);
 
@@ -136,6 +138,14 @@ double e2e_metric(const struct e2e_server *s, const char *series);
  */
 double e2e_server_stat(const struct e2e_server *s, ...);
 
+/*
+ * e2e_wait_tick - wait until every worker of s has had two turns of its
+ * timer since the call (their heartbeats say so): the figures a worker
+ * refreshes on it (cpu_user_s, heap_inuse, maxrss_kb) are then as fresh
+ * as the call.  0, or -1 after timeout_ms or if server.stats fails.
+ */
+int e2e_wait_tick(const struct e2e_server *s, int timeout_ms);
+
 /* e2e_log_count - how many lines of s's log hold `needle`. */
 int e2e_log_count(const struct e2e_server *s, const char *needle);
 
@@ -150,6 +160,29 @@ int e2e_holds_inode(pid_t pid, unsigned long ino);
  * under ASan/UBSan, 20 s under Valgrind (E2E_VALGRIND set).
  */
 int e2e_bound_ms(int plain_ms, int sanitized_ms);
+
+/* e2e_deadline - the time (e2e_now_ms) `ms` from now, for e2e_wait_more. */
+uint64_t e2e_deadline(int ms);
+
+/*
+ * e2e_wait_more - the pause of a loop that polls a state the server
+ * reports (a counter of server.stats, a log line, a process gone): returns
+ * 1 after a few milliseconds while `deadline` is ahead, 0 at once when it
+ * has passed.  With e2e_pace_ms, the only place tests/ sleeps (make
+ * lint-tests):
+ *
+ *     uint64_t d = e2e_deadline(e2e_bound_ms(5000, 15000));
+ *     while (!done())
+ *         ck_assert_msg(e2e_wait_more(d), "not done in time");
+ */
+int e2e_wait_more(uint64_t deadline);
+
+/*
+ * e2e_pace_ms - a delay that is part of what a test does, never a wait
+ * for the server: a slow reader's pace, a client's think time, a signal
+ * a moment after another, a load kept on for a while.
+ */
+void e2e_pace_ms(int ms);
 
 /* e2e_read_file - a whole file, NUL-terminated (malloc'd), or NULL. */
 char *e2e_read_file(const char *path);
@@ -167,8 +200,43 @@ void e2e_rm_rf(const char *dir);
  */
 pid_t e2e_spawn(const char *const argv[], const char *log);
 
-/* e2e_have - 1 if `prog` is a command on PATH. */
-int e2e_have(const char *prog);
+/* ---- what a suite needs (make check's table of components) ---- */
+
+/*
+ * e2e_require - in main(), before the suite runs: the program `prog`,
+ * looked for on PATH, that Debian package `package` installs.  Found: it
+ * is recorded as used (a line "e2e-component: SUITE PROG used PATH" in
+ * the suite's log, which tests/components.sh gathers into the table that
+ * ends make check) and its path returned (static storage).  Missing: the
+ * program says so and exits, 77 ("skipped") or, when CI is set, 1: CI
+ * installs every component (dist/install-deps.sh), so there a missing one
+ * is a failure, never a skip.
+ */
+const char *e2e_require(const char *prog, const char *package);
+
+/*
+ * e2e_require_at - e2e_require for a component found another way: `path`
+ * where it is, NULL if it is not there; `what` names it and `how` says
+ * how to get it ("apt-get install postgresql").  Returns path.
+ */
+const char *e2e_require_at(const char *what, const char *path,
+                           const char *how);
+
+/* e2e_require_corpus - the corpus (e2e_corpus()), or exit as above. */
+const char *e2e_require_corpus(void);
+
+/*
+ * e2e_want - inside a test case, for what only that case needs and a
+ * machine may refuse (a mount, a cgroup): 1 if `have`; `what` names it in
+ * one word (the table's: "tmpfs-mount").  Otherwise, when
+ * CI is set, the case fails naming `what` and `why`; elsewhere it prints
+ * that the case is skipped and why, records it for the table, and
+ * returns 0: the caller returns (Check cannot skip one case).
+ */
+int e2e_want(int have, const char *what, const char *why);
+
+/* e2e_which - the path of `prog` on PATH (static storage), or NULL. */
+const char *e2e_which(const char *prog);
 
 /* e2e_free_port - a loopback TCP port nobody listens on now, or -1. */
 int e2e_free_port(void);

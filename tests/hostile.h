@@ -3,9 +3,11 @@
  * side; e2e_hostile_output.c: the output side, the operator's way in, the
  * errors' own bytes) share: one server `srv`, a well-behaved client that
  * pings from a thread throughout an attack and must be answered every
- * time, in time, and the memory of the worker measured before, during and
- * after.  Set E2E_VALGRIND=1 (the Valgrind run, RELIABILITY.md) to relax
- * the latency and memory bounds, which are meaningless under Valgrind.
+ * time, none of its pings held for seconds, and the memory of the worker
+ * measured before, during and after.  The latency figures are printed,
+ * not asserted: bench/hostile.sh reports them.  Set E2E_VALGRIND=1 (the
+ * Valgrind run, RELIABILITY.md) to relax the bounds, which are
+ * meaningless under Valgrind.
  */
 #ifndef FOLIO_TESTS_HOSTILE_H
 #define FOLIO_TESTS_HOSTILE_H
@@ -26,13 +28,11 @@ extern struct e2e_server srv;
 void start(const char *conf);
 
 /*
- * bound_ms - a latency bound: e2e_bound_ms(plain_ms, sanitized_ms), or
- * E2E_LATENCY_MS when set (to look at figures past a failing bound).
+ * watch_bound_ms - what no ping of the good client may take: 5 s (10 s
+ * sanitized), a generous bound on a shared machine, which still catches
+ * a worker starved for seconds (6.5 s before the 1 ms share existed).
  */
-int bound_ms(int plain_ms, int sanitized_ms);
-
-/* latency_bound_ms - the good client's bound: 1.5 s (3 s sanitized). */
-int latency_bound_ms(void);
+int watch_bound_ms(void);
 
 /* check_memory - whether memory bounds mean anything (plain builds). */
 int check_memory(void);
@@ -60,14 +60,10 @@ struct mem {
 void watch_start(struct watch *w);
 
 /*
- * watch_stop_within - stop it: it must have been answered every time,
- * each ping within bound_ms, 99% of them within p99_ms (if > 0); prints
- * the latency figures.
+ * watch_stop - stop it: it must have been answered every time (20 pings
+ * at least), none over watch_bound_ms; prints its latency figures, p50,
+ * p99 and max ("hostile: WHAT: good client: ...": bench/hostile.sh).
  */
-void watch_stop_within(struct watch *w, const char *what, int bound_ms,
-                       int p99_ms);
-
-/* watch_stop - watch_stop_within with latency_bound_ms() and no p99. */
 void watch_stop(struct watch *w, const char *what);
 
 /* cmp_u32 - qsort's comparison of uint32_t. */

@@ -13,18 +13,27 @@ import sys
 from pynvim.msgpack_rpc import ErrorResponse, socket_session, tcp_session
 
 
+class FolioError(ErrorResponse):
+    """An error reply [code, message]: pynvim shows the message (as its
+    Nvim class does, error[1]); the code is kept to be checked."""
+
+    def __init__(self, error):
+        super().__init__(error[1])
+        self.code = error[0]
+
+
 def session(s):
-    # As pynvim's Nvim class does: the error's message is error[1].
-    s.error_wrapper = lambda e: ErrorResponse(e[1])
+    s.error_wrapper = FolioError
     return s
 
 
-def expect_error(s, method, *args, code=None, message=None):
+def expect_error(s, method, *args, code, message):
     try:
         s.request(method, *args)
-    except ErrorResponse as e:
+    except FolioError as e:
         text = str(e)
-        assert message is None or message in text, text
+        assert e.code == code, (method, e.code, code, text)
+        assert message in text, text
         return text
     raise AssertionError("%r answered, an error was expected" % (method,))
 
@@ -49,9 +58,12 @@ def main():
     listed = s.request(b"comments.list", "/blog/pynvim/")
     assert [c["id"] for c in listed] == [posted["id"]], listed
     # Errors: [code, message], pynvim shows the message.
-    expect_error(s, b"no.such", message="unknown method 'no.such'")
-    expect_error(s, b"server.ping", 1, message="server.ping takes 0 params")
-    expect_error(s, b"server.stats", message="admin socket only")
+    # Codes of folio-rpc(7): 12 UNIMPLEMENTED, 3 INVALID_ARGUMENT, 7
+    # PERMISSION_DENIED.
+    expect_error(s, b"no.such", code=12, message="unknown method 'no.such'")
+    expect_error(s, b"server.ping", 1, code=3,
+                 message="server.ping takes 0 params")
+    expect_error(s, b"server.stats", code=7, message="admin socket only")
     # Notifications, bin and str, known and unknown: never answered, and
     # the connection goes on.
     s.request(b"nvim_command", "echo 1", async_=True)
@@ -64,7 +76,7 @@ def main():
     a = session(socket_session(admin_path))
     totals = a.request(b"server.stats")["totals"]
     # nvim_set_client_info twice (one per session) and the three above.
-    assert totals["notifications"] >= 5, totals
+    assert totals["notifications"] == 5, totals
     assert totals["protocol_errors"] == 0, totals
     a.close()
     print("ok")

@@ -86,17 +86,14 @@ pg_bindir(void)
     return found[0] != '\0' ? found : NULL;
 }
 
-void
-pg_skip_unless_available(const char *suite)
+const char *
+pg_require(void)
 {
-    if (pg_bindir() != NULL)
-        return;
-    printf("SKIP %s: no PostgreSQL server binaries (initdb, postgres, "
-           "pg_ctl) in $FOLIO_PG_BINDIR, on PATH or in "
-           "/usr/lib/postgresql/*/bin: install postgresql "
-           "(dist/install-deps.sh)\n",
-           suite);
-    exit(77);
+    return e2e_require_at("postgresql", pg_bindir(),
+                          "no initdb, postgres and pg_ctl in "
+                          "$FOLIO_PG_BINDIR, on PATH or in "
+                          "/usr/lib/postgresql/*/bin: apt-get install "
+                          "postgresql");
 }
 
 /* Runs at exit in the process that started the cluster. */
@@ -173,7 +170,7 @@ wait_up(struct pg_cluster *c)
     int st;
 
     pg_dsn(c, "postgres", dsn, sizeof(dsn));
-    while (e2e_now_ms() < deadline) {
+    do {
         if (PQping(dsn) == PQPING_OK)
             return 0;
         if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
@@ -183,8 +180,7 @@ wait_up(struct pg_cluster *c)
             print_log(c);
             return -1;
         }
-        poll(NULL, 0, 20);
-    }
+    } while (e2e_wait_more(deadline));
     fprintf(stderr, "postgres did not accept connections in %d ms\n", START_MS);
     print_log(c);
     return -1;

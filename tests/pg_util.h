@@ -38,10 +38,11 @@ struct pg_cluster {
 const char *pg_bindir(void);
 
 /*
- * pg_skip_unless_available - in main(): if there is no PostgreSQL, say so
- * and exit 77 (automake's "skipped").
+ * pg_require - in main(): the PostgreSQL server binaries' directory
+ * (pg_bindir), required as e2e_require does: without them the suite is
+ * skipped (exit 77), or fails when CI is set.
  */
-void pg_skip_unless_available(const char *suite);
+const char *pg_require(void);
 
 /*
  * pg_start - initdb a new cluster (`conf`: extra postgresql.conf lines,

@@ -229,16 +229,18 @@ folio_accept_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_lsn *l = arg;
     struct folio_worker *w = l->w;
-    int cfd, i, r, one = 1;
+    int cfd, i, r, one = 1, forced;
 
     /* The descriptors closed since, first: the spares need them. */
     if (w->nspare < FOLIO_SPARE_FDS)
         spare_refill(w);
     for (i = 0; i < ACCEPTS_PER_EVENT; i++) {
+        forced = 0;
         if (!(l->flags & CONN_ADMIN) && !evtimer_pending(w->ev_accept, NULL)) {
-            if (w->accept_force)
+            if (w->accept_force) {
                 w->accept_force = 0; /* this one, whatever the balance */
-            else if (accept_ahead(w)) {
+                forced = accept_ahead(w);
+            } else if (accept_ahead(w)) {
                 accept_defer(w);
                 return;
             }
@@ -262,6 +264,8 @@ folio_accept_cb(evutil_socket_t fd, short what, void *arg)
             }
             return;
         }
+        if (forced) /* counted: the balance tests read it */
+            folio_stat_add(&w->slot->ws_accepts_forced, 1);
         if (l->flags & CONN_TCP)
             setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         folio_conn_open(w, cfd, l->flags & ~CONN_TCP, NULL, 0);

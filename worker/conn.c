@@ -56,7 +56,7 @@
  */
 #define HEAVY_NS 100000 /* 100 us */
 
-static void process(struct folio_conn *c, int share);
+static void process(struct folio_conn *c, int share, uint64_t now);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
 
@@ -278,7 +278,7 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
             folio_conn_close(c);
             return;
         }
-        process(c, 0);
+        process(c, 0, 0);
         turn_queue(c);
     }
 }
@@ -288,10 +288,11 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
 /*
  * Answer the complete messages in c's input, while it is READY: a turn's
  * share of them, or (share: from the run queue) its own share; heavy work
- * goes to the run queue.
+ * goes to the run queue.  `now`: a clock reading of just now to time the
+ * first message from (the read's), or 0.
  */
 static void
-process(struct folio_conn *c, int share)
+process(struct folio_conn *c, int share, uint64_t now)
 {
     struct folio_worker *w = c->w;
     enum folio_conn_state st;
@@ -300,6 +301,8 @@ process(struct folio_conn *c, int share)
     uint64_t t1 = 0, t2, dt = 0, spent = 0;
     int r, timed = folio_dispatch_times(w->cfg);
 
+    w->clock_chain = 1;
+    w->clock_ns = now;
     while (c->state == FOLIO_CONN_READY) {
         if ((avail = folio_buf_pending(&c->in)) == 0)
             break;
@@ -348,6 +351,8 @@ process(struct folio_conn *c, int share)
             spent >= TURN_NS)
             conn_wait(c, FOLIO_CONN_YIELDED);
     }
+    w->clock_chain = 0;
+    w->clock_ns = 0;
     if ((c->flags & CONN_EOF) && c->state == FOLIO_CONN_READY)
         c->state = FOLIO_CONN_CLOSING;
 }
@@ -438,7 +443,7 @@ run(struct folio_conn *c)
         /* Input to answer (after a release), or the peer's end to take. */
         if (c->state == FOLIO_CONN_READY &&
             (folio_buf_pending(&c->in) > 0 || (c->flags & CONN_EOF)))
-            process(c, 0);
+            process(c, 0, 0);
         if (flush(c) != 0)
             return;
         /* Its client read: the room it waits for may be its own now. */
@@ -531,12 +536,13 @@ static void
 on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_conn *c = arg;
+    int r;
 
-    if (folio_conn_io_read(c) < 0) {
+    if ((r = folio_conn_io_read(c)) < 0) {
         folio_conn_close(c);
         return;
     }
-    process(c, 0);
+    process(c, 0, r > 0 ? c->read_ns : 0); /* the read's clock (stats on) */
     if (c->state != FOLIO_CONN_HELD) /* else the release queues it */
         turn_join(c); /* the replies go out in the order of the reads */
 }
@@ -552,7 +558,7 @@ on_run(evutil_socket_t fd, short what, void *arg)
         return;
     folio_connq_remove(&w->runq, c, FOLIO_QL_WAIT);
     conn_ready(c);
-    process(c, 1);
+    process(c, 1, 0);
     if (c->state != FOLIO_CONN_HELD)
         turn_join(c);
     if (w->runq.head != NULL)
@@ -610,7 +616,7 @@ folio_conn_drain(struct folio_conn *c)
             folio_conn_close(c);
             return;
         }
-        process(c, 0);
+        process(c, 0, 0);
     } while (r > 0 && --rounds > 0 && c->state == FOLIO_CONN_READY &&
              !(c->flags & CONN_EOF));
     turn_queue(c);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "src/mp.h"
+#include "src/rpc.h"
 #include "worker/worker_int.h"
 
 struct folio_hold;
@@ -41,7 +42,7 @@ folio_face_rpc_frame_init(struct folio_conn *c)
 static inline int
 folio_face_rpc_frame(struct folio_conn *c, const char *p, size_t avail)
 {
-    return folio_mp_scan(&c->scan, p, avail);
+    return folio_rpc_frame(&c->scan, p, avail);
 }
 
 /* folio_face_rpc_frame_len - after FOLIO_MP_DONE: the message's length. */

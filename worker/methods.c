@@ -1,7 +1,8 @@
 /*
- * methods.c - every RPC method foliod serves, sorted by name (binary
- * search; the position is the method's stats row), and every service's
- * per-worker set-up.  A new method is one line here.
+ * methods.c - every RPC method foliod serves, sorted by name (the
+ * position is the method's stats row; dispatch.c indexes the names by a
+ * perfect hash), and every service's per-worker set-up.  A new method is
+ * one line here.
  */
 #include "config.h"
 

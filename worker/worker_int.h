@@ -221,6 +221,16 @@ struct folio_worker {
     int retiring;                /* RETIRE: hand connections back, exit */
     uint64_t deadline_ms;        /* exit by then when stopping/retiring */
     uint64_t now_ms;             /* cached monotonic clock, set each tick */
+    /*
+     * The clock chained from one call to the next (dispatch.c), while
+     * conn.c's process() answers a connection's messages: each call starts
+     * when the one before it ended, or when the bytes were read (the
+     * first after a read), so that a call costs one clock reading, not
+     * two.  clock_chain: process() is running; clock_ns: the reading to
+     * start from (0: none yet).
+     */
+    int clock_chain;
+    uint64_t clock_ns;
     uint64_t served;             /* requests, for max_requests_per_worker */
     uint64_t recycle_at;         /* 0: never */
     int recycle_sent;
