@@ -432,6 +432,18 @@ spin_here(void)
         sink += i * i;
 }
 
+/* The first comment of p that holds `text`, or NULL. */
+static const char *
+comment_with(const struct folio_pprof *p, const char *text)
+{
+    uint32_t i;
+
+    for (i = 0; i < p->ncomments; i++)
+        if (strstr(folio_pprof_text(p, p->comments[i]), text) != NULL)
+            return folio_pprof_text(p, p->comments[i]);
+    return NULL;
+}
+
 START_TEST(test_cpu_sampler)
 {
     struct folio_pprof p, again;
@@ -479,13 +491,13 @@ START_TEST(test_cpu_sampler)
     ck_assert_ptr_nonnull(
         strstr(folio_pprof_text(&p, p.mappings[0].file), "check_pprof"));
     ck_assert(p.mappings[0].has_functions);
-    /* The sampler's cost and the kernel's share, in comments. */
-    ck_assert_uint_ge(p.ncomments, 2);
-    ck_assert_msg(strncmp(folio_pprof_text(&p, p.comments[0]), "# pid ", 6) ==
-                      0,
-                  "%s", folio_pprof_text(&p, p.comments[0]));
-    ck_assert_ptr_nonnull(
-        strstr(folio_pprof_text(&p, p.comments[1]), "user-space stacks only"));
+    /*
+     * The sampler's cost and the kernel's share, in comments (a sanitizer
+     * build says first that malloc is not interposed).
+     */
+    ck_assert_msg(comment_with(&p, "# pid ") != NULL, "no '# pid' comment");
+    ck_assert_msg(comment_with(&p, "user-space stacks only") != NULL,
+                  "no word of the kernel's share");
     free(r);
     folio_pprof_free(&p);
 
