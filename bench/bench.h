@@ -71,7 +71,8 @@ enum bench_proto {
     BENCH_P_MSGPACK = 0,
     BENCH_P_RESP,     /* Redis: RESP replies, inline or RESP requests */
     BENCH_P_MEMCACHE, /* memcached's text protocol */
-    BENCH_P_RAW       /* a fixed request; a reply of fixed length or end */
+    BENCH_P_RAW,      /* a fixed request; a reply of fixed length or end */
+    BENCH_P_HTTP      /* HTTP/1.1, keep-alive: a GET or POST of --path */
 };
 
 /* The method each kind calls (pool.c). */
@@ -130,6 +131,8 @@ struct bench_opts {
     int send_each;          /* --send-each: a send(2) per request */
     uint32_t value_size;    /* --value-size: GET/SET value bytes */
     const char *key;        /* --key */
+    const char *path;       /* --path: the HTTP request-target */
+    const char *body;       /* --body: POSTed; NULL: a GET */
     const char *raw_request;  /* --raw-request, C escapes decoded */
     size_t raw_request_len;
     uint32_t raw_reply_len;   /* --raw-reply-len (0: use the end) */
@@ -220,7 +223,7 @@ int folio_bench_pool_push(struct bench_pool *p, uint32_t start,
 /* ------------------------------------------------------------------ */
 /* Other protocols (peer.c).                                           */
 
-/* folio_bench_proto_name - "msgpack", "resp", "memcache", "raw". */
+/* folio_bench_proto_name - "msgpack", "resp", "memcache", "raw", "http". */
 const char *folio_bench_proto_name(enum bench_proto p);
 
 /* folio_bench_proto_parse - the protocol named s; 0, or -1 if none. */
@@ -259,6 +262,39 @@ enum bench_frame {
 enum bench_frame folio_bench_peer_frame(const struct bench_opts *o,
                                         const char *p, size_t avail,
                                         size_t *len);
+
+/*
+ * --proto http's framing, with the parser's state kept in the
+ * connection: folio_bench_http_init before each reply, then
+ * folio_bench_http_frame as bytes come (p is rewritten in place for a
+ * chunked body).  BENCH_F_OK for 2xx and 3xx, BENCH_F_ERROR for 4xx and
+ * 5xx and a JSON-RPC error (len set), BENCH_F_MORE, BENCH_F_BAD.
+ */
+struct folio_http_req;
+void folio_bench_http_init(struct folio_http_req *r);
+enum bench_frame folio_bench_http_frame(struct folio_http_req *r, char *p,
+                                        size_t avail, size_t *len);
+
+/*
+ * folio_bench_http_of_pool - -w WORKLOAD --proto http: rewrite the
+ * msgpack-RPC requests of p as the HTTP requests of foliod's HTTP face
+ * (folio-http(7)) that ask the same: server.ping GET /status,
+ * comments.list GET /v1/comments?uri=, comments.post POST /v1/comments,
+ * freight.quote POST /v1/freight/quote, any other method POST /rpc
+ * (JSON-RPC 2.0).  Kinds and expected codes are kept, and a list may be
+ * NOT_FOUND (mouthful's 404 for a page without comments); answers are not
+ * compared.  0, or FOLIO_ENOMEM with the reason in err.
+ */
+int folio_bench_http_of_pool(const struct bench_opts *o, struct bench_pool *p,
+                             char *err, size_t errlen);
+
+/*
+ * folio_bench_http_code - the folio status code of an HTTP error reply
+ * (len bytes at p) from foliod's face: its JSON body's "code" (a
+ * JSON-RPC error's data.code); without one, the code folio-http(7) maps
+ * to its status (404: NOT_FOUND, ...); FOLIO_ST_MAX for another status.
+ */
+int folio_bench_http_code(const char *p, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Counters.  Each thread writes its own block (one writer:           */

@@ -405,7 +405,11 @@ account_peer(struct bench_thread *t, const struct bench_req *q, const char *p,
     char got[96];
 
     if (is_error) {
-        account_outcome(t, q, 0, FOLIO_ST_MAX, dt, now);
+        account_outcome(t, q, 0,
+                        t->o->proto == BENCH_P_HTTP
+                            ? folio_bench_http_code(p, len)
+                            : FOLIO_ST_MAX,
+                        dt, now);
     } else if (!peer_answer_ok(q, p, len, got, sizeof(got))) {
         wrong_answer(t, q, got);
         account_outcome(t, q, 0, -1, dt, now);
@@ -448,9 +452,13 @@ on_read(evutil_socket_t fd, short what, void *arg)
         p = c->in.b_data + c->in.b_off;
         if (t->o->proto != BENCH_P_MSGPACK) {
             /* A peer's protocol: replies in order, framed by peer.c. */
-            if ((f = folio_bench_peer_frame(t->o, p, avail, &len)) ==
-                BENCH_F_MORE)
+            f = t->o->proto == BENCH_P_HTTP
+                    ? folio_bench_http_frame(&c->http, (char *)p, avail, &len)
+                    : folio_bench_peer_frame(t->o, p, avail, &len);
+            if (f == BENCH_F_MORE)
                 break;
+            if (t->o->proto == BENCH_P_HTTP && f != BENCH_F_BAD)
+                folio_bench_http_init(&c->http); /* for the next one */
             if (f == BENCH_F_BAD || c->inflight == 0) {
                 conn_fail(c, f == BENCH_F_BAD ? "malformed reply"
                                               : "a reply to a request not sent");
@@ -525,7 +533,10 @@ bench_conn_open(struct bench_thread *t, struct bench_conn *c)
     c->head = c->inflight = 0;
     c->out_off = c->out_len = 0;
     folio_buf_reset(&c->in);
-    folio_mp_scan_reset(&c->scan);
+    if (t->o->proto == BENCH_P_HTTP)
+        folio_bench_http_init(&c->http);
+    else
+        folio_mp_scan_reset(&c->scan);
     t->live++;
     if (t->o->mode == BENCH_OPEN)
         t->free_slots += (uint64_t)t->o->pipeline;
@@ -606,7 +617,8 @@ thread_setup(struct bench_thread *t)
         if (c->out == NULL || c->ring_ns == NULL || c->ring_req == NULL ||
             folio_buf_init(&c->in, IN_BUF, 0) != 0)
             return -1;
-        folio_mp_scan_init(&c->scan, 64u << 20, FOLIO_MP_MAX_DEPTH);
+        if (o->proto != BENCH_P_HTTP)
+            folio_mp_scan_init(&c->scan, 64u << 20, FOLIO_MP_MAX_DEPTH);
     }
     return 0;
 }

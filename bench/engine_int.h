@@ -16,6 +16,7 @@
 
 #include "bench/bench.h"
 #include "src/buf.h"
+#include "src/http_parse.h"
 #include "src/mp.h"
 
 #define BENCH_COUNTED 0x80000000u /* ring_req: a measured request */
@@ -53,7 +54,10 @@ struct bench_conn {
     struct bench_thread *t;
     struct event *rev, *wev;
     struct folio_buf in;
-    struct folio_mp_scan scan;
+    union {
+        struct folio_mp_scan scan;   /* msgpack-RPC replies */
+        struct folio_http_req http; /* --proto http's */
+    };
     char *out;
     size_t out_off, out_len, out_cap;
     uint64_t *ring_ns;  /* send time (open loop: intended send time) */

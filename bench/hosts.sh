@@ -69,7 +69,9 @@ start_host() {
     dir="$BENCH_TMP/$name"
     mkdir -p "$dir"
     # shellcheck disable=SC2086
+    # shellcheck disable=SC2046
     "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$dir/admin.sock" \
+        $(http_opt off) \
         --data-dir "$dir/data" --metrics-listen off --ready-file "$dir/ready" \
         --log-level warn --workers auto $ONLY "$@" 2>>"$dir/foliod.log" &
     HOST_PIDS="$HOST_PIDS $!"
@@ -199,9 +201,10 @@ instr() {  # instr lmdb|postgres N: sets INSTR
     else
         set -- --comments-backend lmdb
     fi
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086,SC2046
     valgrind --tool=callgrind --callgrind-out-file="$d/cg.%p" "$FOLIOD" -f \
         --listen 127.0.0.1:0 --admin-socket "$d/admin.sock" --data-dir "$d/data" \
+        $(http_opt off) \
         --metrics-listen off --ready-file "$d/ready" --log-level warn \
         --workers 1 --request-timeout 0 --idle-timeout 0 $ONLY "$@" \
         2>>"$d/foliod.log" &

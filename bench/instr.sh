@@ -12,6 +12,13 @@
 # two runs, callgrind_annotate's names), and what the rest take;
 # INSTR_KEEP=DIR keeps the two runs' callgrind files there (N.out, 2N.out)
 # for callgrind_annotate.  INSTR_CONNS (default 1): the connections.
+# INSTR_HTTP=1 sends the requests to the HTTP face (folio-bench --proto
+# http), and INSTR_SETUP, a shell command run once before the counted
+# runs with FOLIO_PORT and FOLIO_HTTP_PORT set, fills the store, e.g.
+#   INSTR_HTTP=1 WORKLOAD=http INSTR_BENCH_ARGS="--path /v1/comments?uri=/t" \
+#   INSTR_SETUP='for i in $(seq 100); do curl -s -d "{\"path\":\"/t\",
+#       \"body\":\"b\",\"author\":\"a\"}" localhost:$FOLIO_HTTP_PORT/v1/comments; done' \
+#   sh bench/instr.sh 2000
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +38,13 @@ count() {
     # Under valgrind, on a loaded machine, the start takes its time.
     WAIT_SECS=300 start_foliod --workers 1 --request-timeout 0 --idle-timeout 0 "$@"
     FOLIOD_WRAP=""; : "$FOLIOD_WRAP"
-    "$FOLIO_BENCH" -H "127.0.0.1:$FOLIO_PORT" -c "${INSTR_CONNS:-1}" -t 1 -n "$REQS" -w "$WORKLOAD" \
+    if [ -n "${INSTR_HTTP:-}" ]; then
+        to="--proto http -H 127.0.0.1:$FOLIO_HTTP_PORT"
+    else
+        to="-H 127.0.0.1:$FOLIO_PORT"
+    fi
+    # shellcheck disable=SC2086
+    "$FOLIO_BENCH" $to -c "${INSTR_CONNS:-1}" -t 1 -n "$REQS" -w "$WORKLOAD" \
         ${INSTR_BENCH_ARGS:-} >/dev/null
     # The worker's file, by its pid.
     worker=$(foliod_workers | awk '{print $1}')
@@ -78,6 +91,10 @@ PY
 # valgrind, builds the corpus index cache and imports the freight tables
 # that both counted runs then map.
 start_foliod --workers 1 "$@"
+if [ -n "${INSTR_SETUP:-}" ]; then
+    export FOLIO_PORT FOLIO_HTTP_PORT
+    sh -c "$INSTR_SETUP" >/dev/null
+fi
 stop_foliod
 REQS=$N; a=$(count "$@")
 REQS=$((2 * N)); b=$(count "$@")

@@ -56,17 +56,29 @@ wait_for() {
 # PIN).
 #
 # start_foliod [foliod options...]: FOLIO_PORT, FOLIOD_PID, FOLIO_ADMIN set.
+# http_opt ADDR|off: the --http-listen option for $FOLIOD, nothing for a
+# foliod older than the HTTP face (a $FOLIOD_BEFORE).
+http_opt() {
+    if "$FOLIOD" --help 2>/dev/null | grep -q -- --http-listen; then
+        echo "--http-listen $1"
+    fi
+}
+
 start_foliod() {
     FOLIO_ADMIN="$BENCH_TMP/admin.sock"
     rm -f "$BENCH_TMP/ready"
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086,SC2046
     ${FOLIOD_WRAP:-${SERVER_WRAP:-}} "$FOLIOD" -f --listen 127.0.0.1:0 --admin-socket "$FOLIO_ADMIN" \
         --data-dir "$BENCH_TMP/data" --metrics-listen off \
+        $(http_opt 127.0.0.1:0) \
         --ready-file "$BENCH_TMP/ready" --log-level warn "$@" \
         >>"$BENCH_TMP/foliod.log" 2>&1 &
     FOLIOD_PID=$!
     wait_for "$BENCH_TMP/ready" || return 1
     FOLIO_PORT=$(sed -n 's/^listen 127.0.0.1:\([0-9]*\)$/\1/p' "$BENCH_TMP/ready" | head -n 1)
+    # The HTTP face's port, if it has one.
+    # shellcheck disable=SC2034 # read by the scripts
+    FOLIO_HTTP_PORT=$(sed -n 's/^http 127.0.0.1:\([0-9]*\)$/\1/p' "$BENCH_TMP/ready" | head -n 1)
 }
 
 # start_before [foliod options...]: when $FOLIOD_BEFORE names another

@@ -65,6 +65,7 @@ static const char *pid_set(struct bench_opts *o, const char *v);
 static const char *max_errors_set(struct bench_opts *o, const char *v);
 static const char *proto_set(struct bench_opts *o, const char *v);
 static const char *key_set(struct bench_opts *o, const char *v);
+static const char *path_set(struct bench_opts *o, const char *v);
 static const char *raw_request_set(struct bench_opts *o, const char *v);
 static const char *raw_reply_end_set(struct bench_opts *o, const char *v);
 
@@ -118,7 +119,8 @@ static const struct opt opts[] = {
      .arg = "ping | corpus | search | freight | comments | mixed",
      .kind = K_STR, .off = O(workload), .shown = "ping; rounds: corpus",
      .help = "the requests sent (other protocols: ping, get, set, version, "
-             "raw)"},
+             "raw; --proto http: http, the default, or one of these over "
+             "the HTTP face)"},
     {.name = "queries", .arg = "file", .kind = K_STR, .off = O(queries),
      .help = "the corpus workload's queries, one a line (a tab and the "
              "count it must be may follow)"},
@@ -188,9 +190,15 @@ static const struct opt opts[] = {
      .help = "the server's metrics listener, for --profile"},
     {.name = "quiet", .shortopt = 'q', .kind = K_FLAG, .off = O(quiet),
      .help = "no progress lines, no line per round: the summary alone"},
-    {.name = "proto", .arg = "msgpack | resp | memcache | raw", .kind = K_FN,
-     .parse = proto_set, .def = "msgpack",
-     .help = "the protocol: folio's, Redis's, memcached's, or fixed bytes"},
+    {.name = "proto", .arg = "msgpack | resp | memcache | http | raw",
+     .kind = K_FN, .parse = proto_set, .def = "msgpack",
+     .help = "the protocol: folio's, Redis's, memcached's, HTTP/1.1, or "
+             "fixed bytes"},
+    {.name = "path", .arg = "path", .kind = K_FN, .parse = path_set,
+     .shown = "/status",
+     .help = "--proto http: the request-target (\"/v1/comments?uri=/test\")"},
+    {.name = "body", .arg = "json", .kind = K_STR, .off = O(body),
+     .help = "--proto http: POST this body (a GET without it)"},
     {.name = "value-size", .arg = "n", .kind = K_U32, .off = O(value_size),
      .min = 1, .max = 64 << 20, .bad = "%s is not 1 to 64M", .def = "3",
      .help = "other protocols: the bytes of the value get and set read and "
@@ -360,7 +368,7 @@ static const char *
 proto_set(struct bench_opts *o, const char *v)
 {
     return folio_bench_proto_parse(v, &o->proto) != 0
-               ? "'%s' is not msgpack, resp, memcache or raw"
+               ? "'%s' is not msgpack, resp, memcache, http or raw"
                : NULL;
 }
 
@@ -370,6 +378,15 @@ key_set(struct bench_opts *o, const char *v)
     if (v[0] == '\0' || strpbrk(v, " \r\n") != NULL)
         return "'%s' is not a key (no spaces)";
     o->key = v;
+    return NULL;
+}
+
+static const char *
+path_set(struct bench_opts *o, const char *v)
+{
+    if (v[0] != '/' || strpbrk(v, " \t\r\n") != NULL)
+        return "'%s' is not a path (from '/', no spaces)";
+    o->path = v;
     return NULL;
 }
 
@@ -640,7 +657,8 @@ settle(struct bench_opts *o, const unsigned char *seen, int mode_named)
     if (have_n && have_d && o->mode != BENCH_ROUNDS)
         return bad("%s", "-n or -d, not both");
     if (o->proto != BENCH_P_MSGPACK) {
-        if (o->admin != NULL)
+        /* foliod's HTTP face has folio's server.stats behind it. */
+        if (o->admin != NULL && o->proto != BENCH_P_HTTP)
             return bad("--admin reads folio's server.stats: not with --proto "
                        "%s (--server-pid reads any server's CPU)",
                        folio_bench_proto_name(o->proto));
@@ -649,12 +667,20 @@ settle(struct bench_opts *o, const unsigned char *seen, int mode_named)
         if (o->workload == NULL)
             o->workload = o->proto == BENCH_P_MEMCACHE ? "version"
                           : o->proto == BENCH_P_RAW    ? "raw"
+                          : o->proto == BENCH_P_HTTP   ? "http"
                                                        : "ping";
     }
     if ((o->raw_request != NULL || o->raw_reply_len > 0 ||
          o->raw_reply_end != NULL) &&
         o->proto != BENCH_P_RAW)
         return bad("%s", "--raw-request and --raw-reply-* go with --proto raw");
+    if ((o->path != NULL || o->body != NULL) && o->proto != BENCH_P_HTTP)
+        return bad("%s", "--path and --body go with --proto http");
+    if ((o->path != NULL || o->body != NULL) &&
+        strcmp(o->workload, "http") != 0)
+        return bad("--path and --body are -w http's (--proto http's default), "
+                   "not -w %s's",
+                   o->workload);
 
     switch (o->mode) {
     case BENCH_ROUNDS:

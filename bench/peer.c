@@ -1,8 +1,10 @@
 /*
  * peer.c - the protocols of folio's peers, so that one client drives
  * every server a benchmark compares (--proto): Redis's RESP, memcached's
- * text protocol, and a raw mode (a fixed request; a reply of fixed
- * length or ending with a terminator) for anything else.  The engine
+ * text protocol, HTTP/1.1 (foliod's HTTP face, nginx: a GET or POST,
+ * keep-alive, read with src/http_parse.c), and a raw mode (a fixed
+ * request; a reply of fixed length or ending with a terminator) for
+ * anything else.  The engine
  * (engine.c) sends the pool's fixed bytes and frames the replies here,
  * in order, as it matches msgpack-RPC replies by msgid.
  *
@@ -20,9 +22,12 @@
 #include <sys/socket.h>
 
 #include "bench/bench.h"
+#include "src/http_parse.h"
+#include "src/json.h"
+#include "src/rpc.h"
 
 static const char *const proto_names[] = {"msgpack", "resp", "memcache",
-                                          "raw"};
+                                          "raw", "http"};
 
 const char *
 folio_bench_proto_name(enum bench_proto p)
@@ -224,6 +229,40 @@ raw_reply(const struct bench_opts *o, const char *p, size_t avail,
     return avail > (1u << 20) ? BENCH_F_BAD : BENCH_F_MORE;
 }
 
+/* Responses read with the parser of foliod's HTTP face: bounds. */
+static const char rpc_error[] = "{\"jsonrpc\":\"2.0\",\"error\":";
+static const struct folio_http_limits http_lim = {0, 65536, 200, 1u << 30};
+
+void
+folio_bench_http_init(struct folio_http_req *r)
+{
+    folio_http_req_init(r, &http_lim);
+}
+
+enum bench_frame
+folio_bench_http_frame(struct folio_http_req *r, char *p, size_t avail,
+                       size_t *len)
+{
+    switch (folio_http_res_parse(r, FOLIO_HTTP_GET, p, avail)) {
+    case FOLIO_HTTP_MORE:
+        /* A body to the close would never end a reply: not ours. */
+        return (r->flags & FOLIO_HTTP_CLOSE_DELIM) ? BENCH_F_BAD
+                                                   : BENCH_F_MORE;
+    case FOLIO_HTTP_DONE:
+        *len = (size_t)r->total;
+        if (r->status < 200) /* 1xx: never asked for (no Expect) */
+            return BENCH_F_BAD;
+        /* A JSON-RPC error comes with 200 (folio-http(7)). */
+        return r->status >= 400 || (r->body.len >= sizeof(rpc_error) - 1 &&
+                                    memcmp(p + r->body.off, rpc_error,
+                                           sizeof(rpc_error) - 1) == 0)
+                   ? BENCH_F_ERROR
+                   : BENCH_F_OK;
+    default:
+        return BENCH_F_BAD;
+    }
+}
+
 enum bench_frame
 folio_bench_peer_frame(const struct bench_opts *o, const char *p,
                        size_t avail, size_t *len)
@@ -285,6 +324,239 @@ format_set(const struct bench_opts *o, const char *v, char *buf, size_t cap)
     return snprintf(buf, cap, "set %s 0 0 %u\r\n%s\r\n", k, o->value_size, v);
 }
 
+/*
+ * --proto http: GET --path, or POST --body to it, HTTP/1.1 (keep-alive);
+ * any 2xx answer is right, 4xx and 5xx are errors.
+ */
+static int
+http_pool(const struct bench_opts *o, struct bench_pool *p, char *err,
+          size_t errlen)
+{
+    const char *path = o->path != NULL ? o->path : "/status";
+    size_t blen = o->body != NULL ? strlen(o->body) : 0;
+    size_t cap = strlen(path) + strlen(o->addr) + blen + 256;
+    char *buf = malloc(cap);
+    int n, rc;
+
+    if (buf == NULL) {
+        snprintf(err, errlen, "out of memory encoding requests");
+        return FOLIO_ENOMEM;
+    }
+    if (o->body != NULL)
+        n = snprintf(buf, cap,
+                     "POST %s HTTP/1.1\r\nHost: %s\r\n"
+                     "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n"
+                     "Content-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     path, o->addr, blen, o->body);
+    else
+        n = snprintf(buf, cap,
+                     "GET %s HTTP/1.1\r\nHost: %s\r\n"
+                     "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n\r\n",
+                     path, o->addr);
+    rc = push_bytes(p, buf, (size_t)n, BENCH_X_NONE, 0, NULL);
+    free(buf);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory encoding requests");
+        return FOLIO_ENOMEM;
+    }
+    snprintf(p->desc, sizeof(p->desc), "http: %s %.100s%s",
+             o->body != NULL ? "POST" : "GET", path,
+             o->body != NULL ? " with a JSON body" : "");
+    return 0;
+}
+
+/* The JSON of the msgpack params at *c: n of them, as an array. */
+static int
+put_params(struct folio_buf *b, struct folio_mp_cur *c, uint32_t n)
+{
+    uint32_t i;
+
+    if (folio_buf_append(b, "[", 1) != 0)
+        return -1;
+    for (i = 0; i < n; i++)
+        if ((i > 0 && folio_buf_append(b, ",", 1) != 0) ||
+            folio_json_put_mp(b, c, -1, 0) != 0)
+            return -1;
+    return folio_buf_append(b, "]", 1);
+}
+
+/*
+ * The HTTP request of foliod's HTTP face (folio-http(7)) that asks what
+ * the msgpack-RPC request m does, appended to out: its target into
+ * target[cap], its JSON body (none for a GET) into body.
+ */
+static int
+http_of_rpc(const struct bench_opts *o, const struct bench_req *r,
+            struct folio_rpc_msg *m, struct folio_buf *body,
+            struct folio_buf *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const char *s, *target = "/rpc";
+    char uri[512];
+    uint32_t n, i;
+    size_t k = 0;
+    int len;
+
+    folio_buf_reset(body);
+    if (r->kind == BENCH_K_PING) {
+        target = "/status";
+    } else if (r->kind == BENCH_K_LIST && m->nparams == 1 &&
+               folio_mp_read_str(&m->params, &s, &n) == 0) {
+        /* GET /v1/comments?uri=PATH, the path percent-encoded. */
+        k = (size_t)snprintf(uri, sizeof(uri), "/v1/comments?uri=");
+        for (i = 0; i < n && k + 3 < sizeof(uri); i++) {
+            unsigned char ch = (unsigned char)s[i];
+
+            if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                (ch >= '0' && ch <= '9') || strchr("/-._~", ch) != NULL) {
+                uri[k++] = (char)ch;
+            } else {
+                uri[k++] = '%';
+                uri[k++] = hex[ch >> 4];
+                uri[k++] = hex[ch & 15];
+            }
+        }
+        if (i < n)
+            return -1;
+        uri[k] = '\0';
+        target = uri;
+    } else if (r->kind == BENCH_K_POST && m->nparams == 1) {
+        target = "/v1/comments";
+        if (folio_json_put_mp(body, &m->params, -1, 0) != 0)
+            return -1;
+    } else if (r->kind == BENCH_K_QUOTE && m->nparams == 2) {
+        /* freight.quote(cep, items) as the case study posts it. */
+        target = "/v1/freight/quote";
+        if (folio_buf_append(body, "{\"cep\":", 7) != 0 ||
+            folio_json_put_mp(body, &m->params, -1, 0) != 0 ||
+            folio_buf_append(body, ",\"items\":", 9) != 0 ||
+            folio_json_put_mp(body, &m->params, -1, 0) != 0 ||
+            folio_buf_append(body, "}", 1) != 0)
+            return -1;
+    } else {
+        /* Any other method: JSON-RPC 2.0, by name, params by position. */
+        if (folio_buf_append(body, "{\"jsonrpc\":\"2.0\",\"method\":", 26) !=
+                0 ||
+            folio_json_put_str(body, m->method, m->method_len, 0) != 0 ||
+            folio_buf_append(body, ",\"params\":", 10) != 0 ||
+            put_params(body, &m->params, m->nparams) != 0 ||
+            folio_buf_append(body, ",\"id\":1}", 8) != 0)
+            return -1;
+    }
+    if (folio_buf_reserve(out, strlen(target) + strlen(o->addr) + 160) != 0)
+        return -1;
+    if (folio_buf_pending(body) == 0)
+        len = snprintf(out->b_data + out->b_len, folio_buf_space(out),
+                       "GET %s HTTP/1.1\r\nHost: %s\r\n"
+                       "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n\r\n",
+                       target, o->addr);
+    else
+        len = snprintf(out->b_data + out->b_len, folio_buf_space(out),
+                       "POST %s HTTP/1.1\r\nHost: %s\r\n"
+                       "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n"
+                       "Content-Type: application/json\r\n"
+                       "Content-Length: %zu\r\n\r\n",
+                       target, o->addr, folio_buf_pending(body));
+    out->b_len += (size_t)len;
+    return folio_buf_append(out, folio_buf_at(body, 0),
+                            folio_buf_pending(body));
+}
+
+int
+folio_bench_http_of_pool(const struct bench_opts *o, struct bench_pool *p,
+                         char *err, size_t errlen)
+{
+    struct folio_buf out, body;
+    struct folio_rpc_msg m;
+    struct bench_req *r;
+    const char *why;
+    uint32_t i;
+    size_t start, k;
+    int rc = 0;
+
+    if (folio_buf_init(&out, 65536, 0) != 0 ||
+        folio_buf_init(&body, 4096, 0) != 0) {
+        folio_buf_free(&out);
+        snprintf(err, errlen, "out of memory encoding requests");
+        return FOLIO_ENOMEM;
+    }
+    p->maxlen = 0;
+    for (i = 0; i < p->n && rc == 0; i++) {
+        r = &p->reqs[i];
+        start = out.b_len;
+        if (folio_rpc_parse(p->bytes.b_data + r->off, r->len, &m, &why) != 0 ||
+            http_of_rpc(o, r, &m, &body, &out) != 0) {
+            rc = FOLIO_ENOMEM;
+            break;
+        }
+        r->off = (uint32_t)start;
+        r->len = (uint32_t)(out.b_len - start);
+        r->expect = BENCH_X_NONE; /* a status and JSON: not compared */
+        if (r->kind == BENCH_K_LIST) {
+            /* mouthful's 404 "Thread not found" for a page without any */
+            r->ok_codes |= BENCH_CODE(FOLIO_ST_NOT_FOUND);
+            p->ok_codes |= BENCH_CODE(FOLIO_ST_NOT_FOUND);
+            p->code_why[FOLIO_ST_NOT_FOUND] =
+                p->code_why[FOLIO_ST_NOT_FOUND] != NULL &&
+                        p->code_why[FOLIO_ST_NOT_FOUND][0] != 'p'
+                    ? "the uncovered CEPs, pages without comments"
+                    : "pages without comments";
+        }
+        if (r->len > p->maxlen)
+            p->maxlen = r->len;
+    }
+    folio_buf_free(&body);
+    if (rc != 0) {
+        folio_buf_free(&out);
+        snprintf(err, errlen, "out of memory encoding requests");
+        return rc;
+    }
+    folio_buf_free(&p->bytes);
+    p->bytes = out;
+    k = strlen(p->desc);
+    snprintf(p->desc + k, sizeof(p->desc) - k, " (over HTTP)");
+    return 0;
+}
+
+int
+folio_bench_http_code(const char *p, size_t len)
+{
+    /* The HTTP statuses of folio-http(7)'s table, back to their codes. */
+    static const struct {
+        int http, code;
+    } by_status[] = {
+        {400, FOLIO_ST_INVALID_ARGUMENT}, {403, FOLIO_ST_PERMISSION_DENIED},
+        {404, FOLIO_ST_NOT_FOUND},        {429, FOLIO_ST_RESOURCE_EXHAUSTED},
+        {500, FOLIO_ST_INTERNAL},         {501, FOLIO_ST_UNIMPLEMENTED},
+        {503, FOLIO_ST_UNAVAILABLE}};
+    static const char *const keys[] = {"\"data\":{\"code\":", "\"code\":"};
+    const char *at, *end = p + len;
+    size_t i, kl;
+    long v;
+    int st;
+
+    for (i = 0; i < 2; i++) {
+        kl = strlen(keys[i]);
+        for (at = p; at + kl < end; at++) {
+            if (memcmp(at, keys[i], kl) != 0)
+                continue;
+            for (at += kl, v = 0; at < end && *at >= '0' && *at <= '9'; at++)
+                if ((v = v * 10 + (*at - '0')) >= FOLIO_ST_MAX)
+                    return FOLIO_ST_MAX;
+            return at < end && (*at == ',' || *at == '}') ? (int)v
+                                                          : FOLIO_ST_MAX;
+        }
+    }
+    /* No code in the body (mouthful's "Thread not found"): the status's. */
+    if (len > 12 && memcmp(p, "HTTP/1.", 7) == 0 &&
+        sscanf(p + 9, "%3d", &st) == 1)
+        for (i = 0; i < sizeof(by_status) / sizeof(by_status[0]); i++)
+            if (by_status[i].http == st)
+                return by_status[i].code;
+    return FOLIO_ST_MAX;
+}
+
 int
 folio_bench_peer_pool(const struct bench_opts *o, struct bench_pool *p,
                       char *err, size_t errlen)
@@ -313,6 +585,8 @@ folio_bench_peer_pool(const struct bench_opts *o, struct bench_pool *p,
                                       : "reply up to its terminator");
         return 0;
     }
+    if (o->proto == BENCH_P_HTTP)
+        return http_pool(o, p, err, errlen);
     cap = (size_t)o->value_size + strlen(k) + 128;
     if ((v = make_value(o)) == NULL || (buf = malloc(cap)) == NULL)
         goto nomem;

@@ -912,7 +912,9 @@ folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
         snprintf(err, errlen, "out of memory");
         return FOLIO_ENOMEM;
     }
-    if (o->proto != BENCH_P_MSGPACK) {
+    /* --proto http runs the workloads too (-w given), over the face. */
+    if (o->proto != BENCH_P_MSGPACK &&
+        (o->proto != BENCH_P_HTTP || strcmp(o->workload, "http") == 0)) {
         rc = folio_bench_peer_pool(o, p, err, errlen);
         goto out;
     }
@@ -968,6 +970,8 @@ folio_bench_pool_build(const struct bench_opts *o, struct bench_pool *p,
     if (rc != 0) {
         snprintf(err, errlen, "out of memory encoding requests");
         rc = FOLIO_ENOMEM;
+    } else if (o->proto == BENCH_P_HTTP) {
+        rc = folio_bench_http_of_pool(o, p, err, errlen);
     }
 out:
     wl_free(&w);

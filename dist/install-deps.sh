@@ -17,6 +17,7 @@ PACKAGES="
     clang libclang-rt-14-dev valgrind
     redis-server redis-tools memcached
     libpq-dev libssl-dev postgresql haproxy socat rsync
+    hey wrk nginx jmeter jmeter-http openjdk-17-jdk-headless
 "
 
 SUDO=""

@@ -31,7 +31,7 @@ static struct {
     struct sockaddr_storage ss;
     socklen_t sl;
     int used;
-} inh[FOLIO_MAX_LISTEN + 1];
+} inh[FOLIO_MAX_SOCKETS];
 static int ninh;
 
 int
@@ -56,9 +56,9 @@ folio_activate_init(char *err, size_t errlen)
     unsetenv("LISTEN_PID");
     unsetenv("LISTEN_FDS");
     unsetenv("LISTEN_FDNAMES");
-    if (*end != '\0' || n < 0 || n > FOLIO_MAX_LISTEN + 1) {
+    if (*end != '\0' || n < 0 || n > FOLIO_MAX_SOCKETS) {
         snprintf(err, errlen, "LISTEN_FDS=%s: expected 0..%d sockets", fds,
-                 FOLIO_MAX_LISTEN + 1);
+                 FOLIO_MAX_SOCKETS);
         return -1;
     }
     for (i = 0; i < n; i++) {
@@ -193,7 +193,7 @@ folio_activate_adopt(int fd)
 {
     int fl;
 
-    if (ninh > FOLIO_MAX_LISTEN)
+    if (ninh >= FOLIO_MAX_SOCKETS)
         return -1;
     inh[ninh].sl = sizeof(inh[ninh].ss);
     if (getsockname(fd, (struct sockaddr *)&inh[ninh].ss, &inh[ninh].sl) ==

@@ -79,7 +79,9 @@ write_ready_file(struct folio_master *m)
                           g->nworkers);
     for (i = 0; i < g->nlisteners && n < sizeof(text); i++)
         n += (size_t)snprintf(text + n, sizeof(text) - n, "%s %s\n",
-                              g->listeners[i].admin ? "admin" : "listen",
+                              g->listeners[i].admin  ? "admin"
+                              : g->listeners[i].http ? "http"
+                                                     : "listen",
                               g->listeners[i].name);
     if (m->metrics_name[0] != '\0' && n < sizeof(text))
         snprintf(text + n, sizeof(text) - n, "metrics %s\n", m->metrics_name);

@@ -30,7 +30,7 @@ folio_gen_open(struct folio_master *m, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    for (i = 0; i <= FOLIO_MAX_LISTEN; i++)
+    for (i = 0; i < FOLIO_MAX_SOCKETS; i++)
         g->listeners[i].fd = -1;
     if (folio_config_load(&g->cfg, m->argc, m->argv, &action, err, errlen) !=
         0)

@@ -3,11 +3,14 @@
  * At reload a socket whose address did not change is shared (dup) with the
  * new generation, so the port stays open and nothing queued on it is lost.
  * At start an address in use is tried again for two seconds: the workers
- * of a foliod killed a moment ago may still hold it.
+ * of a foliod killed a moment ago may still hold it.  Three kinds: the
+ * msgpack-RPC listeners (listen), the HTTP face's (http_listen), the
+ * admin socket; a socket is reused only for the same kind.
  */
 #include "config.h"
 
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -26,14 +29,14 @@
 #define BIND_RETRY_MS 50  /* ... two seconds in all */
 
 static const struct folio_listener *
-find_reusable(const struct folio_gen *g, const char *spec, int admin)
+find_reusable(const struct folio_gen *g, const char *spec, int admin, int http)
 {
     int i;
 
     if (g == NULL)
         return NULL;
     for (i = 0; i < g->nlisteners; i++)
-        if (g->listeners[i].admin == admin &&
+        if (g->listeners[i].admin == admin && g->listeners[i].http == http &&
             strcmp(g->listeners[i].spec, spec) == 0)
             return &g->listeners[i];
     return NULL;
@@ -59,9 +62,22 @@ make_parent_dir(const struct folio_priv *priv, const char *path)
         folio_log_info("created %s", dir);
 }
 
+/* Whether a is a TCP address with port 0: any free port. */
+static int
+any_port(const struct folio_addr *a)
+{
+    if (a->family == AF_INET)
+        return ((const struct sockaddr_in *)(const void *)&a->sa)->sin_port ==
+               0;
+    if (a->family == AF_INET6)
+        return ((const struct sockaddr_in6 *)(const void *)&a->sa)
+                   ->sin6_port == 0;
+    return 0;
+}
+
 static int
 open_one(struct folio_gen *g, const struct folio_gen *reuse,
-         const struct folio_priv *priv, const char *spec, int admin,
+         const struct folio_priv *priv, const char *spec, int admin, int http,
          char *err, size_t errlen)
 {
     struct folio_listener *l = &g->listeners[g->nlisteners];
@@ -73,16 +89,19 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
     int i, fd, tries;
 
     if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "listen address %s", why);
+        snprintf(err, errlen, "%s address %s", http ? "http_listen" : "listen",
+                 why);
         return FOLIO_ECONFIG;
     }
     for (i = 0; i < g->nlisteners; i++) {
-        if (strcmp(g->listeners[i].spec, spec) == 0) {
+        /* Port 0 twice is two ports, one of each kind (tests do it). */
+        if (strcmp(g->listeners[i].spec, spec) == 0 &&
+            (!any_port(&a) || g->listeners[i].http == http)) {
             snprintf(err, errlen, "address %s is configured twice", spec);
             return FOLIO_ECONFIG;
         }
     }
-    if ((old = find_reusable(reuse, spec, admin)) != NULL) {
+    if ((old = find_reusable(reuse, spec, admin, http)) != NULL) {
         if ((fd = fcntl(old->fd, F_DUPFD_CLOEXEC, 3)) == -1) {
             snprintf(err, errlen, "dup(%s): %s", old->name, strerror(errno));
             return FOLIO_ESYS;
@@ -128,6 +147,7 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
     }
     l->fd = fd;
     l->admin = admin;
+    l->http = http;
     snprintf(l->spec, sizeof(l->spec), "%s", spec);
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
         a.family != AF_UNIX)
@@ -147,7 +167,11 @@ folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
 
     g->nlisteners = 0;
     for (i = 0; i < g->cfg.nlisten; i++)
-        if ((rc = open_one(g, reuse, priv, g->cfg.listen[i], 0, err,
+        if ((rc = open_one(g, reuse, priv, g->cfg.listen[i], 0, 0, err,
+                           errlen)) != 0)
+            goto fail;
+    for (i = 0; i < g->cfg.nhttp_listen; i++)
+        if ((rc = open_one(g, reuse, priv, g->cfg.http_listen[i], 0, 1, err,
                            errlen)) != 0)
             goto fail;
     if (g->cfg.admin_socket != NULL) {
@@ -157,7 +181,7 @@ folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
             snprintf(spec, sizeof(spec), "%s", g->cfg.admin_socket);
         else
             snprintf(spec, sizeof(spec), "unix:%s", g->cfg.admin_socket);
-        if ((rc = open_one(g, reuse, priv, spec, 1, err, errlen)) != 0)
+        if ((rc = open_one(g, reuse, priv, spec, 1, 0, err, errlen)) != 0)
             goto fail;
     }
     return 0;
@@ -178,7 +202,7 @@ folio_listen_close(struct folio_gen *g, const struct folio_gen *keep)
             close(l->fd);
         l->fd = -1;
         if (strncmp(l->spec, "unix:", 5) == 0 &&
-            find_reusable(keep, l->spec, l->admin) == NULL) {
+            find_reusable(keep, l->spec, l->admin, l->http) == NULL) {
             struct folio_addr a;
             char why[128];
 

@@ -115,6 +115,12 @@ check_config(const struct folio_config *cfg)
             return FOLIO_EXIT_FAILURE;
         }
     }
+    for (i = 0; i < cfg->nhttp_listen; i++) {
+        if (folio_addr_parse(cfg->http_listen[i], &a, err, sizeof(err)) != 0) {
+            fprintf(stderr, "foliod: http_listen address %s\n", err);
+            return FOLIO_EXIT_FAILURE;
+        }
+    }
     if (cfg->metrics_listen != NULL &&
         folio_addr_parse(cfg->metrics_listen, &a, err, sizeof(err)) != 0) {
         fprintf(stderr, "foliod: metrics address %s\n", err);
@@ -312,7 +318,9 @@ main(int argc, char *argv[])
     folio_activate_report();
     for (i = 0; i < m->cur->nlisteners; i++)
         folio_log_notice("listening on %s%s", m->cur->listeners[i].name,
-                         m->cur->listeners[i].admin ? " (admin)" : "");
+                         m->cur->listeners[i].admin  ? " (admin)"
+                         : m->cur->listeners[i].http ? " (http)"
+                                                     : "");
     if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
         folio_fatalx("cannot create the stats region: %s",
                      folio_strerror(rc));

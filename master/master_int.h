@@ -59,7 +59,7 @@ struct folio_gen {
     uint64_t id;
     struct folio_config cfg;
     int nworkers;
-    struct folio_listener listeners[FOLIO_MAX_LISTEN + 1];
+    struct folio_listener listeners[FOLIO_MAX_SOCKETS];
     int nlisteners;
     struct folio_worker_data data;
 };

@@ -307,8 +307,8 @@ static void
 render_listen_queues(struct folio_master *m, struct evbuffer *b)
 {
     const struct folio_gen *g = m->cur;
-    struct tcp_info ti[FOLIO_MAX_LISTEN + 1];
-    int ok[FOLIO_MAX_LISTEN + 1], i, n = g != NULL ? g->nlisteners : 0;
+    struct tcp_info ti[FOLIO_MAX_SOCKETS];
+    int ok[FOLIO_MAX_SOCKETS], i, n = g != NULL ? g->nlisteners : 0;
 
     for (i = 0; i < n; i++) {
         socklen_t len = sizeof(ti[i]);

@@ -105,7 +105,7 @@ folio_upgrade_token(char *buf, size_t len)
 static int
 check_binary(struct folio_master *m, char *err, size_t errlen)
 {
-    char out[2048], *argv[FOLIO_MAX_LISTEN * 4 + 64], *nl, want[100];
+    char out[2048], *argv[FOLIO_MAX_SOCKETS * 2 + 64], *nl, want[100];
     struct pollfd pfd;
     uint64_t deadline;
     size_t len = 0;
@@ -208,7 +208,7 @@ set_cloexec(int fd, int on)
 }
 
 struct keep {
-    int fds[FOLIO_MAX_SLOTS + 4 * FOLIO_MAX_LISTEN + 16];
+    int fds[FOLIO_MAX_SLOTS + 3 * FOLIO_MAX_SOCKETS + 16];
     int n;
 };
 
@@ -229,7 +229,7 @@ write_state(struct folio_master *m, FILE *f, struct keep *k)
     char *conf = NULL;
     size_t conflen = 0;
     FILE *cf;
-    int i, afds[FOLIO_MAX_LISTEN + 1], na;
+    int i, afds[FOLIO_MAX_SOCKETS], na;
 
     fprintf(f, "%s\n", HANDOVER_MAGIC);
     fprintf(f, "seqs %llu %llu\n", (unsigned long long)m->next_gen_id,
@@ -249,7 +249,7 @@ write_state(struct folio_master *m, FILE *f, struct keep *k)
     }
     if (m->pid_file[0] != '\0')
         fprintf(f, "pidfile %s\n", m->pid_file);
-    na = folio_activate_fds(afds, FOLIO_MAX_LISTEN + 1);
+    na = folio_activate_fds(afds, FOLIO_MAX_SOCKETS);
     for (i = 0; i < na; i++) {
         fprintf(f, "activate %d\n", afds[i]);
         keep(k, afds[i]);
@@ -260,8 +260,9 @@ write_state(struct folio_master *m, FILE *f, struct keep *k)
 
         if (l->fd == -1)
             continue;
-        fprintf(f, "listener %d %d %d %s\t%s\n", l->fd, l->admin, l->passed,
-                l->name, l->spec);
+        /* Its kind: 0 msgpack-RPC, 1 admin, 2 HTTP. */
+        fprintf(f, "listener %d %d %d %s\t%s\n", l->fd,
+                l->http ? 2 : l->admin, l->passed, l->name, l->spec);
         keep(k, l->fd);
     }
     for (i = 0; i < FOLIO_MAX_SLOTS; i++)
@@ -410,14 +411,15 @@ parse_line(struct folio_master *m, struct folio_gen *g, char *line,
         struct folio_listener *l = &g->listeners[g->nlisteners];
         char *tab = strchr(line + off, '\t');
 
-        if (g->nlisteners > FOLIO_MAX_LISTEN || tab == NULL ||
+        if (g->nlisteners >= FOLIO_MAX_SOCKETS || tab == NULL ||
             adopt_fd(fd) != 0) {
             snprintf(err, errlen, "a listening socket: '%s'", line);
             return -1;
         }
         *tab = '\0';
         l->fd = fd;
-        l->admin = x;
+        l->admin = x == 1;
+        l->http = x == 2;
         l->passed = y;
         snprintf(l->name, sizeof(l->name), "%s", line + off);
         snprintf(l->spec, sizeof(l->spec), "%s", tab + 1);
@@ -457,7 +459,7 @@ folio_upgrade_resume(struct folio_master *m, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    for (i = 0; i <= FOLIO_MAX_LISTEN; i++)
+    for (i = 0; i < FOLIO_MAX_SOCKETS; i++)
         g->listeners[i].fd = -1;
     folio_config_init(&g->cfg);
     m->cur = g;

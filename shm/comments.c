@@ -616,6 +616,7 @@ struct post_one {
     size_t nlen;
     unsigned char key[KEY_MAX];
     size_t klen; /* page key with its separator */
+    int is_long; /* a hashed key */
 };
 
 struct post_arg {
@@ -624,8 +625,60 @@ struct post_arg {
     struct folio_buf *out;
     size_t mark;
     size_t *ends;   /* end of comment i in out (may be NULL) */
+    int *codes;     /* each one's outcome (may be NULL) */
+    int bad_reply;  /* without codes: the batch failed on a reply_to */
     uint64_t first; /* id of the first */
 };
+
+/* Whether the stored comment v is a reply (has a reply_to that is not nil). */
+static int
+stored_is_reply(const MDB_val *v)
+{
+    struct folio_mp_cur c;
+    const char *k;
+    uint32_t m, i, klen;
+
+    folio_mp_cur_init(&c, v->mv_data, v->mv_size);
+    if (folio_mp_read_map(&c, &m) != 0)
+        return 1; /* not a comment: nothing to reply to */
+    for (i = 0; i < m; i++) {
+        if (folio_mp_read_str(&c, &k, &klen) != 0)
+            return 1;
+        if (folio_mp_str_eq(k, klen, "reply_to"))
+            return folio_mp_read_nil(&c) != 0;
+        if (folio_mp_skip(&c) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Whether post p may reply to its reply_to, in txn: a comment stored
+ * under p's page key (and, for a hashed key, p's very path) that is no
+ * reply itself.  0, MDB_NOTFOUND (it may not), or an LMDB error.
+ */
+static int
+reply_ok(struct folio_comments *cs, MDB_txn *txn, const struct post_one *p)
+{
+    unsigned char idkey[8];
+    MDB_val k, v;
+    int rc;
+
+    folio_be64_put(idkey, p->in->reply_to);
+    k.mv_data = idkey;
+    k.mv_size = 8;
+    if ((rc = mdb_get(txn, cs->dbi_ids, &k, &v)) != 0)
+        return rc;
+    if (v.mv_size != p->klen + 8 || memcmp(v.mv_data, p->key, p->klen) != 0)
+        return MDB_NOTFOUND; /* another page's */
+    k = v;
+    if ((rc = mdb_get(txn, cs->dbi_comments, &k, &v)) != 0)
+        return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+    if (stored_is_reply(&v) ||
+        (p->is_long && !stored_path_is(&v, p->np, p->nlen)))
+        return MDB_NOTFOUND;
+    return 0;
+}
 
 int
 folio_comments_encode_tail(struct folio_buf *out, const char *np, size_t nlen,
@@ -644,6 +697,10 @@ folio_comments_encode_tail(struct folio_buf *out, const char *np, size_t nlen,
         msgpack_pack_str_with_body(&pk, "created_at", 10) != 0 ||
         msgpack_pack_uint64(&pk, created_at) != 0)
         return -1;
+    if (in->has_reply_to &&
+        (msgpack_pack_str_with_body(&pk, "reply_to", 8) != 0 ||
+         msgpack_pack_uint64(&pk, in->reply_to) != 0))
+        return -1;
     return 0;
 }
 
@@ -654,7 +711,7 @@ encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
     msgpack_packer pk;
 
     msgpack_packer_init(&pk, out, folio_buf_pack_write);
-    if (msgpack_pack_map(&pk, 5) != 0 ||
+    if (msgpack_pack_map(&pk, in->has_reply_to ? 6 : 5) != 0 ||
         msgpack_pack_str_with_body(&pk, "id", 2) != 0 ||
         msgpack_pack_uint64(&pk, id) != 0)
         return -1;
@@ -686,9 +743,23 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
         return MDB_CORRUPTED;
     a->first = id;
     folio_buf_truncate(a->out, a->mark);
-    for (i = 0; i < a->n; i++, id++) {
+    for (i = 0; i < a->n; i++) {
         struct post_one *p = &a->p[i];
 
+        if (a->codes != NULL)
+            a->codes[i] = 0;
+        if (p->in->has_reply_to && (rc = reply_ok(cs, txn, p)) != 0) {
+            if (rc != MDB_NOTFOUND)
+                return rc;
+            if (a->codes == NULL) {
+                a->bad_reply = 1;
+                return MDB_NOTFOUND;
+            }
+            a->codes[i] = FOLIO_EINVAL; /* not stored; the others are */
+            if (a->ends != NULL)
+                a->ends[i] = folio_buf_mark(a->out);
+            continue;
+        }
         start = folio_buf_mark(a->out);
         if (encode(a->out, id, p->np, p->nlen, p->in, now) != 0)
             return ENOMEM;
@@ -708,6 +779,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
         /* Ids only grow: append, no search. */
         if ((rc = mdb_put(txn, cs->dbi_ids, &k, &v, MDB_APPEND)) != 0)
             return rc;
+        id++;
     }
     folio_be64_put(next, id);
     k.mv_data = (void *)next_id_key;
@@ -720,13 +792,13 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
 int
 folio_comments_post_batch(struct folio_comments *cs,
                           const struct folio_comment_in *in, size_t n,
-                          struct folio_buf *out, size_t *ends, uint64_t *first,
-                          char *err, size_t errlen)
+                          struct folio_buf *out, size_t *ends, int *codes,
+                          uint64_t *first, char *err, size_t errlen)
 {
     struct post_one *p;
     struct post_arg a;
     size_t i;
-    int rc, is_long;
+    int rc;
 
     if (n == 0)
         return 0;
@@ -745,15 +817,21 @@ folio_comments_post_batch(struct folio_comments *cs,
         p[i].in = &in[i];
         p[i].nlen =
             folio_comments_normalize(in[i].path, in[i].path_len, p[i].np);
-        p[i].klen = page_key(p[i].np, p[i].nlen, p[i].key, &is_long);
+        p[i].klen = page_key(p[i].np, p[i].nlen, p[i].key, &p[i].is_long);
     }
     a.p = p;
     a.n = n;
     a.out = out;
     a.mark = folio_buf_mark(out);
     a.ends = ends;
+    a.codes = codes;
+    a.bad_reply = 0;
     a.first = 0;
     rc = write_txn(cs, post_txn, &a, "post", err, errlen);
+    if (rc == FOLIO_ENOTFOUND && a.bad_reply) {
+        seterr(err, errlen, "%s", FOLIO_COMMENTS_BAD_REPLY);
+        rc = FOLIO_EINVAL;
+    }
     if (rc != 0)
         folio_buf_truncate(out, a.mark);
     else if (first != NULL)
@@ -766,7 +844,8 @@ folio_comments_post(struct folio_comments *cs,
                     const struct folio_comment_in *in, struct folio_buf *out,
                     uint64_t *id, char *err, size_t errlen)
 {
-    return folio_comments_post_batch(cs, in, 1, out, NULL, id, err, errlen);
+    return folio_comments_post_batch(cs, in, 1, out, NULL, NULL, id, err,
+                                     errlen);
 }
 
 /* ---- delete -------------------------------------------------------- */

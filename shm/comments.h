@@ -41,7 +41,11 @@ struct folio_comments_opts {
     uint64_t max_size; /* the map never grows past it; 0: the default */
 };
 
-/* A comment as posted: spans, not NUL-terminated, borrowed. */
+/*
+ * A comment as posted: spans, not NUL-terminated, borrowed; and the
+ * comment it replies to, if has_reply_to (PROTOCOL.md section 3: one of
+ * the same page that is no reply itself, checked when it is stored).
+ */
 struct folio_comment_in {
     const char *path;
     size_t path_len;
@@ -49,7 +53,14 @@ struct folio_comment_in {
     size_t author_len;
     const char *body;
     size_t body_len;
+    int has_reply_to;
+    uint64_t reply_to;
 };
+
+/* What a post with a reply_to that names no such comment is told. */
+#define FOLIO_COMMENTS_BAD_REPLY                                               \
+    "reply_to must be the id of a comment of the same page that is not a "   \
+    "reply itself"
 
 /* Results of folio_comments_text_check. */
 enum folio_text_status {
@@ -90,9 +101,10 @@ int folio_comments_validate(const struct folio_comment_in *in, char *err,
 /*
  * folio_comments_encode_tail - append to `out` what follows the id in a
  * stored comment: the keys and values "path" (np, normalized), "author",
- * "body" and "created_at" of the 5-entry map comments.list returns, whose
- * first entry is "id".  Another store (the PostgreSQL backend) puts its
- * own map header and id in front.  Returns 0, or -1 if `out` cannot grow.
+ * "body", "created_at" and, for a reply, "reply_to" of the map
+ * comments.list returns (5 entries, 6 for a reply), whose first entry is
+ * "id".  Another store (the PostgreSQL backend) puts its own map header
+ * and id in front.  Returns 0, or -1 if `out` cannot grow.
  */
 int folio_comments_encode_tail(struct folio_buf *out, const char *np,
                                size_t nlen, const struct folio_comment_in *in,
@@ -118,11 +130,13 @@ void folio_comments_close(struct folio_comments *cs);
  * transaction, durably committed (synced) before this returns; the id is
  * the next of a counter kept in the environment, so ids increase across
  * every process.  Appends the stored comment (msgpack map {"id", "path",
- * "author", "body", "created_at"}) to `out`, and sets *id (may be NULL).
- * Grows the map when it fills up, up to the configured ceiling.
- * Returns 0; FOLIO_EINVAL (bad input), FOLIO_EFULL (ceiling reached or disk
- * full), FOLIO_ENOMEM (out cannot grow) or FOLIO_ESTORE (logged), each
- * with a message in `err`; on error `out` is as it was.
+ * "author", "body", "created_at", "reply_to"?}) to `out`, and sets *id
+ * (may be NULL).  Grows the map when it fills up, up to the configured
+ * ceiling.  Returns 0; FOLIO_EINVAL (bad input, or a reply_to that is not
+ * a comment of the page that is no reply: FOLIO_COMMENTS_BAD_REPLY),
+ * FOLIO_EFULL (ceiling reached or disk full), FOLIO_ENOMEM (out cannot
+ * grow) or FOLIO_ESTORE (logged), each with a message in `err`; on error
+ * `out` is as it was.
  */
 int folio_comments_post(struct folio_comments *cs,
                         const struct folio_comment_in *in,
@@ -131,15 +145,18 @@ int folio_comments_post(struct folio_comments *cs,
 
 /*
  * folio_comments_post_batch - folio_comments_post for n comments in ONE
- * write transaction and one synced commit (group commit): all are stored,
- * with consecutive ids from *first (may be NULL) in the order given, or
- * none is.  Comment i is appended to `out` ending at ends[i] (ends may be
- * NULL).  Returns as folio_comments_post; FOLIO_EINVAL names the first
- * comment that fails validation (none is stored then).
+ * write transaction and one synced commit (group commit), in the order
+ * given, with increasing ids (*first, may be NULL: the first one's).
+ * Comment i is appended to `out` ending at ends[i] (ends may be NULL).
+ * With `codes` (may be NULL), a comment whose reply_to is bad is not
+ * stored (codes[i] = FOLIO_EINVAL, nothing appended for it) and the
+ * others are; the others' codes[i] = 0.  Without it, a bad reply_to
+ * fails the batch.  Returns as folio_comments_post; FOLIO_EINVAL names
+ * the first comment that fails validation (none is stored then).
  */
 int folio_comments_post_batch(struct folio_comments *cs,
                               const struct folio_comment_in *in, size_t n,
-                              struct folio_buf *out, size_t *ends,
+                              struct folio_buf *out, size_t *ends, int *codes,
                               uint64_t *first, char *err, size_t errlen);
 
 /*

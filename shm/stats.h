@@ -127,6 +127,13 @@
       FOLIO_SU_ONE, NULL, "worker_profile_symbol_lookups_total", "",           \
       "Addresses the worker named for its profiles: none, the master names "  \
       "them (foliod(8), PROFILING).")                                          \
+    X(http_requests, "http_requests", FOLIO_SK_COUNTER, FOLIO_SU_ONE,          \
+      "http_requests_total", NULL, "",                                         \
+      "HTTP requests answered (http_listen), counted by method too when "     \
+      "a method answered them.")                                               \
+    X(http_errors, "http_errors", FOLIO_SK_COUNTER, FOLIO_SU_ONE,              \
+      "http_errors_total", NULL, "",                                           \
+      "HTTP answers with a status of 400 or more.")                            \
     X(accepts_forced, "accepts_forced", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
       "accepts_forced_total", NULL, "",                                        \
       "Connections a worker ahead of the others took all the same: no other " \

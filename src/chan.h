@@ -50,6 +50,7 @@ struct folio_chan_profile_done {
 };
 
 #define FOLIO_CHAN_F_ADMIN 0x01 /* the connection came in on the admin socket */
+#define FOLIO_CHAN_F_HTTP 0x02  /* on an HTTP listener (http_listen) */
 
 struct folio_chan_hdr {
     uint32_t ch_type;

@@ -18,6 +18,7 @@
 #include "src/alloc.h"
 #include "src/conf.h"
 #include "src/err.h"
+#include "src/http_cors.h"
 #include "src/log.h"
 
 enum opt_type {
@@ -25,7 +26,8 @@ enum opt_type {
     T_BOOL,    /* int: yes/no/on/off/true/false/1/0 */
     T_STR,     /* char * */
     T_STR_OFF, /* char *, "off" or "" sets NULL */
-    T_LIST,    /* char *[FOLIO_MAX_LISTEN] + int count after it */
+    T_LIST,    /* char *[FOLIO_MAX_LISTEN] + int count after it; "off"
+                  empties it */
     T_U32,
     T_U64,
     T_SIZE,    /* uint64_t bytes: 4096, 64k, 4m, 4MiB, 1g */
@@ -61,6 +63,11 @@ static const struct opt opts[] = {
      "do not detach; log to stderr"},
     {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
      "serve on HOST:PORT, [V6ADDR]:PORT or unix:PATH (repeatable)"},
+    {"http-listen", 0, T_LIST, O(http_listen), 0, 0, FOLIO_DEFAULT_HTTP,
+     "ADDR|off", "serve HTTP/1.1 and JSON on ADDR (repeatable; off: none)"},
+    {"http-cors-origins", 0, T_STR_OFF, O(http_cors_origins), 0, 0, "*",
+     "ORIGINS|off",
+     "origins allowed to read HTTP answers in a browser (*: any)"},
     {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0, FOLIO_DEFAULT_ADMIN,
      "PATH|off", "Unix socket for admin methods"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
@@ -162,6 +169,10 @@ static const struct opt opts[] = {
 
 _Static_assert(offsetof(struct folio_config, nlisten) ==
                    offsetof(struct folio_config, listen) +
+                       sizeof(char *) * FOLIO_MAX_LISTEN,
+               "a T_LIST count follows its array");
+_Static_assert(offsetof(struct folio_config, nhttp_listen) ==
+                   offsetof(struct folio_config, http_listen) +
                        sizeof(char *) * FOLIO_MAX_LISTEN,
                "a T_LIST count follows its array");
 
@@ -340,6 +351,20 @@ set_str(char **field, const char *value)
     return 0;
 }
 
+static void
+clear_list(struct folio_config *cfg, const struct opt *o)
+{
+    char **list = FIELD(cfg, o, char *);
+    int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
+    int i;
+
+    for (i = 0; i < *n; i++) {
+        folio_free(list[i]);
+        list[i] = NULL;
+    }
+    *n = 0;
+}
+
 static int
 apply(struct folio_config *cfg, const struct opt *o, const char *value,
       char *err, size_t errlen)
@@ -383,6 +408,18 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     case T_STR_OFF:
         if (*value == '\0' || strcmp(value, "off") == 0)
             value = NULL;
+        if (value != NULL && o->off == O(http_cors_origins)) {
+            struct folio_http_cors c;
+
+            if (folio_http_cors_init(&c, value) != 0) {
+                snprintf(err, errlen,
+                         "%s: expected *, off, or origins such as "
+                         "https://example.com, got '%s'",
+                         o->name, value);
+                return FOLIO_ECONFIG;
+            }
+            folio_http_cors_free(&c);
+        }
         return set_str(FIELD(cfg, o, char *), value) == 0 ? 0 : FOLIO_ENOMEM;
     case T_LIST: {
         char **list = FIELD(cfg, o, char *);
@@ -396,6 +433,10 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         if (*value == '\0') {
             snprintf(err, errlen, "%s: empty address", o->name);
             return FOLIO_ECONFIG;
+        }
+        if (strcmp(value, "off") == 0) {
+            clear_list(cfg, o);
+            return 0;
         }
         if ((list[*n] = folio_strdup(value)) == NULL)
             return FOLIO_ENOMEM;
@@ -451,19 +492,6 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     return FOLIO_ECONFIG;
 }
 
-static void
-clear_list(struct folio_config *cfg, const struct opt *o)
-{
-    char **list = FIELD(cfg, o, char *);
-    int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
-    int i;
-
-    for (i = 0; i < *n; i++) {
-        folio_free(list[i]);
-        list[i] = NULL;
-    }
-    *n = 0;
-}
 
 void
 folio_config_init(struct folio_config *cfg)
@@ -760,6 +788,8 @@ folio_config_usage(FILE *f)
 
     fprintf(f, "usage: foliod [-c FILE] [-f|--foreground] [--listen ADDR]... "
                "[--admin-socket PATH]\n"
+               "              [--http-listen ADDR|off]... "
+               "[--http-cors-origins ORIGINS|off]\n"
                "              [--workers N|auto] [--corpus DIR|auto|off] "
                "[--data-dir DIR]\n"
                "              [--freight-dir DIR|auto|off] "
@@ -856,6 +886,8 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
             char *const *list = FIELD(cfg, o, char *const);
             const int *n = (const int *)(const void *)(list + FOLIO_MAX_LISTEN);
 
+            if (*n == 0)
+                fprintf(f, "%s = off\n", key);
             for (j = 0; j < *n; j++)
                 write_str(f, key, list[j]);
             break;

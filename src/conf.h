@@ -14,6 +14,9 @@
 #include "src/defaults.h"
 
 #define FOLIO_MAX_LISTEN 16
+/* Every listening socket a generation may have: listen, http_listen, the
+ * admin socket. */
+#define FOLIO_MAX_SOCKETS (2 * FOLIO_MAX_LISTEN + 1)
 #define FOLIO_MAX_WORKERS 128
 
 struct folio_config {
@@ -23,6 +26,9 @@ struct folio_config {
     char *build_data;   /* --build-data DIR: build shipped data and exit */
     char *listen[FOLIO_MAX_LISTEN];
     int nlisten;
+    char *http_listen[FOLIO_MAX_LISTEN]; /* the HTTP face; none: off */
+    int nhttp_listen;
+    char *http_cors_origins; /* "*", origins; NULL: no CORS headers */
     char *admin_socket; /* NULL: off */
     int workers;        /* 0: auto */
     char *corpus;       /* "auto": the installed corpus, if any; NULL: off */

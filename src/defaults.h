@@ -12,6 +12,7 @@
 
 #define FOLIO_DEFAULT_LISTEN "127.0.0.1:7788"
 #define FOLIO_DEFAULT_METRICS "127.0.0.1:9788"
+#define FOLIO_DEFAULT_HTTP "127.0.0.1:7780" /* the HTTP face */
 #define FOLIO_DEFAULT_ADMIN FOLIO_RUNDIR "/admin.sock"
 
 /* The clients' addresses before the defaults (folio(1), ENVIRONMENT). */

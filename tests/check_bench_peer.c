@@ -13,6 +13,7 @@
 
 #include "bench/bench.h"
 #include "bench/escape.h"
+#include "src/http_parse.h"
 #include "tests/check_run.h"
 
 static struct bench_opts o;
@@ -135,6 +136,198 @@ START_TEST(test_unescape)
 }
 END_TEST
 
+/* --proto http: responses framed with their state kept, in pieces. */
+START_TEST(test_http)
+{
+    static const char two[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+                              "hello"
+                              "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: "
+                              "chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    struct folio_http_req r;
+    struct bench_pool p;
+    char buf[sizeof(two)], err[256];
+    size_t len, k, off = 0;
+    enum bench_frame f = BENCH_F_MORE;
+
+    memcpy(buf, two, sizeof(two));
+    folio_bench_http_init(&r);
+    for (k = 1; k <= sizeof(two) - 1 && f == BENCH_F_MORE; k++)
+        f = folio_bench_http_frame(&r, buf, k, &len);
+    ck_assert_int_eq(f, BENCH_F_OK);
+    ck_assert_uint_eq(len, 43);
+    off = len;
+    folio_bench_http_init(&r);
+    for (f = BENCH_F_MORE, k = 1; off + k <= sizeof(two) - 1 && f == BENCH_F_MORE;
+         k++)
+        f = folio_bench_http_frame(&r, buf + off, k, &len);
+    ck_assert_int_eq(f, BENCH_F_ERROR);
+    ck_assert_uint_eq(off + len, sizeof(two) - 1);
+    folio_bench_http_init(&r);
+    ck_assert_int_eq(folio_bench_http_frame(&r, (char[]){"SSH-2.0\r\n\r\n"},
+                                            11, &len),
+                     BENCH_F_BAD);
+    folio_bench_http_init(&r);
+    ck_assert_int_eq(folio_bench_http_frame(
+                         &r, (char[]){"HTTP/1.1 100 Continue\r\n\r\n"}, 25,
+                         &len),
+                     BENCH_F_BAD);
+    /* The request: a GET of --path, or a POST of --body, keep-alive. */
+    memset(&o, 0, sizeof(o));
+    o.proto = BENCH_P_HTTP;
+    o.workload = "http";
+    snprintf(o.addr, sizeof(o.addr), "127.0.0.1:7780");
+    o.path = "/v1/comments?uri=/test";
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    ck_assert_int_eq(memcmp(p.bytes.b_data,
+                            "GET /v1/comments?uri=/test HTTP/1.1\r\nHost: "
+                            "127.0.0.1:7780\r\n",
+                            53),
+                     0);
+    folio_bench_pool_free(&p);
+    o.body = "{\"a\":1}";
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(memmem(p.bytes.b_data, p.bytes.b_len,
+                                 "Content-Length: 7\r\n\r\n{\"a\":1}", 27));
+    ck_assert_int_eq(memcmp(p.bytes.b_data, "POST ", 5), 0);
+    folio_bench_pool_free(&p);
+    memset(&o, 0, sizeof(o));
+}
+END_TEST
+
+/* The request at r of pool p, NUL-terminated into buf. */
+static const char *
+req_text(const struct bench_pool *p, const struct bench_req *r, char *buf,
+         size_t cap)
+{
+    snprintf(buf, cap, "%.*s", (int)r->len, p->bytes.b_data + r->off);
+    return buf;
+}
+
+/* -w WORKLOAD --proto http: the same requests, as the HTTP face's. */
+START_TEST(test_http_workloads)
+{
+    struct bench_pool p;
+    char err[256], t[2048];
+    uint32_t i, lists = 0, posts = 0, quotes = 0;
+
+    memset(&o, 0, sizeof(o));
+    o.proto = BENCH_P_HTTP;
+    o.workload = "ping";
+    snprintf(o.addr, sizeof(o.addr), "127.0.0.1:7780");
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    ck_assert_uint_eq(p.n, 1);
+    ck_assert_str_eq(req_text(&p, &p.reqs[0], t, sizeof(t)),
+                     "GET /status HTTP/1.1\r\nHost: 127.0.0.1:7780\r\n"
+                     "User-Agent: folio-bench/" PACKAGE_VERSION "\r\n\r\n");
+    ck_assert_uint_eq(p.reqs[0].kind, BENCH_K_PING);
+    ck_assert_ptr_nonnull(strstr(p.desc, "over HTTP"));
+    folio_bench_pool_free(&p);
+
+    o.workload = "comments";
+    o.pages = 50;
+    o.zipf = 1.0;
+    o.write_ratio = 0.5;
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    for (i = 0; i < p.n; i++) {
+        req_text(&p, &p.reqs[i], t, sizeof(t));
+        ck_assert_uint_le(p.reqs[i].len, p.maxlen);
+        if (p.reqs[i].kind == BENCH_K_LIST) {
+            lists++;
+            ck_assert_msg(strncmp(t, "GET /v1/comments?uri=/bench/page-", 33) ==
+                              0,
+                          "%s", t);
+            ck_assert(p.reqs[i].ok_codes & BENCH_CODE(FOLIO_ST_NOT_FOUND));
+        } else {
+            ck_assert_uint_eq(p.reqs[i].kind, BENCH_K_POST);
+            posts++;
+            ck_assert_msg(strncmp(t, "POST /v1/comments HTTP/1.1\r\n", 28) == 0,
+                          "%s", t);
+            ck_assert_ptr_nonnull(
+                strstr(t, "\r\n\r\n{\"path\":\"/bench/page-"));
+            ck_assert_ptr_nonnull(strstr(t, "\"author\":\"folio-bench\","
+                                            "\"body\":\"Comment "));
+        }
+    }
+    ck_assert_uint_gt(lists, 0);
+    ck_assert_uint_gt(posts, 0);
+    ck_assert_str_eq(p.code_why[FOLIO_ST_NOT_FOUND], "pages without comments");
+    folio_bench_pool_free(&p);
+
+    o.workload = "freight";
+    o.uncovered = 50;
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    for (i = 0; i < p.n; i++) {
+        req_text(&p, &p.reqs[i], t, sizeof(t));
+        ck_assert_uint_eq(p.reqs[i].kind, BENCH_K_QUOTE);
+        ck_assert_msg(strncmp(t, "POST /v1/freight/quote HTTP/1.1\r\n", 33) ==
+                          0,
+                      "%s", t);
+        ck_assert_ptr_nonnull(strstr(t, "\r\n\r\n{\"cep\":\""));
+        ck_assert_ptr_nonnull(strstr(t, "\",\"items\":[{\"weight_g\":"));
+        ck_assert(p.reqs[i].ok_codes & (BENCH_CODE(FOLIO_ST_NOT_FOUND) |
+                                        BENCH_CODE(FOLIO_ST_OUT_OF_RANGE)));
+        quotes++;
+    }
+    ck_assert_uint_gt(quotes, 0);
+    folio_bench_pool_free(&p);
+
+    /* Any other method: JSON-RPC 2.0 on /rpc. */
+    o.workload = "search";
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(folio_bench_pool_build(&o, &p, err, sizeof(err)), 0);
+    req_text(&p, &p.reqs[0], t, sizeof(t));
+    ck_assert_msg(strncmp(t, "POST /rpc HTTP/1.1\r\n", 19) == 0, "%s", t);
+    ck_assert_ptr_nonnull(
+        strstr(t, "{\"jsonrpc\":\"2.0\",\"method\":\"corpus.search\","
+                  "\"params\":[\""));
+    ck_assert_ptr_nonnull(strstr(t, "],\"id\":1}"));
+    folio_bench_pool_free(&p);
+    memset(&o, 0, sizeof(o));
+}
+END_TEST
+
+/* The code of an error reply of the HTTP face, and the JSON-RPC error. */
+static int
+code_of(const char *reply)
+{
+    return folio_bench_http_code(reply, strlen(reply));
+}
+
+START_TEST(test_http_codes)
+{
+    static const char rpc[] =
+        "HTTP/1.1 200 OK\r\nContent-Length: 101\r\n\r\n"
+        "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32005,"
+        "\"message\":\"x\",\"data\":{\"code\":5,\"status\":"
+        "\"NOT_FOUND\"}},\"id\":1}";
+    struct folio_http_req r;
+    char buf[sizeof(rpc)];
+    size_t len;
+
+    ck_assert_int_eq(code_of(rpc), FOLIO_ST_NOT_FOUND);
+    memcpy(buf, rpc, sizeof(rpc));
+    folio_bench_http_init(&r);
+    ck_assert_int_eq(folio_bench_http_frame(&r, buf, sizeof(rpc) - 1, &len),
+                     BENCH_F_ERROR);
+    ck_assert_uint_eq(len, sizeof(rpc) - 1);
+    ck_assert_int_eq(code_of("HTTP/1.1 400 Bad Request\r\n\r\n{\"message\":"
+                             "\"x\",\"status\":\"OUT_OF_RANGE\",\"code\":11}"),
+                     FOLIO_ST_OUT_OF_RANGE);
+    /* No code in the body: the status's. */
+    ck_assert_int_eq(code_of("HTTP/1.1 404 Not Found\r\n\r\n"
+                             "\"Thread not found\""),
+                     FOLIO_ST_NOT_FOUND);
+    ck_assert_int_eq(code_of("HTTP/1.1 418 I'm a teapot\r\n\r\n"),
+                     FOLIO_ST_MAX);
+    ck_assert_int_eq(code_of("{\"code\":99}"), FOLIO_ST_MAX);
+}
+END_TEST
+
 /* The requests of each workload, and what they expect. */
 START_TEST(test_pools)
 {
@@ -192,6 +385,9 @@ suite(void)
     tcase_add_test(tc, test_resp);
     tcase_add_test(tc, test_memcache);
     tcase_add_test(tc, test_raw);
+    tcase_add_test(tc, test_http);
+    tcase_add_test(tc, test_http_workloads);
+    tcase_add_test(tc, test_http_codes);
     tcase_add_test(tc, test_unescape);
     tcase_add_test(tc, test_pools);
     suite_add_tcase(s, tc);

@@ -77,6 +77,7 @@ comment(const char *path, const char *author, const char *body)
 {
     struct folio_comment_in in;
 
+    memset(&in, 0, sizeof(in));
     in.path = path;
     in.path_len = strlen(path);
     in.author = author;
@@ -541,8 +542,8 @@ START_TEST(test_post_batch)
     in[4] = comment("/b1/", "e", "four");
     post1(cs, "/before", "x");
     ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
-    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first, err,
-                                               sizeof(err)),
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, NULL, &first,
+                                               err, sizeof(err)),
                      0);
     ck_assert_uint_eq(first, 2);
     /* each comment where ends[] says, ids consecutive, in order */
@@ -563,8 +564,8 @@ START_TEST(test_post_batch)
     /* all or nothing: one bad comment stores none and spends no id */
     in[3].body_len = 0;
     folio_buf_reset(&b);
-    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, &first, err,
-                                               sizeof(err)),
+    ck_assert_int_eq(folio_comments_post_batch(cs, in, 5, &b, ends, NULL, &first,
+                                               err, sizeof(err)),
                      FOLIO_EINVAL);
     ck_assert_uint_eq(b.b_len, 0);
     ck_assert_int_eq(folio_comments_info(cs, &info), 0);
@@ -593,7 +594,8 @@ START_TEST(test_post_batch_grows)
         in[i] = comment("/batch/big", "x", body);
     ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
     ck_assert_int_eq(
-        folio_comments_post_batch(cs, in, 40, &b, NULL, NULL, err, sizeof(err)),
+        folio_comments_post_batch(cs, in, 40, &b, NULL, NULL, NULL, err,
+                                  sizeof(err)),
         0);
     ck_assert_int_eq(folio_comments_info(cs, &info), 0);
     ck_assert_uint_gt(info.grows, 0);
@@ -604,6 +606,85 @@ START_TEST(test_post_batch_grows)
         ck_assert_uint_eq(d.id, i + 1); /* each stored once */
     }
     free(body);
+    folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
+/*
+ * Replies (PROTOCOL.md section 3): one level, same page; stored with the
+ * comment and listed with it; a bad one refused alone in a batch.
+ */
+START_TEST(test_replies)
+{
+    struct folio_comments *cs = open_store(0, 0);
+    struct folio_comments_info info;
+    struct folio_comment_in in, batch[3];
+    struct folio_buf b;
+    struct folio_mp_cur c;
+    const char *k;
+    uint32_t n, klen, i;
+    uint64_t top, other, v, id = 0;
+    size_t ends[3];
+    int codes[3];
+
+    ck_assert_int_eq(folio_buf_init(&b, 256, 0), 0);
+    top = post1(cs, "/t", "top");
+    other = post1(cs, "/elsewhere", "other page");
+    in = comment("t", "r", "a reply");
+    in.has_reply_to = 1;
+    in.reply_to = top;
+    ck_assert_int_eq(folio_comments_post(cs, &in, &b, &id, err, sizeof(err)),
+                     0);
+    /* The stored reply: six entries, reply_to last. */
+    folio_mp_cur_init(&c, b.b_data, b.b_len);
+    ck_assert_int_eq(folio_mp_read_map(&c, &n), 0);
+    ck_assert_uint_eq(n, 6);
+    for (i = 0; i < 10; i++)
+        ck_assert_int_eq(folio_mp_skip(&c), 0);
+    ck_assert_int_eq(folio_mp_read_str(&c, &k, &klen), 0);
+    ck_assert(folio_mp_str_eq(k, klen, "reply_to"));
+    ck_assert_int_eq(folio_mp_read_uint(&c, &v), 0);
+    ck_assert_uint_eq(v, top);
+    /* Listed as stored. */
+    ck_assert_uint_eq(list(cs, "/t/", &b, &c), 2);
+    /* Refused: another page's comment, a reply, no such comment. */
+    in.reply_to = other;
+    ck_assert_int_eq(folio_comments_post(cs, &in, &b, NULL, err, sizeof(err)),
+                     FOLIO_EINVAL);
+    ck_assert_str_eq(err, FOLIO_COMMENTS_BAD_REPLY);
+    in.reply_to = id;
+    ck_assert_int_eq(folio_comments_post(cs, &in, &b, NULL, err, sizeof(err)),
+                     FOLIO_EINVAL);
+    in.reply_to = 999;
+    ck_assert_int_eq(folio_comments_post(cs, &in, &b, NULL, err, sizeof(err)),
+                     FOLIO_EINVAL);
+    ck_assert_int_eq(folio_comments_info(cs, &info), 0);
+    ck_assert_uint_eq(info.next_id, id + 1); /* no id spent */
+    /* In a batch with codes: the bad one alone is left out. */
+    batch[0] = comment("/t/", "a", "fine");
+    batch[1] = comment("/t/", "b", "bad");
+    batch[1].has_reply_to = 1;
+    batch[1].reply_to = id;
+    batch[2] = comment("/t/", "c", "fine reply");
+    batch[2].has_reply_to = 1;
+    batch[2].reply_to = top;
+    folio_buf_reset(&b);
+    ck_assert_int_eq(folio_comments_post_batch(cs, batch, 3, &b, ends, codes,
+                                               NULL, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(codes[0], 0);
+    ck_assert_int_eq(codes[1], FOLIO_EINVAL);
+    ck_assert_int_eq(codes[2], 0);
+    ck_assert_uint_eq(ends[1], ends[0]); /* nothing for the bad one */
+    ck_assert_uint_eq(list(cs, "/t/", &b, &c), 4);
+    /* Without codes, the batch fails whole. */
+    folio_buf_reset(&b);
+    ck_assert_int_eq(folio_comments_post_batch(cs, batch, 3, &b, ends, NULL,
+                                               NULL, err, sizeof(err)),
+                     FOLIO_EINVAL);
+    ck_assert_uint_eq(b.b_len, 0);
+    ck_assert_uint_eq(list(cs, "/t/", &b, &c), 4);
     folio_buf_free(&b);
     folio_comments_close(cs);
 }
@@ -1021,6 +1102,7 @@ comments_suite(void)
     tcase_add_test(store, test_post_and_list_after_compaction);
     tcase_add_test(store, test_post_batch);
     tcase_add_test(store, test_post_batch_grows);
+    tcase_add_test(store, test_replies);
     tcase_add_test(store, test_list_order_and_bytes);
     tcase_add_test(store, test_list_invalid_path);
     tcase_add_test(store, test_long_paths);

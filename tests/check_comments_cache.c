@@ -3,7 +3,7 @@
  * (worker/comments_cache.c): hits and misses, replacement, the byte bound
  * and least-recently-used eviction, invalidation by page and of all, the
  * epoch that keeps a list read before an invalidation out of the cache,
- * and no allocation on a hit.
+ * the JSON the HTTP face attaches to a page, and no allocation on a hit.
  */
 #include "config.h"
 
@@ -127,6 +127,69 @@ START_TEST(test_epoch)
 END_TEST
 
 /* A hit allocates nothing (the normal build counts the malloc family). */
+/*
+ * The HTTP face's JSON of a page: attached only to the very reply it was
+ * made from, and gone with it (replaced, dropped, cleared, evicted).
+ */
+START_TEST(test_attach)
+{
+    struct folio_ccache *c;
+    struct folio_ccache_info info;
+    const char *p;
+    size_t len;
+    char big[2100];
+
+    ck_assert_int_eq(folio_ccache_new(4096, &c), 0);
+    ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91x", 2, "[1]", 3),
+                     FOLIO_ENOTFOUND);
+    ck_assert_int_eq(put(c, "/a/", "\x91x"), 0);
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3, &len));
+    /* Made from another reply (the page moved on): refused. */
+    ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91y", 2, "[2]", 3),
+                     FOLIO_ENOTFOUND);
+    ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91x", 2, "[1]", 3), 0);
+    ck_assert_ptr_nonnull(p = folio_ccache_get_extra(c, "/a/", 3, &len));
+    ck_assert(len == 3 && memcmp(p, "[1]", 3) == 0);
+    /* The reply is as it was, and counted with the JSON. */
+    ck_assert_ptr_nonnull(p = get(c, "/a/", &len));
+    ck_assert(len == 2 && memcmp(p, "\x91x", 2) == 0);
+    folio_ccache_info(c, &info);
+    ck_assert_uint_eq(info.entries, 1);
+    /* Replaced: a new reply has no JSON. */
+    ck_assert_int_eq(put(c, "/a/", "\x91z"), 0);
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3, &len));
+    ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91z", 2, "[3]", 3), 0);
+    folio_ccache_drop(c, "/a/", 3);
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3, &len));
+    ck_assert_int_eq(put(c, "/b/", "\x90"), 0);
+    ck_assert_int_eq(folio_ccache_attach(c, "/b/", 3, "\x90", 1, "[]", 2), 0);
+    folio_ccache_clear(c);
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/b/", 3, &len));
+    /* The bound holds with the JSON: older pages go to make room. */
+    folio_ccache_free(c);
+    ck_assert_int_eq(folio_ccache_new(8192, &c), 0);
+    memset(big, 'j', sizeof(big));
+    for (len = 0; len < 5; len++) {
+        char path[8];
+
+        snprintf(path, sizeof(path), "/p%zu/", len);
+        ck_assert_int_eq(put(c, path, "\x90"), 0);
+        ck_assert_int_eq(folio_ccache_attach(c, path, 4, "\x90", 1, big, 1900),
+                         0);
+    }
+    folio_ccache_info(c, &info);
+    ck_assert_uint_le(info.bytes, info.max_bytes);
+    ck_assert_uint_gt(info.evictions, 0);
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/p0/", 4, &len));
+    ck_assert_ptr_nonnull(folio_ccache_get_extra(c, "/p4/", 4, &len));
+    /* More than a quarter of the cache: not kept. */
+    ck_assert_int_eq(
+        folio_ccache_attach(c, "/p4/", 4, "\x90", 1, big, sizeof(big)),
+        FOLIO_ETOOBIG);
+    folio_ccache_free(c);
+}
+END_TEST
+
 START_TEST(test_hit_allocates_nothing)
 {
     struct folio_ccache *c;
@@ -159,6 +222,7 @@ cache_suite(void)
     tcase_add_test(tc, test_get_put_drop);
     tcase_add_test(tc, test_bound_and_lru);
     tcase_add_test(tc, test_epoch);
+    tcase_add_test(tc, test_attach);
     tcase_add_test(tc, test_hit_allocates_nothing);
     suite_add_tcase(s, tc);
     return s;

@@ -160,6 +160,65 @@ START_TEST(test_file_list)
 }
 END_TEST
 
+/* The HTTP face's options: a list with off, and the CORS origins. */
+START_TEST(test_http_options)
+{
+    struct folio_config cfg, back;
+    const char *argv[] = {"foliod", "-c", NULL, NULL, NULL, NULL};
+    char err[256], *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    write_conf("");
+    argv[2] = path;
+    ck_assert_int_eq(load(&cfg, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(cfg.nhttp_listen, 1);
+    ck_assert_str_eq(cfg.http_listen[0], FOLIO_DEFAULT_HTTP);
+    ck_assert_str_eq(cfg.http_cors_origins, "*");
+    folio_config_free(&cfg);
+    teardown();
+    /* Several, then off on the command line: none, written "off". */
+    write_conf("http_listen = 127.0.0.1:1\nhttp_listen = [::1]:2\n"
+               "http_cors_origins = https://a.example, http://b.example:81\n");
+    argv[2] = path;
+    ck_assert_int_eq(load(&cfg, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(cfg.nhttp_listen, 2);
+    ck_assert_str_eq(cfg.http_listen[1], "[::1]:2");
+    ck_assert_str_eq(cfg.http_cors_origins,
+                     "https://a.example, http://b.example:81");
+    folio_config_free(&cfg);
+    argv[3] = "--http-listen";
+    argv[4] = "off";
+    ck_assert_int_eq(load(&cfg, 5, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(cfg.nhttp_listen, 0);
+    f = open_memstream(&text, &len);
+    folio_config_write(&cfg, f);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "\nhttp_listen = off\n"));
+    teardown();
+    write_conf(text);
+    free(text);
+    argv[2] = path;
+    ck_assert_int_eq(load(&back, 3, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(back.nhttp_listen, 0);
+    folio_config_free(&cfg);
+    folio_config_free(&back);
+    /* CORS off, and origins that are none. */
+    argv[3] = "--http-cors-origins";
+    argv[4] = "off";
+    ck_assert_int_eq(load(&cfg, 5, argv, err, sizeof(err)), 0);
+    ck_assert_ptr_null(cfg.http_cors_origins);
+    folio_config_free(&cfg);
+    argv[4] = "example.com";
+    ck_assert_int_eq(load(&cfg, 5, argv, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "http-cors-origins"));
+    folio_config_free(&cfg);
+    argv[4] = "* https://a.example";
+    ck_assert_int_eq(load(&cfg, 5, argv, err, sizeof(err)), FOLIO_ECONFIG);
+    folio_config_free(&cfg);
+}
+END_TEST
+
 static void
 expect_file_error(const char *text, const char *needle)
 {
@@ -370,6 +429,7 @@ config_suite(void)
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_file_and_overrides);
     tcase_add_test(tc, test_file_list);
+    tcase_add_test(tc, test_http_options);
     tcase_add_test(tc, test_file_errors);
     tcase_add_test(tc, test_comments_backend);
     tcase_add_test(tc, test_cli_errors);

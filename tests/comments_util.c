@@ -5,28 +5,50 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <msgpack.h>
 
 #include "src/rpc.h"
 #include "tests/comments_util.h"
 
-int
-e2e_comment_post(struct folio_client *c, const char *path, const char *author,
-                 const char *body, size_t body_len, struct folio_reply *r)
+/* A post, a reply to comment `to` if has_to. */
+static int
+post(struct folio_client *c, const char *path, const char *author,
+     const char *body, size_t body_len, int has_to, uint64_t to,
+     struct folio_reply *r)
 {
     msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1, NULL);
 
-    msgpack_pack_map(pk, 3);
+    msgpack_pack_map(pk, has_to ? 4 : 3);
     folio_pack_cstr(pk, "path");
     folio_pack_cstr(pk, path);
     folio_pack_cstr(pk, "author");
     folio_pack_cstr(pk, author);
     folio_pack_cstr(pk, "body");
     folio_pack_str(pk, body, body_len);
+    if (has_to) {
+        folio_pack_cstr(pk, "reply_to");
+        msgpack_pack_uint64(pk, to);
+    }
     if (folio_client_flush(c) != 0)
         return -1;
     return folio_client_reply(c, r) == 1 ? 0 : -1;
+}
+
+int
+e2e_comment_post(struct folio_client *c, const char *path, const char *author,
+                 const char *body, size_t body_len, struct folio_reply *r)
+{
+    return post(c, path, author, body, body_len, 0, 0, r);
+}
+
+int
+e2e_comment_reply(struct folio_client *c, const char *path,
+                  const char *author, const char *body, uint64_t to,
+                  struct folio_reply *r)
+{
+    return post(c, path, author, body, strlen(body), 1, to, r);
 }
 
 int
@@ -39,7 +61,8 @@ e2e_comment_decode(struct folio_mp_cur *c, struct e2e_comment *d)
     int bad = 0;
 
     d->start = c->p;
-    if (folio_mp_read_map(c, &n) != 0 || n != 5)
+    d->has_reply_to = 0;
+    if (folio_mp_read_map(c, &n) != 0 || (n != 5 && n != 6))
         return -1;
     for (i = 0; i < 5 && !bad; i++) {
         if (folio_mp_read_str(c, &k, &len) != 0 ||
@@ -61,6 +84,13 @@ e2e_comment_decode(struct folio_mp_cur *c, struct e2e_comment *d)
         default:
             bad = folio_mp_read_uint(c, &d->created_at);
         }
+    }
+    if (n == 6 && !bad) {
+        if (folio_mp_read_str(c, &k, &len) != 0 ||
+            !folio_mp_str_eq(k, len, "reply_to") ||
+            folio_mp_read_uint(c, &d->reply_to) != 0)
+            return -1;
+        d->has_reply_to = 1;
     }
     d->len = (size_t)(c->p - d->start);
     return bad ? -1 : 0;

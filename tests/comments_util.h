@@ -17,6 +17,8 @@ struct e2e_comment {
     uint64_t id, created_at;
     const char *path, *author, *body;
     uint32_t path_len, author_len, body_len;
+    int has_reply_to;
+    uint64_t reply_to;
     const unsigned char *start; /* its encoded bytes */
     size_t len;
 };
@@ -29,7 +31,18 @@ int e2e_comment_post(struct folio_client *c, const char *path,
                      const char *author, const char *body, size_t body_len,
                      struct folio_reply *r);
 
-/* e2e_comment_decode - decode one comment at c; 0, or -1 if it is not one. */
+/*
+ * e2e_comment_reply - comments.post of a reply to comment `to`, as
+ * e2e_comment_post.
+ */
+int e2e_comment_reply(struct folio_client *c, const char *path,
+                      const char *author, const char *body, uint64_t to,
+                      struct folio_reply *r);
+
+/*
+ * e2e_comment_decode - decode one comment at c (reply_to last, in a
+ * reply); 0, or -1 if it is not one.
+ */
 int e2e_comment_decode(struct folio_mp_cur *c, struct e2e_comment *d);
 
 /*

@@ -693,6 +693,10 @@ START_TEST(test_usage)
     expect_status(b, 2, "--max-p99", "soon");
     expect_status(b, 2, "-w", "corpus", "--queries", "/nonexistent");
     ck_assert_ptr_nonnull(strstr(b->err, "/nonexistent"));
+    /* --path and --body are --proto http's, and -w http's. */
+    expect_status(b, 2, "--path", "/status");
+    expect_status(b, 2, "--proto", "http", "-w", "freight", "--path", "/x");
+    ck_assert_ptr_nonnull(strstr(b->err, "-w http's"));
     /* Nobody listens: exit 3. */
     expect_status(b, 3, "-H", "127.0.0.1:1", "-n", "1");
     free(b);

@@ -36,6 +36,10 @@
 #include "tests/check_run.h"
 #include "tests/comments_util.h"
 #include "tests/e2e_util.h"
+#include "worker/comments_pg.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a number as a string literal */
 #ifdef E2E_POSTGRES
 #include "tests/pg_util.h"
 
@@ -55,14 +59,12 @@ static void
 start(const char *conf)
 {
 #ifdef E2E_POSTGRES
-    char text[2048], dsn[512];
+    char text[2048];
 
     /* A database of its own: a fresh schema, ids from 1. */
-    ck_assert_int_eq(pg_new_db(&pgc, test_db, sizeof(test_db)), 0);
-    pg_dsn(&pgc, test_db, dsn, sizeof(dsn));
-    snprintf(text, sizeof(text),
-             "comments_backend = postgres\ncomments_dsn = \"%s\"\n%s", dsn,
-             conf != NULL ? conf : "");
+    ck_assert_int_eq(pg_new_db_conf(&pgc, test_db, sizeof(test_db), conf, text,
+                                    sizeof(text)),
+                     0);
     conf = text;
 #endif
     ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
@@ -197,6 +199,89 @@ START_TEST(test_post_list_delete)
         r.result.p, (size_t)(r.result.end - r.result.p), "comments.post", 13));
     folio_client_close(c);
     folio_client_close(a);
+    stop_clean();
+}
+END_TEST
+
+/*
+ * Replies (PROTOCOL.md section 3): reply_to stored and listed; one level
+ * of replies, the same page, an existing comment; nil is no reply.
+ */
+/* comments.post on /thread with reply_to the string `as`, or nil. */
+static void
+post_reply_to(struct folio_client *c, const char *as, struct folio_reply *r)
+{
+    msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1, NULL);
+
+    msgpack_pack_map(pk, 4);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, "/thread");
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, "d");
+    folio_pack_cstr(pk, "body");
+    folio_pack_cstr(pk, "b");
+    folio_pack_cstr(pk, "reply_to");
+    if (as != NULL)
+        folio_pack_cstr(pk, as);
+    else
+        msgpack_pack_nil(pk);
+    ck_assert_int_eq(folio_client_flush(c), 0);
+    ck_assert_int_eq(folio_client_reply(c, r), 1);
+}
+
+START_TEST(test_replies)
+{
+    struct folio_client *c;
+    struct folio_reply r;
+    struct folio_mp_cur cur;
+    struct e2e_comment d, *v;
+    uint64_t top, other, reply;
+    int n;
+
+    start(NULL);
+    c = e2e_connect(&srv);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(e2e_comment_post(c, "/thread", "ann", "top", 3, &r), 0);
+    expect_code(&r, 0, NULL);
+    cur = r.result;
+    ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
+    ck_assert(!d.has_reply_to);
+    top = d.id;
+    ck_assert_int_eq(e2e_comment_post(c, "/other", "ann", "x", 1, &r), 0);
+    cur = r.result;
+    ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
+    other = d.id;
+    ck_assert_int_eq(e2e_comment_reply(c, "thread", "bob", "re", top, &r), 0);
+    expect_code(&r, 0, NULL);
+    cur = r.result;
+    ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
+    ck_assert(d.has_reply_to);
+    ck_assert_uint_eq(d.reply_to, top);
+    reply = d.id;
+    n = e2e_comment_list(c, "/thread/", &v);
+    ck_assert_int_eq(n, 2);
+    ck_assert(!v[0].has_reply_to);
+    ck_assert(v[1].has_reply_to && v[1].reply_to == top);
+    free(v);
+    /* A reply to a reply, to another page's comment, to nothing: 3. */
+    ck_assert_int_eq(e2e_comment_reply(c, "/thread/", "c", "x", reply, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "reply_to must be the id");
+    ck_assert_int_eq(e2e_comment_reply(c, "/thread/", "c", "x", other, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "same page");
+    ck_assert_int_eq(e2e_comment_reply(c, "/thread/", "c", "x", 987654, &r), 0);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "reply_to");
+    /* Of the wrong type: 3; nil: no reply. */
+    post_reply_to(c, "1", &r);
+    expect_code(&r, FOLIO_ST_INVALID_ARGUMENT, "reply_to must be");
+    post_reply_to(c, NULL, &r);
+    expect_code(&r, 0, NULL);
+    cur = r.result;
+    ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
+    ck_assert(!d.has_reply_to);
+    n = e2e_comment_list(c, "/thread/", &v);
+    ck_assert_int_eq(n, 3);
+    free(v);
+    folio_client_close(c);
     stop_clean();
 }
 END_TEST
@@ -691,7 +776,7 @@ START_TEST(test_reload_while_posting)
         if (gen == 3)
             break;
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        ck_assert_int_eq(e2e_wait_ready(&srv, gen + 1, 10000), 0);
+        ck_assert_int_eq(e2e_wait_ready(&srv, gen + 1, E2E_READY_MS), 0);
     }
     atomic_store(&stop, 1);
     for (i = 0; i < NPOSTERS; i++)
@@ -1112,13 +1197,13 @@ START_TEST(test_dsn_checked_never_logged)
     ck_assert_int_eq(e2e_comment_post(c, "/p", "a", "b", 1, &r), 0);
     expect_code(&r, 0, NULL);
     folio_client_close(c);
-    ck_assert(e2e_log_has(&srv, "connected (schema version 1)"));
+    ck_assert(e2e_log_has(&srv, "connected (schema version " STR(FOLIO_COMMENTS_PG_SCHEMA) ")"));
     ck_assert(!e2e_log_has(&srv, "sekrit"));
     stop_clean();
     snprintf(conf, sizeof(conf),
              "comments_backend = postgres\ncomments_dsn = \"%s\"\n", dsn);
     ck_assert_int_eq(check_config(conf, out, sizeof(out)), 0);
-    ck_assert_msg(strstr(out, "schema version 1,") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "schema version " STR(FOLIO_COMMENTS_PG_SCHEMA) ",") != NULL, "%s", out);
 }
 END_TEST
 #endif
@@ -1135,6 +1220,7 @@ comments_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_post_list_delete);
+    tcase_add_test(tc, test_replies);
     tcase_add_test(tc, test_bad_params);
     tcase_add_loop_test(tc, test_concurrent_posts, 0, 2);
     tcase_add_test(tc, test_pipelined_posts);

@@ -376,7 +376,7 @@ START_TEST(test_reload_serves_changed_corpus)
     snprintf(path, sizeof(path), "%s/zz.txt", dir);
     ck_assert_int_eq(e2e_write_file(path, "again\n"), 0);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     /* the connection moved to a new worker: it sees the new corpus */
     deadline = e2e_now_ms() + 5000;
     while (count(c, "hello") != 3 && e2e_now_ms() < deadline)

@@ -1019,7 +1019,7 @@ START_TEST(test_reload_shrinks_limit_mid_message)
     fputs("max_message_bytes = 4k\n", f);
     fclose(f);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_wait_log(&srv, "reloaded: generation 2", 5000), 0);
     /* The old worker handed the connection to the new one, and retired. */
     deadline = e2e_deadline(e2e_bound_ms(10000, 20000));

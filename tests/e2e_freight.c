@@ -675,7 +675,7 @@ START_TEST(test_reload_changed_and_broken)
 
     /* Nothing changed: nothing imported. */
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 3, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 3, E2E_READY_MS), 0);
     ck_assert(e2e_log_has(&srv, "(unchanged)"));
 
     /* A broken table: the reload fails, says where, the old prices stay. */

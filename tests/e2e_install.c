@@ -227,6 +227,7 @@ START_TEST(test_install_run_uninstall)
              at("/run/folio", "admin.sock"));
     n = (size_t)snprintf(extra, sizeof(extra),
                          "\n# added by e2e_install\nlisten = 127.0.0.1:0\n"
+                         "http_listen = 127.0.0.1:0\n"
                          "admin_socket = %s\ndata_dir = %s\n"
                          "ready_file = %s\nmetrics_listen = off\n"
                          "workers = 2\nshutdown_timeout = 5s\n%s",
@@ -273,7 +274,7 @@ START_TEST(test_install_run_uninstall)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    ck_assert_msg(e2e_wait_ready(&srv, 1, 15000) == 0,
+    ck_assert_msg(e2e_wait_ready(&srv, 1, E2E_READY_MS) == 0,
                   "the installed foliod did not start");
     if (is_dir(at(FOLIO_PKGDATADIR, "shakespeare")))
         ck_assert(e2e_log_has(&srv, "shakespeare: 42 files"));

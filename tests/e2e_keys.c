@@ -276,7 +276,7 @@ START_TEST(test_log_level)
     fputs("log_level = info\n", f);
     ck_assert_int_eq(fclose(f), 0);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_wait_log(&srv, "[notice] reloaded: generation 2",
                                   e2e_bound_ms(5000, 15000)),
                      0);

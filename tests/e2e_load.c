@@ -324,7 +324,7 @@ START_TEST(test_reload_ten_times_under_load)
         table_write(1000 + 100 * round, "");
         before = stat_num("totals", "requests", NULL);
         ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-        ck_assert_msg(e2e_wait_ready(&srv, (uint64_t)round + 1, 10000) == 0,
+        ck_assert_msg(e2e_wait_ready(&srv, (uint64_t)round + 1, E2E_READY_MS) == 0,
                       "reload %d not done", round);
         /* The same connection, now on a new worker, sees the new data. */
         wait_count(c, "folio marker", round + 1);
@@ -533,6 +533,7 @@ START_TEST(test_upgrade_under_load)
     static struct prober pr;
     struct bench b;
     uint64_t t0, deadline;
+    char body[256];
     int nb, na, i;
 
     start_from_copy("workers = 2\nmetrics_listen = 127.0.0.1:0\n");
@@ -548,7 +549,7 @@ START_TEST(test_upgrade_under_load)
     t0 = e2e_now_ms();
     atomic_store(&pr.upgrading, 1);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     atomic_store(&pr.upgrading, 0);
     fprintf(stderr, "upgrade: generation 2 from the new binary ready %llu ms "
                     "after the HUP\n",
@@ -568,6 +569,10 @@ START_TEST(test_upgrade_under_load)
                                                 "image",
                       (long)after[i]);
     wait_requests(stat_num("totals", "requests", NULL), 500);
+    /* The HTTP face's listener came through the exec too. */
+    ck_assert_int_eq(e2e_http_status(srv.http, "/status", body, sizeof(body)),
+                     200);
+    ck_assert_str_eq(body, "{\"message\":\"OK\"}");
     ck_assert_msg(bench_running(&b), "folio-bench ended too soon");
     bench_finish(&b);
     fprintf(stderr, "upgrade under load: %.0f requests, %.0f failed\n",
@@ -587,7 +592,7 @@ START_TEST(test_upgrade_under_load)
     /* And once more: the upgraded image upgrades again. */
     install_binary(e2e_foliod(), bin);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 3, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 3, E2E_READY_MS), 0);
     ck_assert(runs_file(srv.pid, bin));
     ck_assert_int_eq(e2e_stop(&srv), 0);
     remove_copy();
@@ -672,7 +677,7 @@ START_TEST(test_upgrade_bad_binary)
     /* A good one: the upgrade goes through. */
     install_binary(e2e_foliod(), bin);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert(runs_file(srv.pid, bin));
     ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);

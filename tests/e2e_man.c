@@ -21,8 +21,9 @@
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
 
-static const char *const pages[] = {"foliod.8", "foliod.conf.5", "folio-rpc.7",
-                                    "folio.1", "folio-bench.1"};
+static const char *const pages[] = {"foliod.8",    "foliod.conf.5",
+                                    "folio-rpc.7", "folio-http.7",
+                                    "folio.1",     "folio-bench.1"};
 
 #define NPAGES (sizeof(pages) / sizeof(pages[0]))
 

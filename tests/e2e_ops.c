@@ -187,7 +187,7 @@ notify_lifecycle(int abstract)
     ck_assert(has_line(msg, "MONOTONIC_USEC="));
     expect_notify(&n, "READY=1", msg, sizeof(msg));
     ck_assert(has_line(msg, "STATUS=serving generation 2 with 2 workers"));
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 5000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
 
     /* A broken configuration: reloading, then ready again on the old one. */
@@ -241,6 +241,7 @@ START_TEST(test_notify_daemon)
     snprintf(conf, sizeof(conf), "%s/foliod.conf", dir);
     snprintf(text, sizeof(text),
              "listen = 127.0.0.1:0\nadmin_socket = off\nmetrics_listen = off\n"
+             "http_listen = off\n"
              "data_dir = %s/data\nlog_file = %s/foliod.log\n"
              "pid_file = %s/foliod.pid\nworkers = 1\n%s",
              dir, dir, dir, geteuid() == 0 ? "user = root\n" : "");
@@ -519,6 +520,8 @@ START_TEST(test_root_without_user)
                             "127.0.0.1:0",
                             "--metrics-listen",
                             "off",
+                            "--http-listen",
+                            "off",
                             NULL};
     struct folio_client *c;
     char out[2048], path[64], line[256];
@@ -562,7 +565,7 @@ START_TEST(test_detached_start_error_shown)
                           "nobody",     "--data-dir", data,
                           "--listen",   "127.0.0.1:0", "--metrics-listen",
                           "off",        "--admin-socket", "off",
-                          NULL};
+                          "--http-listen", "off", NULL};
 
     if (!e2e_want(geteuid() == 0, "root", "this case drops to nobody") ||
         !e2e_want(getpwnam("nobody") != NULL, "user-nobody",
@@ -687,6 +690,7 @@ START_TEST(test_drop_to_user)
     snprintf(s->admin, sizeof(s->admin), "%.200s/run/admin.sock", s->dir);
     snprintf(text, sizeof(text),
              "listen = 127.0.0.1:0\nadmin_socket = %.300s\n"
+             "http_listen = 127.0.0.1:0\n"
              "data_dir = %.200s/state/folio\nmetrics_listen = 127.0.0.1:0\n"
              "workers = 2\nready_file = %.300s\npid_file = %.200s/foliod.pid\n"
              "user = nobody\nshutdown_timeout = 5s\n",
@@ -707,7 +711,7 @@ START_TEST(test_drop_to_user)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    ck_assert_int_eq(e2e_wait_ready(s, 1, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(s, 1, E2E_READY_MS), 0);
     ck_assert(e2e_log_has(s, "running as user nobody"));
 
     /* The master and every worker: nobody's ids, no capabilities. */
@@ -762,7 +766,7 @@ START_TEST(test_drop_to_user)
                       (int)r.message_len, r.message);
     }
     ck_assert_int_eq(kill(s->pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(s, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(s, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
     ck_assert(!e2e_log_has(s, "cannot write ready file"));
     /*
@@ -831,6 +835,7 @@ start_activated(struct e2e_server *s, const int *fds, int nfds, int port)
     snprintf(s->admin, sizeof(s->admin), "%.200s/admin.sock", s->dir);
     snprintf(text, sizeof(text),
              "listen = 127.0.0.1:%d\nadmin_socket = %.300s\n"
+             "http_listen = off\n"
              "data_dir = %.200s/data\nmetrics_listen = off\nworkers = 2\n"
              "ready_file = %.300s\nshutdown_timeout = 5s\n%s",
              port, s->admin, s->dir, s->ready,
@@ -858,7 +863,7 @@ start_activated(struct e2e_server *s, const int *fds, int nfds, int port)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    ck_assert_int_eq(e2e_wait_ready(s, 1, 15000), 0);
+    ck_assert_int_eq(e2e_wait_ready(s, 1, E2E_READY_MS), 0);
 }
 
 /* Whether process pid holds the socket that descriptor fd (ours) is. */
@@ -916,7 +921,7 @@ START_TEST(test_socket_activation)
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(e2e_ping(c), 0);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
-    ck_assert_int_eq(e2e_wait_ready(&srv, 2, 10000), 0);
+    ck_assert_int_eq(e2e_wait_ready(&srv, 2, E2E_READY_MS), 0);
     ck_assert_int_eq(e2e_ping(c), 0);
     folio_client_close(c);
     ck_assert_int_eq(e2e_stop(&srv), 0);

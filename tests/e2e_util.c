@@ -204,22 +204,31 @@ e2e_print_log(const struct e2e_server *s)
     fclose(f);
 }
 
-/* Parse the ready file: "pid N", "generation N", "listen ADDR". */
+/*
+ * Parse the ready file: "pid N", "generation N", "listen ADDR", "http
+ * ADDR", "metrics ADDR".
+ */
 static int
 read_ready(struct e2e_server *s)
 {
     char line[512], addr[128];
     unsigned long long gen = 0;
     FILE *f = fopen(s->ready, "r");
-    int have_listen = 0;
+    int have_listen = 0, have_http = 0;
 
     if (f == NULL)
         return -1;
+    s->http[0] = '\0';
     while (fgets(line, sizeof(line), f) != NULL) {
         if (sscanf(line, "generation %llu", &gen) == 1)
             continue;
         if (sscanf(line, "metrics %127s", addr) == 1) {
             snprintf(s->metrics, sizeof(s->metrics), "%s", addr);
+            continue;
+        }
+        if (!have_http && sscanf(line, "http %127s", addr) == 1) {
+            snprintf(s->http, sizeof(s->http), "%s", addr);
+            have_http = 1;
             continue;
         }
         if (!have_listen && sscanf(line, "listen %127s", addr) == 1 &&
@@ -292,11 +301,7 @@ spawn(struct e2e_server *s, const char *const *args)
             break;
         }
     }
-    /*
-     * Generous: a start may build the corpus index (3 s on a quiet
-     * machine, many times that on a loaded one, and under sanitizers).
-     */
-    return e2e_wait_ready(s, 1, e2e_bound_ms(60000, 120000));
+    return e2e_wait_ready(s, 1, E2E_READY_MS);
 }
 
 int
@@ -347,6 +352,7 @@ e2e_start(struct e2e_server *s, const char *conf, const char *const *args)
     snprintf(text, sizeof(text),
              "# written by the end-to-end tests\n"
              "listen = 127.0.0.1:0\n"
+             "http_listen = 127.0.0.1:0\n"
              "admin_socket = %s\n"
              "data_dir = %s/data\n"
              "metrics_listen = off\n"

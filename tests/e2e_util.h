@@ -30,6 +30,7 @@ struct e2e_server {
     char admin[320]; /* admin socket path */
     char addr[128];  /* "127.0.0.1:PORT" */
     char metrics[128]; /* the metrics endpoint's HOST:PORT, if any */
+    char http[128];    /* the first HTTP face's HOST:PORT, if any */
     pid_t pid;       /* master */
     uint64_t generation;
     int external;    /* FOLIO_TEST_SERVER: not ours to stop */
@@ -44,8 +45,8 @@ const char *e2e_corpus(void);
 /*
  * e2e_start - start foliod with `conf` (extra configuration lines, may be
  * NULL) and extra command-line arguments `args` (NULL-terminated, may be
- * NULL), and wait for it to be ready (e2e_bound_ms(60000, 120000): a
- * start may build the corpus index).  Returns 0, or -1 with the reason
+ * NULL), and wait for it to be ready (E2E_READY_MS: a start may
+ * build the corpus index).  Returns 0, or -1 with the reason
  * printed (the log's tail too).
  */
 int e2e_start(struct e2e_server *s, const char *conf, const char *const *args);
@@ -160,6 +161,14 @@ int e2e_holds_inode(pid_t pid, unsigned long ino);
  * under ASan/UBSan, 20 s under Valgrind (E2E_VALGRIND set).
  */
 int e2e_bound_ms(int plain_ms, int sanitized_ms);
+
+/*
+ * E2E_READY_MS - the bound of every wait for a start or a reload to be
+ * ready: either may build the corpus index (3 s on a quiet machine, many
+ * times that on a loaded one, and under sanitizers).  A bound to end a
+ * hang, not a figure.
+ */
+#define E2E_READY_MS e2e_bound_ms(60000, 120000)
 
 /* e2e_deadline - the time (e2e_now_ms) `ms` from now, for e2e_wait_more. */
 uint64_t e2e_deadline(int ms);

@@ -403,3 +403,17 @@ pg_new_db(struct pg_cluster *c, char *name, size_t len)
     snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
     return pg_query(c, "postgres", sql, NULL, 0) < 0 ? -1 : 0;
 }
+
+int
+pg_new_db_conf(struct pg_cluster *c, char *name, size_t namelen,
+               const char *conf, char *buf, size_t len)
+{
+    char dsn[512];
+
+    if (pg_new_db(c, name, namelen) != 0)
+        return -1;
+    pg_dsn(c, name, dsn, sizeof(dsn));
+    snprintf(buf, len, "comments_backend = postgres\ncomments_dsn = \"%s\"\n%s",
+             dsn, conf != NULL ? conf : "");
+    return 0;
+}

@@ -75,6 +75,14 @@ void pg_dsn(const struct pg_cluster *c, const char *db, char *buf,
 int pg_new_db(struct pg_cluster *c, char *name, size_t len);
 
 /*
+ * pg_new_db_conf - pg_new_db, then foliod.conf text in buf[len]: the
+ * comments on that database (comments_backend, comments_dsn), followed by
+ * `conf` (may be NULL).  0 or -1 (reason on stderr).
+ */
+int pg_new_db_conf(struct pg_cluster *c, char *name, size_t namelen,
+                   const char *conf, char *buf, size_t len);
+
+/*
  * pg_query - run `sql` in `db`; the first column of the first row (if
  * any) into out[len] ("" for none or NULL).  Returns the number of rows,
  * or -1 with the error on stderr.

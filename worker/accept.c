@@ -23,7 +23,7 @@
 #include "src/log.h"
 #include "worker/accept.h"
 #include "worker/conn.h"
-#include "worker/face_rpc.h"
+#include "worker/face.h"
 #include "worker/worker_int.h"
 
 #define ACCEPTS_PER_EVENT 16
@@ -106,17 +106,17 @@ refused(struct folio_worker *w, int err)
  * once rather than waiting in the listen queue.
  */
 static void
-refuse(struct folio_worker *w, int fd, int err)
+refuse(struct folio_worker *w, int fd, unsigned flags, int err)
 {
-    char buf[512], out[128];
+    char buf[512], out[384];
     ssize_t n;
     size_t len;
 
     n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
     if (n > 0 &&
-        (len = folio_face_rpc_refusal(
-             buf, (size_t)n, "out of file descriptors: try again later", out,
-             sizeof(out))) > 0)
+        (len = folio_face_refusal(flags, buf, (size_t)n,
+                                  "out of file descriptors: try again later",
+                                  out, sizeof(out))) > 0)
         (void)send(fd, out, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     close(fd);
     refused(w, err);
@@ -151,7 +151,7 @@ accept_spare(struct folio_worker *w, struct folio_lsn *l)
         folio_conn_open(w, cfd, l->flags & ~CONN_TCP, NULL, 0);
         return 0; /* it keeps the spare: refilled as descriptors free up */
     }
-    refuse(w, cfd, err);
+    refuse(w, cfd, l->flags, err);
     spare_refill(w);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 struct folio_call;
+struct folio_ccache;
 struct folio_comment_in;
 struct folio_worker;
 
@@ -47,6 +48,12 @@ struct folio_comments_backend {
     /* comments.delete */
     int (*del)(struct folio_comments_be *be, struct folio_call *call,
                uint64_t id);
+    /*
+     * The page cache (comments_cache.h) as valid now, NULL when there is
+     * none: what lists are answered from, and what the HTTP face attaches
+     * its JSON to.
+     */
+    struct folio_ccache *(*cache)(struct folio_comments_be *be);
 };
 
 /* comments_lmdb.c */

@@ -23,7 +23,8 @@ struct entry {
     uint64_t hash;
     uint32_t plen;
     uint32_t len;
-    char bytes[]; /* path, then reply */
+    uint32_t elen; /* bytes attached (folio_ccache_attach) */
+    char bytes[];  /* path, then reply, then what is attached */
 };
 
 struct folio_ccache {
@@ -39,7 +40,7 @@ struct folio_ccache {
 static uint64_t
 cost(const struct entry *e)
 {
-    return sizeof(*e) + e->plen + e->len;
+    return sizeof(*e) + e->plen + e->len + e->elen;
 }
 
 int
@@ -164,6 +165,7 @@ folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
     e->hash = h;
     e->plen = (uint32_t)plen;
     e->len = (uint32_t)len;
+    e->elen = 0;
     memcpy(e->bytes, path, plen);
     memcpy(e->bytes + plen, reply, len);
     pp = &c->buckets[h & c->mask];
@@ -172,6 +174,62 @@ folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
     lru_push(c, e);
     c->entries++;
     c->bytes += need;
+    return 0;
+}
+
+const void *
+folio_ccache_get_extra(struct folio_ccache *c, const char *path, size_t plen,
+                       size_t *len)
+{
+    struct entry *e = *find(c, folio_fnv1a64(path, plen), path, plen);
+
+    if (e == NULL || e->elen == 0)
+        return NULL;
+    if (c->head != e) {
+        lru_unlink(c, e);
+        lru_push(c, e);
+    }
+    *len = e->elen;
+    return e->bytes + e->plen + e->len;
+}
+
+int
+folio_ccache_attach(struct folio_ccache *c, const char *path, size_t plen,
+                    const void *reply, size_t len, const void *extra,
+                    size_t elen)
+{
+    uint64_t h = folio_fnv1a64(path, plen);
+    struct entry **pp = find(c, h, path, plen), *e = *pp, *n;
+    uint64_t need;
+
+    if (e == NULL || e->len != len || memcmp(e->bytes + plen, reply, len) != 0)
+        return FOLIO_ENOTFOUND;
+    need = sizeof(*e) + plen + len + elen;
+    if (need > c->max_bytes / 4 || elen > UINT32_MAX || elen == 0)
+        return FOLIO_ETOOBIG;
+    if ((n = folio_malloc(need)) == NULL)
+        return FOLIO_ENOMEM;
+    /* The new entry takes the old one's place: chain, list, counts. */
+    memcpy(n, e, sizeof(*e) + plen + len);
+    n->elen = (uint32_t)elen;
+    memcpy(n->bytes + plen + len, extra, elen);
+    *pp = n;
+    if (n->prev != NULL)
+        n->prev->next = n;
+    else
+        c->head = n;
+    if (n->next != NULL)
+        n->next->prev = n;
+    else
+        c->tail = n;
+    c->bytes += elen - e->elen;
+    folio_free(e);
+    /* Room for it: evict from the other end, never the page itself. */
+    while (c->bytes > c->max_bytes && c->tail != NULL && c->tail != n) {
+        e = c->tail;
+        remove_at(c, find(c, e->hash, e->bytes, e->plen));
+        c->evictions++;
+    }
     return 0;
 }
 

@@ -4,7 +4,9 @@
  * comments.list reply of a page (array header, then the stored comments
  * as they are), keyed by normalized path, bounded in bytes, least
  * recently used out first.  A hit hands out the stored reply: no
- * allocation, no copy but the one into the output.
+ * allocation, no copy but the one into the output.  The HTTP face
+ * attaches its JSON of a page to the page (folio_ccache_attach), so that
+ * the two encodings are valid, and go, together.
  *
  * Invalidation is by page (a NOTIFY from PostgreSQL, or this worker's own
  * commit) or of everything (a reconnect; with LMDB, any new version of
@@ -56,6 +58,27 @@ const void *folio_ccache_get(struct folio_ccache *c, const char *path,
  */
 int folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
                      const void *reply, size_t len);
+
+/*
+ * folio_ccache_attach - keep extra[0..elen) (another encoding of the same
+ * page: the HTTP face's JSON) with page path's cached reply, if that is
+ * reply[0..len) byte for byte: then it is the JSON of the very comments
+ * cached, and goes when they do (put, drop, clear, eviction).  Returns 0,
+ * FOLIO_ENOTFOUND (no such page cached, or another reply),
+ * FOLIO_ETOOBIG or FOLIO_ENOMEM (nothing attached).
+ */
+int folio_ccache_attach(struct folio_ccache *c, const char *path, size_t plen,
+                        const void *reply, size_t len, const void *extra,
+                        size_t elen);
+
+/*
+ * folio_ccache_get_extra - what is attached to page path's cached reply,
+ * or NULL (not cached, or nothing attached); *len gets its length.  As
+ * folio_ccache_get: valid until the next put, attach, drop or clear; the
+ * page marked recently used; no allocation.
+ */
+const void *folio_ccache_get_extra(struct folio_ccache *c, const char *path,
+                                   size_t plen, size_t *len);
 
 /* folio_ccache_drop - forget page `path`; moves the epoch. */
 void folio_ccache_drop(struct folio_ccache *c, const char *path, size_t plen);

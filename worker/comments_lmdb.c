@@ -42,6 +42,8 @@ struct pending {
     struct folio_hold hold;
     size_t off; /* path, author, body back to back in the batch's arena */
     uint32_t path_len, author_len, body_len;
+    int has_reply_to;
+    uint64_t reply_to;
 };
 
 /* This worker's LMDB backend. */
@@ -49,6 +51,7 @@ struct folio_lmdb {
     struct folio_comments_be be; /* first: what h_comments.c holds */
     struct folio_comments *store;
     _Atomic uint64_t *size_stat; /* comments_bytes in the slot; NULL: none */
+    struct folio_worker_slot *slot; /* NULL in tests */
     /*
      * The page cache: each page's whole comments.list reply, as the
      * postgres backend keeps it (comments_cache.h), valid while the
@@ -136,6 +139,7 @@ lmdb_open(struct folio_worker *w, struct folio_comments_be **out)
         return rc;
     }
     lm->size_stat = w->slot != NULL ? &w->slot->ws_comments_bytes : NULL;
+    lm->slot = w->slot;
     publish_size(lm);
     if (w->cfg->comments_cache_size > 0 &&
         folio_ccache_new(w->cfg->comments_cache_size, &lm->cache) != 0)
@@ -231,10 +235,12 @@ commit_batch(struct folio_lmdb *lm)
             lm->in[i].author_len = p->author_len;
             lm->in[i].body = t + p->path_len + p->author_len;
             lm->in[i].body_len = p->body_len;
-            lm->codes[i] = 0;
+            lm->in[i].has_reply_to = p->has_reply_to;
+            lm->in[i].reply_to = p->reply_to;
         }
         rc = folio_comments_post_batch(lm->store, lm->in, n, &lm->results,
-                                       lm->ends, NULL, err, sizeof(err));
+                                       lm->ends, lm->codes, NULL, err,
+                                       sizeof(err));
         if (rc == FOLIO_EFULL && n > 1) {
             /* Not all fit: one by one, so the ones that fit get in. */
             folio_buf_reset(&lm->results);
@@ -255,6 +261,9 @@ commit_batch(struct folio_lmdb *lm)
             folio_hold_release(&lm->p[i].hold,
                                folio_buf_at(&lm->results, start),
                                lm->ends[i] - start, 0, NULL);
+        else if (rc == 0 && lm->codes[i] == FOLIO_EINVAL)
+            folio_hold_release(&lm->p[i].hold, NULL, 0, code,
+                               FOLIO_COMMENTS_BAD_REPLY);
         else
             folio_hold_release(&lm->p[i].hold, NULL, 0, code, err);
         if (rc == 0)
@@ -305,9 +314,39 @@ enqueue(struct folio_lmdb *lm, struct folio_call *call,
     p->path_len = (uint32_t)in->path_len;
     p->author_len = (uint32_t)in->author_len;
     p->body_len = (uint32_t)in->body_len;
+    p->has_reply_to = in->has_reply_to;
+    p->reply_to = in->reply_to;
     if (lm->n++ == 0)
         event_active(lm->ev_commit, EV_TIMEOUT, 1);
     return 0;
+}
+
+/*
+ * The store's version, the cache emptied if it is not the one the cache
+ * was filled at (see struct folio_lmdb); 0 when it cannot be told.
+ */
+static uint64_t
+valid_version(struct folio_lmdb *lm, struct folio_worker_slot *slot)
+{
+    uint64_t v = folio_comments_version(lm->store);
+
+    if (v != 0 && v != lm->cache_version) {
+        folio_ccache_clear(lm->cache);
+        lm->cache_version = v;
+        if (slot != NULL)
+            folio_stat_add(&slot->ws_comments_cache_invalidations, 1);
+    }
+    return v;
+}
+
+static struct folio_ccache *
+lmdb_cache(struct folio_comments_be *be)
+{
+    struct folio_lmdb *lm = (struct folio_lmdb *)be;
+
+    if (lm->cache == NULL || valid_version(lm, lm->slot) == 0)
+        return NULL;
+    return lm->cache;
 }
 
 static int
@@ -322,14 +361,8 @@ lmdb_list(struct folio_comments_be *be, struct folio_call *call,
     uint64_t v = 0;
     int rc;
 
-    if (lm->cache != NULL && (v = folio_comments_version(lm->store)) != 0 &&
+    if (lm->cache != NULL && (v = valid_version(lm, slot)) != 0 &&
         folio_comments_path_check(path, len, err, sizeof(err)) == 0) {
-        if (v != lm->cache_version) {
-            folio_ccache_clear(lm->cache);
-            lm->cache_version = v;
-            if (slot != NULL)
-                folio_stat_add(&slot->ws_comments_cache_invalidations, 1);
-        }
         nlen = folio_comments_normalize(path, len, np);
         if ((hit = folio_ccache_get(lm->cache, np, nlen, &hlen)) != NULL) {
             if (slot != NULL)
@@ -389,4 +422,5 @@ lmdb_delete(struct folio_comments_be *be, struct folio_call *call, uint64_t id)
 
 const struct folio_comments_backend folio_comments_lmdb = {
     "lmdb", lmdb_open, lmdb_close, lmdb_list, lmdb_post, lmdb_delete,
+    lmdb_cache,
 };

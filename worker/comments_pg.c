@@ -345,6 +345,8 @@ pg_post(struct folio_comments_be *be, struct folio_call *call,
     folio_be64_put(r->created_at, now);
     folio_be64_put(r->key, pg->key_hi);
     folio_be64_put(r->key + 8, ++pg->key_seq);
+    r->has_reply_to = (uint8_t)in->has_reply_to;
+    folio_be64_put(r->reply_to, in->reply_to);
     if ((r->text.b_data == NULL &&
          folio_buf_init(&r->text, in->author_len + in->body_len * 2 + 2048,
                         0) != 0) ||
@@ -374,6 +376,13 @@ pg_delete(struct folio_comments_be *be, struct folio_call *call, uint64_t id)
     return queue_unit(pg, call, r, U_DELETE, R_DELETE);
 }
 
+/* Kept valid by the database's notifications (comments_pg_conn.c). */
+static struct folio_ccache *
+pg_cache(struct folio_comments_be *be)
+{
+    return ((struct folio_pg *)be)->cache;
+}
+
 const struct folio_comments_backend folio_comments_pg = {
-    "postgres", pg_open, pg_close, pg_list, pg_post, pg_delete,
+    "postgres", pg_open, pg_close, pg_list, pg_post, pg_delete, pg_cache,
 };

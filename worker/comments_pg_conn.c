@@ -57,7 +57,15 @@
          " FOR EACH ROW EXECUTE FUNCTION folio_comments_notify();"             \
          "CREATE TRIGGER folio_comments_notify_all"                            \
          " AFTER TRUNCATE ON folio_comments"                                   \
-         " FOR EACH STATEMENT EXECUTE FUNCTION folio_comments_notify();")
+         " FOR EACH STATEMENT EXECUTE FUNCTION folio_comments_notify();")    \
+    X(2, "ALTER TABLE folio_comments ADD COLUMN reply_to bigint;"              \
+         "CREATE FUNCTION folio_comments_reply_to(r bigint, p text)"           \
+         " RETURNS bigint LANGUAGE plpgsql AS $f$ BEGIN"                       \
+         " IF r IS NOT NULL AND NOT EXISTS (SELECT 1 FROM folio_comments"      \
+         "  WHERE id = r AND path = p AND reply_to IS NULL) THEN"              \
+         "  RAISE EXCEPTION '" FOLIO_COMMENTS_BAD_REPLY "'"                    \
+         "  USING ERRCODE = '22023'; END IF;"                                  \
+         " RETURN r; END $f$;")
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -48,6 +48,8 @@ struct req {
     uint32_t alen, blen;
     unsigned char key[16];
     unsigned char created_at[8]; /* big-endian, as sent */
+    uint8_t has_reply_to;        /* post: a reply to comment reply_to */
+    unsigned char reply_to[8];   /* big-endian, as sent */
 };
 
 struct queue {

@@ -25,20 +25,27 @@
 #define BATCH_MAX 256          /* posts in one transaction */
 #define BATCH_BYTES (4u << 20) /* or this much text */
 
-/* A stored comment starts with a 5-entry map and its id, as a uint64. */
+/*
+ * A stored comment starts with its map (5 entries, 6 for a reply) and its
+ * id, as a uint64.
+ */
 static const char comment_head[5] = {'\x85', '\xa2', 'i', 'd', '\xcf'};
 
 /*
  * A post: $1 key, $2 path, $3 author, $4 body, $5 created_at, $6 the
- * stored comment after its id.  Returns the id stored under the key: the
- * new one, or the one of an earlier attempt that did commit.
+ * stored comment after its id, $7 the comment it replies to (NULL: none),
+ * checked by folio_comments_reply_to (a comment of the page that is no
+ * reply, else SQLSTATE 22023: INVALID_ARGUMENT).  Returns the id stored
+ * under the key: the new one, or the one of an earlier attempt that did
+ * commit.
  */
 static const char sql_post[] =
     "WITH n AS (SELECT nextval('folio_comment_ids') AS id),"
     " ins AS (INSERT INTO folio_comments"
-    " (id, post_key, path, author, body, created_at, encoded)"
-    " SELECT n.id, $1, $2, $3, $4, $5,"
-    " '\\x85a26964cf'::bytea || int8send(n.id) || $6 FROM n"
+    " (id, post_key, path, author, body, created_at, reply_to, encoded)"
+    " SELECT n.id, $1, $2, $3, $4, $5, folio_comments_reply_to($7, $2),"
+    " (CASE WHEN $7 IS NULL THEN '\\x85a26964cf'::bytea"
+    " ELSE '\\x86a26964cf'::bytea END) || int8send(n.id) || $6 FROM n"
     " ON CONFLICT (post_key) DO NOTHING RETURNING id)"
     " SELECT id FROM ins UNION ALL"
     " SELECT id FROM folio_comments WHERE post_key = $1 LIMIT 1";
@@ -55,7 +62,7 @@ static int
 send_stmt(struct folio_pg *pg, const char *sql, int n, const Oid *types,
           const char *const *vals, const int *lens)
 {
-    static const int fmts[6] = {1, 1, 1, 1, 1, 1};
+    static const int fmts[7] = {1, 1, 1, 1, 1, 1, 1};
 
     return PQsendQueryParams(pg->conn, sql, n, types, vals, lens, fmts, 1) == 1
                ? 0
@@ -65,11 +72,11 @@ send_stmt(struct folio_pg *pg, const char *sql, int n, const Oid *types,
 static int
 send_post(struct folio_pg *pg, struct req *r)
 {
-    static const Oid types[6] = {OID_BYTEA, OID_TEXT, OID_TEXT,
-                                 OID_TEXT,  OID_INT8, OID_BYTEA};
+    static const Oid types[7] = {OID_BYTEA, OID_TEXT,  OID_TEXT, OID_TEXT,
+                                 OID_INT8,  OID_BYTEA, OID_INT8};
     const char *t = folio_buf_at(&r->text, 0);
-    const char *vals[6];
-    int lens[6];
+    const char *vals[7];
+    int lens[7];
 
     vals[0] = (const char *)r->key;
     lens[0] = sizeof(r->key);
@@ -83,7 +90,9 @@ send_post(struct folio_pg *pg, struct req *r)
     lens[4] = 8;
     vals[5] = t + r->alen + r->blen;
     lens[5] = (int)(folio_buf_mark(&r->text) - r->alen - r->blen);
-    return send_stmt(pg, sql_post, 6, types, vals, lens);
+    vals[6] = r->has_reply_to ? (const char *)r->reply_to : NULL;
+    lens[6] = 8;
+    return send_stmt(pg, sql_post, 7, types, vals, lens);
 }
 
 /* Send unit u (already at the tail of pg->inflight). */
@@ -289,8 +298,10 @@ post_reply(struct folio_pg *pg, struct req *r)
 
     folio_buf_reset(&pg->scratch);
     folio_be64_put(id, r->id);
-    return folio_buf_append(&pg->scratch, comment_head, sizeof(comment_head)) !=
-                       0 ||
+    return folio_buf_append(&pg->scratch, r->has_reply_to ? "\x86" : "\x85",
+                            1) != 0 ||
+                   folio_buf_append(&pg->scratch, comment_head + 1,
+                                    sizeof(comment_head) - 1) != 0 ||
                    folio_buf_append(&pg->scratch, id, 8) != 0 ||
                    folio_buf_append(&pg->scratch, folio_buf_at(&r->text, tail),
                                     folio_buf_mark(&r->text) - tail) != 0

@@ -1,8 +1,9 @@
 /*
  * conn.c - a worker's connections: their life, their messages answered in
  * shares of the loop's turns, their states (worker_int.h) and queues.
- * Their sockets and buffers are conn_io.c's, what their bytes mean
- * face_rpc.c's, the room their replies may take out.c's.
+ * Their sockets and buffers are conn_io.c's, what their bytes mean their
+ * face's (face.h: face_rpc.c's, or face_http.c's for a connection of an
+ * http_listen address), the room their replies may take out.c's.
  *
  * One place runs a connection: run(), at the turn's end (the connections
  * queued on w->turnq: read in the turn, released from a hold, given a
@@ -30,7 +31,7 @@
 #include "worker/conn.h"
 #include "worker/conn_io.h"
 #include "worker/dispatch.h"
-#include "worker/face_rpc.h"
+#include "worker/face.h"
 #include "worker/out.h"
 #include "worker/worker_int.h"
 
@@ -244,7 +245,7 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
     else
         memset(c->peer, 0, sizeof(c->peer));
     folio_out_open(c);
-    folio_face_rpc_frame_init(c);
+    folio_face_frame_init(c);
     event_assign(&c->ev_read, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->ev_write, w->base, fd, EV_WRITE | EV_PERSIST, on_write,
                  c);
@@ -296,7 +297,7 @@ process(struct folio_conn *c, int share, uint64_t now)
 {
     struct folio_worker *w = c->w;
     enum folio_conn_state st;
-    const char *p;
+    char *p;
     size_t avail, len;
     uint64_t t1 = 0, t2, dt = 0, spent = 0;
     int r, timed = folio_dispatch_times(w->cfg);
@@ -307,26 +308,26 @@ process(struct folio_conn *c, int share, uint64_t now)
         if ((avail = folio_buf_pending(&c->in)) == 0)
             break;
         p = c->in.b_data + c->in.b_off;
-        r = folio_face_rpc_frame(c, p, avail);
-        if (r == FOLIO_MP_MORE) {
+        r = folio_face_frame(c, p, avail);
+        if (r == FOLIO_FACE_MORE) {
             if (c->msg_start_ms == 0)
                 c->msg_start_ms = w->now_ms;
             break;
         }
-        if (r != FOLIO_MP_DONE) {
-            folio_face_rpc_bad_stream(c, r, p, avail);
+        if (r != FOLIO_FACE_DONE) {
+            folio_face_bad_stream(c, r, p, avail);
             folio_buf_reset(&c->in);
             c->state = FOLIO_CONN_CLOSING;
             break;
         }
-        len = folio_face_rpc_frame_len(c);
+        len = folio_face_frame_len(c);
         if (!timed && t1 == 0)
             t1 = folio_mono_ns(); /* else dispatch measures each call */
         if (c->heavy && !share && !(c->flags & CONN_ADMIN))
             st = FOLIO_CONN_YIELDED; /* its last message was slow: this too? */
         else
-            st = folio_face_rpc_message(c, p, len, share, &dt);
-        folio_face_rpc_frame_reset(c);
+            st = folio_face_message(c, p, len, share, &dt);
+        folio_face_frame_reset(c);
         c->msg_start_ms = 0;
         if (st != FOLIO_CONN_READY && st != FOLIO_CONN_CLOSING) {
             /* It waits in the input, framed again when its turn comes
@@ -394,7 +395,8 @@ static int
 handoff(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
-    uint32_t flags = (c->flags & CONN_ADMIN) ? FOLIO_CHAN_F_ADMIN : 0;
+    uint32_t flags = ((c->flags & CONN_ADMIN) ? FOLIO_CHAN_F_ADMIN : 0) |
+                     ((c->flags & CONN_HTTP) ? FOLIO_CHAN_F_HTTP : 0);
 
     if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_HANDOFF, flags, 0,
                         c->in.b_data + c->in.b_off, folio_buf_pending(&c->in),
@@ -419,7 +421,8 @@ drain_check(struct folio_conn *c)
     if (folio_buf_pending(&c->out) != 0 || waiting(c))
         return;
     if (w->retiring && !(c->flags & CONN_REJECT) &&
-        folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA) {
+        folio_buf_pending(&c->in) <= FOLIO_CHAN_MAX_DATA &&
+        folio_face_handoff_ok(c)) {
         if (handoff(c) == 0)
             return;
     } else if (c->msg_start_ms != 0 && !(c->flags & CONN_EOF)) {
@@ -594,7 +597,7 @@ folio_hold_release(struct folio_hold *h, const void *result, size_t len,
 
     if (c->w->cfg->stats && folio_stat_get(in_flight) > 0)
         folio_stat_set(in_flight, folio_stat_get(in_flight) - 1);
-    code = folio_face_rpc_release(c, h, result, len, code, msg);
+    code = folio_face_release(c, h, result, len, code, msg);
     folio_out_track(c);
     /* Counted now, with its outcome, the hold in its latency. */
     folio_dispatch_record(c->w, h->row, h->notify, code, h->t0);
@@ -628,6 +631,8 @@ void
 folio_conn_setup(struct folio_worker *w)
 {
     folio_out_setup();
+    if (folio_face_http_setup(w) != 0)
+        folio_fatalx("no memory for the HTTP face");
     /* ev_turn is only ever made active; EV_PERSIST spares its event_del. */
     if ((w->ev_run = evtimer_new(w->base, on_run, w)) == NULL ||
         (w->ev_turn = event_new(w->base, -1, EV_PERSIST, on_turn_end, w)) ==
@@ -647,6 +652,11 @@ folio_conn_sweep(struct folio_worker *w)
         if (c->msg_start_ms != 0 && cfg->request_timeout_ms != 0 &&
             now - c->msg_start_ms >= cfg->request_timeout_ms) {
             folio_stat_add(&w->slot->ws_timeouts, 1);
+            if (c->state == FOLIO_CONN_READY) {
+                /* Say why (HTTP: 408), as far as the socket takes it. */
+                folio_face_timed_out(c);
+                (void)folio_conn_io_write(c);
+            }
             folio_conn_close(c);
         } else if (c->out_ms != 0 && cfg->send_timeout_ms != 0 &&
                    now - c->out_ms >= cfg->send_timeout_ms) {
@@ -685,6 +695,7 @@ folio_conn_free_all(struct folio_worker *w)
         folio_conn_io_free(c);
     }
     folio_conn_io_free_kept(w);
+    folio_face_http_fini();
     if (w->ev_run != NULL) {
         event_free(w->ev_run);
         w->ev_run = NULL;

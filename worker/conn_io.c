@@ -17,7 +17,7 @@
 #include "src/clock.h"
 #include "src/log.h"
 #include "worker/conn_io.h"
-#include "worker/face_rpc.h"
+#include "worker/face.h"
 #include "worker/worker_int.h"
 
 #define READ_MIN 4096       /* read at least this much room */
@@ -85,7 +85,7 @@ int
 folio_conn_io_read(struct folio_conn *c)
 {
     size_t want = READ_MIN, pending = folio_buf_pending(&c->in);
-    uint64_t need = folio_face_rpc_frame_need(c);
+    uint64_t need = folio_face_frame_need(c);
     ssize_t n;
 
     /*

@@ -64,6 +64,20 @@ folio_h_comments_post(struct folio_call *call)
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "comment keys must be str, got %s",
                                     folio_mp_type_name(folio_mp_type(c)));
+        if (folio_mp_str_eq(key, klen, "reply_to")) {
+            if (in.has_reply_to)
+                return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
+                                        "duplicate key \"reply_to\"");
+            if (folio_mp_read_nil(c) == 0)
+                continue; /* nil: not a reply */
+            if (folio_mp_read_uint(c, &in.reply_to) != 0)
+                return folio_call_error(
+                    call, FOLIO_ST_INVALID_ARGUMENT,
+                    "reply_to must be a comment's id (int), got %s",
+                    folio_mp_type_name(folio_mp_type(c)));
+            in.has_reply_to = 1;
+            continue;
+        }
         for (f = 0; f < 3; f++)
             if (folio_mp_str_eq(key, klen, names[f]))
                 break;
@@ -136,4 +150,10 @@ folio_h_comments_fini(struct folio_worker *w)
     if (be != NULL)
         be->ops->close(be);
     be = NULL;
+}
+
+struct folio_ccache *
+folio_h_comments_cache(void)
+{
+    return be != NULL ? be->ops->cache(be) : NULL;
 }

@@ -16,6 +16,14 @@ int folio_h_comments_post(struct folio_call *call);
 /* comments.delete [id] -> true (admin socket only) */
 int folio_h_comments_delete(struct folio_call *call);
 
+/*
+ * folio_h_comments_cache - this worker's cache of encoded pages, valid
+ * now (comments_backend.h), or NULL: the HTTP face's GET /v1/comments
+ * answers from the JSON it attaches to them.
+ */
+struct folio_ccache;
+struct folio_ccache *folio_h_comments_cache(void);
+
 /* Service hooks: open the configured backend in this worker; close it. */
 int folio_h_comments_init(struct folio_worker *w);
 void folio_h_comments_fini(struct folio_worker *w);

@@ -51,7 +51,7 @@
  * down when the master dies (death_nfds first set to 0 before any of them
  * is closed), the master's pid, and the line that heads a backtrace.
  */
-static int death_fds[FOLIO_MAX_LISTEN + 1];
+static int death_fds[FOLIO_MAX_SOCKETS];
 static volatile sig_atomic_t death_nfds;
 static pid_t master_pid;
 static char abort_head[160];
@@ -323,6 +323,14 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* The connection flags of a connection the master hands over. */
+static unsigned
+conn_flags_of(uint32_t ch_flags)
+{
+    return ((ch_flags & FOLIO_CHAN_F_ADMIN) ? CONN_ADMIN : 0) |
+           ((ch_flags & FOLIO_CHAN_F_HTTP) ? CONN_HTTP : 0);
+}
+
 static void
 on_chan(evutil_socket_t fd, short what, void *arg)
 {
@@ -360,9 +368,8 @@ on_chan(evutil_socket_t fd, short what, void *arg)
                 close(passfd);
                 break;
             }
-            folio_conn_open(w, passfd,
-                            (h.ch_flags & FOLIO_CHAN_F_ADMIN) ? CONN_ADMIN : 0,
-                            data, h.ch_len);
+            folio_conn_open(w, passfd, conn_flags_of(h.ch_flags), data,
+                            h.ch_len);
             passfd = -1;
             break;
         default:
@@ -503,6 +510,7 @@ folio_worker_main(const struct folio_worker_args *a)
         l->fd = a->listeners[j].fd;
         l->passed = a->listeners[j].passed;
         l->flags = (a->listeners[j].admin ? CONN_ADMIN : 0) |
+                   (a->listeners[j].http ? CONN_HTTP : 0) |
                    (strncmp(a->listeners[j].name, "unix:", 5) != 0 ? CONN_TCP
                                                                    : 0);
         l->ev =

@@ -20,6 +20,7 @@ struct folio_corpus;
 struct folio_listener {
     int fd;
     int admin; /* admin methods allowed on connections from it */
+    int http;  /* the HTTP face's (http_listen), else msgpack-RPC's */
     int passed; /* systemd's (socket activation): never shut down */
     char name[FOLIO_ADDR_TEXT]; /* as bound, "127.0.0.1:7788", "unix:/..." */
     char spec[FOLIO_ADDR_TEXT]; /* as configured */

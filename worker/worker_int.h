@@ -9,10 +9,12 @@
  * stop and retirement), calls accept.c (new connections, handed to
  * conn.c) and conn.c (connections).  conn.c runs a connection in two
  * places only, the turn's end and its write event; it calls conn_io.c
- * (the socket and the buffers), face_rpc.c (what the bytes mean: framing,
- * one message parsed and dispatched, the replies) and out.c (the output
- * budget).  face_rpc.c calls dispatch.c (one request), which calls the
- * handlers (h_*.c) through the method table (methods.c).  The handlers
+ * (the socket and the buffers), the connection's face through face.h
+ * (what the bytes mean: framing, one message parsed and dispatched, the
+ * replies): face_rpc.c for msgpack-RPC, face_http.c for HTTP; and out.c
+ * (the output budget).  Each face calls dispatch.c (one request), which
+ * calls the handlers (h_*.c) through the method table (methods.c);
+ * face_http.c also asks h_comments.c for the page cache.  The handlers
  * call back into dispatch.c (folio_call_error) and conn.c (held replies:
  * a release writes the reply and queues the connection, never runs it)
  * only; h_comments.c reaches its backend (comments_lmdb.c, or
@@ -34,8 +36,10 @@
 
 #include "shm/stats.h"
 #include "src/buf.h"
+#include "src/http_parse.h"
 #include "src/log.h"
 #include "src/mp.h"
+#include "worker/http_reply.h"
 #include "worker/worker.h"
 
 #define FOLIO_CONN_BUF 16384     /* base size of each connection buffer */
@@ -70,8 +74,31 @@ enum folio_conn_state {
 #define CONN_WRITING 0x08 /* ev_write is added */
 #define CONN_TURN 0x10    /* on w->turnq: run at the turn's end */
 #define CONN_TCP 0x20     /* a listener's: TCP_NODELAY for its connections */
+#define CONN_HTTP 0x40    /* a listener's: the HTTP face (face_http.h) */
 
 struct folio_worker;
+
+/*
+ * What the HTTP face keeps of a connection (face_http.c): the request
+ * being read, and what a held call's release needs of the request being
+ * answered (it is consumed, or, for a JSON-RPC batch, kept in the input
+ * and run again from the call after the one released).
+ */
+struct folio_conn_http {
+    struct folio_http_req req;
+    uint8_t route;      /* the route being answered (face_http.c) */
+    uint8_t rflags;     /* FOLIO_HTTP_R_* of its reply */
+    uint8_t resume;     /* a batch runs again from call `next` */
+    uint8_t continued;  /* "100 Continue" sent for this request */
+    uint8_t batch;      /* a JSON-RPC batch (its responses in [...]) */
+    uint8_t origin_len; /* its Origin, for the CORS headers: */
+    char origin[127];   /* longer ones are never allowed */
+    uint32_t next;      /* a batch: the next call to run */
+    uint32_t answered;  /* a batch: responses written */
+    struct folio_http_reply reply; /* a batch's open reply */
+    uint8_t id_len;     /* a held JSON-RPC call's id, as JSON text */
+    char id[96];
+};
 
 struct folio_conn {
     int fd;
@@ -82,7 +109,10 @@ struct folio_conn {
     struct event ev_write;
     struct folio_buf in;
     struct folio_buf out;
-    struct folio_mp_scan scan; /* framing the input (face_rpc.h) */
+    union {
+        struct folio_mp_scan scan;   /* framing the input (face_rpc.h) */
+        struct folio_conn_http http; /* the HTTP face's (CONN_HTTP) */
+    };
     uint64_t last_ms;      /* last read */
     uint64_t read_ns;      /* monotonic ns of the last read (stats on) */
     uint64_t msg_start_ms; /* a message began arriving then; 0: none */
@@ -159,7 +189,7 @@ struct folio_worker {
     const struct folio_config *cfg;
     struct event_base *base;
     struct folio_worker_slot *slot;
-    struct folio_lsn lsn[FOLIO_MAX_LISTEN + 1];
+    struct folio_lsn lsn[FOLIO_MAX_SOCKETS];
     int nlsn;
     int accept_paused;           /* EMFILE: listeners off for a moment */
     /*
