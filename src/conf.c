@@ -323,6 +323,12 @@ parse_ms(const char *s, uint64_t *out)
     return 0;
 }
 
+int
+folio_conf_duration_ms(const char *s, uint64_t *out)
+{
+    return parse_ms(s, out);
+}
+
 static int
 parse_bool(const char *s, int *out)
 {

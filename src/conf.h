@@ -149,4 +149,11 @@ void folio_config_write_defaults(FILE *f, const char *version);
 /* folio_default_conf_file - the file read when -c is not given. */
 const char *folio_default_conf_file(void);
 
+/*
+ * folio_conf_duration_ms - a duration as the configuration writes one
+ * ("60", "60s", "500ms", "2m", "1h": a bare number is seconds) into *out
+ * milliseconds, for the clients' options too.  Returns 0, or -1.
+ */
+int folio_conf_duration_ms(const char *s, uint64_t *out);
+
 #endif
