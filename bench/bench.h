@@ -118,6 +118,8 @@ struct bench_opts {
     FILE *hgrm_f;          /* ... opened before the run (main.c) */
     const char *html;      /* --html FILE */
     FILE *html_f;
+    const char *baseline;  /* --baseline FILE: an earlier --html report */
+    char *baseline_page;   /* ... read before the run (report_html.c) */
     const char *csv;       /* --csv FILE */
     FILE *csv_f;
     char cmdline[1024];    /* the command, for the report */
@@ -321,6 +323,7 @@ struct bench_counts {
     _Atomic uint64_t conn_failures;
     _Atomic uint64_t vus;   /* ramp: virtual users running */
     _Atomic uint64_t paced; /* open loop: schedule slots sent so far */
+    _Atomic uint64_t bytes_out, bytes_in; /* written and read, warm-up too */
 };
 
 /* A plain copy of the counters, summed over threads. */
@@ -335,6 +338,7 @@ struct bench_totals {
     uint64_t hist[FOLIO_LAT_BUCKETS]; /* every kind's */
     uint64_t max_ns, sum_ns, last_ns;
     uint64_t conn_failures, vus, paced;
+    uint64_t bytes_out, bytes_in;
 };
 
 /*
@@ -479,6 +483,9 @@ struct bench_point {
     uint64_t p50, p90, p99, p999, max, mean; /* ns; 0 without answers */
     uint64_t users;                          /* ramp: virtual users */
     double srv_cpu_s, srv_allocs, srv_requests; /* the server's; -1 unknown */
+    uint64_t bytes_out, bytes_in;            /* written and read */
+    /* Each method's p50 and p99 of the interval (ns); 0 without answers. */
+    uint64_t kind_p50[BENCH_NKINDS], kind_p99[BENCH_NKINDS];
 };
 
 struct bench_series {
@@ -520,6 +527,7 @@ struct bench_result {
     struct bench_series series;
     struct bench_totals t;
     double secs; /* measured window */
+    uint64_t bytes_out0, bytes_in0; /* the totals' bytes when it began */
     struct bench_server_snap before, after;
     uint64_t rounds_done;
     struct bench_check checks[BENCH_MAX_CHECKS];
@@ -580,6 +588,13 @@ int folio_bench_hgrm(FILE *f, const struct bench_totals *t);
 int folio_bench_html(FILE *f, const struct bench_run *r,
                      const struct bench_result *res);
 
+/*
+ * folio_bench_html_baseline - with --baseline, read that earlier report
+ * into o->baseline_page (before the run: the new one may overwrite it),
+ * checked to hold a run's data.  0, or -1 with the reason on stderr.
+ */
+int folio_bench_html_baseline(struct bench_opts *o);
+
 /* folio_bench_fmt_ns - "812us", "1.2ms", "3.40s" into buf. */
 const char *folio_bench_fmt_ns(double ns, char *buf, size_t len);
 
@@ -598,5 +613,13 @@ const char *folio_bench_fmt_ns(double ns, char *buf, size_t len);
 unsigned folio_bench_profile_seconds(const struct bench_opts *o);
 int folio_bench_profile_start(const struct bench_opts *o);
 int folio_bench_profile_finish(const struct bench_opts *o);
+
+/*
+ * folio_bench_profile_taken - the profile _finish wrote, decoded, for the
+ * report's top functions; NULL without one.  Valid until the program
+ * ends.
+ */
+struct folio_pprof;
+const struct folio_pprof *folio_bench_profile_taken(void);
 
 #endif

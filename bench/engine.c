@@ -182,8 +182,10 @@ bench_append(struct bench_conn *c, uint32_t qi, uint64_t when, int counted,
          */
         ssize_t n = send(c->fd, p, q->len, MSG_NOSIGNAL);
 
-        if (n > 0)
+        if (n > 0) {
             c->out_off += (size_t)n;
+            folio_stat_add(&t->c.bytes_out, (uint64_t)n);
+        }
         if (c->out_off == c->out_len)
             c->out_off = c->out_len = 0;
     }
@@ -211,6 +213,7 @@ bench_flush(struct bench_conn *c)
                  MSG_NOSIGNAL);
         if (n > 0) {
             c->out_off += (size_t)n;
+            folio_stat_add(&c->t->c.bytes_out, (uint64_t)n);
         } else if (n == -1 && errno == EINTR) {
             continue;
         } else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -443,6 +446,7 @@ on_read(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->in.b_len += (size_t)n;
+    folio_stat_add(&t->c.bytes_in, (uint64_t)n);
     now = folio_mono_ns();
     while ((avail = folio_buf_pending(&c->in)) > 0) {
         p = c->in.b_data + c->in.b_off;

@@ -147,6 +147,8 @@ watch(struct bench_run *r, struct bench_result *res)
             folio_bench_profile_start(o);
             before_taken = 1;
             totals(r, &now);
+            res->bytes_out0 = now.bytes_out;
+            res->bytes_in0 = now.bytes_in;
             sample(r, res, &sp, &now, t); /* the series' start */
         }
         if (t >= next) {
@@ -324,7 +326,8 @@ main(int argc, char *argv[])
         return BENCH_EXIT_CONNECT;
     }
     /* "a": a run that does not finish leaves an old file as it was. */
-    if (open_reports(&o) != 0 ||
+    err[0] = '\0';
+    if (folio_bench_html_baseline(&o) != 0 || open_reports(&o) != 0 ||
         folio_bench_server_check(&o, err, sizeof(err)) != 0) {
         if (err[0] != '\0')
             fprintf(stderr, "folio-bench: %s\n", err);

@@ -159,6 +159,9 @@ static const struct opt opts[] = {
              "format"},
     {.name = "html", .arg = "file", .kind = K_STR, .off = O(html),
      .help = "write a report: one HTML page that needs nothing else"},
+    {.name = "baseline", .arg = "file", .kind = K_STR, .off = O(baseline),
+     .help = "draw the --html report against an earlier run's --html "
+             "report"},
     {.name = "csv", .arg = "file", .kind = K_STR, .off = O(csv),
      .help = "write the run second by second (a round a line in rounds)"},
     {.name = "max-p99", .arg = "duration", .kind = K_DURATION,
@@ -679,6 +682,9 @@ settle(struct bench_opts *o, const unsigned char *seen, int mode_named)
     }
     if (o->workload == NULL)
         o->workload = "ping";
+    if (o->baseline != NULL && o->html == NULL)
+        return bad("%s", "--baseline is drawn in the --html report: give "
+                         "--html FILE");
     if (o->profile != NULL && folio_bench_profile_seconds(o) == 0)
         return bad("%s", "--profile needs a run of known length: -d or "
                          "--stages");

@@ -2,7 +2,8 @@
  * profile.c - folio-bench --profile FILE: a CPU profile of the server
  * over the measured phase of the run, fetched from its metrics listener
  * (/debug/pprof/profile, PROTOCOL.md section 6) by a thread of its own
- * while the load runs, and written to FILE for pprof.
+ * while the load runs, and written to FILE for pprof; kept decoded for
+ * the --html report's top functions.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include "src/buf.h"
 #include "src/err.h"
 #include "src/http.h"
+#include "src/prof/pprof.h"
 
 static struct {
     pthread_t th;
@@ -25,6 +27,8 @@ static struct {
     struct folio_http_answer ans;
     int rc;
     char err[512];
+    struct folio_pprof taken; /* what was written, decoded */
+    int have;
 } prof;
 
 static void *
@@ -105,6 +109,16 @@ folio_bench_profile_finish(const struct bench_opts *o)
                 f) == folio_buf_pending(&prof.ans.body);
     if (f != NULL && fclose(f) != 0)
         ok = 0;
+    if (ok && !prof.have) {
+        char why[256];
+
+        prof.have = folio_pprof_decode(folio_buf_at(&prof.ans.body, 0),
+                                       folio_buf_pending(&prof.ans.body),
+                                       &prof.taken, why, sizeof(why)) == 0;
+        if (!prof.have)
+            fprintf(stderr, "folio-bench: --profile: %s: %s\n", o->profile,
+                    why);
+    }
     if (!ok)
         fprintf(stderr, "folio-bench: --profile: cannot write %s\n",
                 o->profile);
@@ -115,4 +129,10 @@ folio_bench_profile_finish(const struct bench_opts *o)
                 o->profile, o->profile);
     folio_http_answer_free(&prof.ans);
     return ok ? 0 : -1;
+}
+
+const struct folio_pprof *
+folio_bench_profile_taken(void)
+{
+    return prof.have ? &prof.taken : NULL;
 }

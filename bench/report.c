@@ -38,6 +38,21 @@ pct(const struct bench_totals *t, double q)
     return (double)folio_bench_pct(t, q);
 }
 
+/* "812 B", "12.3 kB", "4.56 MB", "1.20 GB" (powers of 1000). */
+static const char *
+fmt_bytes(double v, char *buf, size_t len)
+{
+    if (v < 1e3)
+        snprintf(buf, len, "%.0f B", v);
+    else if (v < 1e6)
+        snprintf(buf, len, "%.1f kB", v / 1e3);
+    else if (v < 1e9)
+        snprintf(buf, len, "%.2f MB", v / 1e6);
+    else
+        snprintf(buf, len, "%.2f GB", v / 1e9);
+    return buf;
+}
+
 /* The largest latency recorded: exact, not a bucket's bound. */
 static double
 max_ns(const struct bench_totals *t)
@@ -221,6 +236,16 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                 "keep up",
                 (unsigned long long)t->behind);
     fprintf(f, "\n");
+    {
+        double out = (double)(t->bytes_out - res->bytes_out0),
+               in = (double)(t->bytes_in - res->bytes_in0);
+        char b0[32], b1[32], b2[32], b3[32];
+
+        fprintf(f, "  traffic %s sent, %s received (%s/s, %s/s)\n",
+                fmt_bytes(out, b0, sizeof(b0)), fmt_bytes(in, b1, sizeof(b1)),
+                fmt_bytes(res->secs > 0 ? out / res->secs : 0, b2, sizeof(b2)),
+                fmt_bytes(res->secs > 0 ? in / res->secs : 0, b3, sizeof(b3)));
+    }
     if (answered == 0)
         fprintf(f, "  latency: no replies\n");
     else
@@ -347,6 +372,9 @@ folio_bench_json(FILE *f, const struct bench_run *r,
             (unsigned long long)folio_bench_unexpected(t),
             (unsigned long long)t->wrong, (unsigned long long)answered,
             res->secs > 0 ? (double)answered / res->secs : 0);
+    fprintf(f, ",\"bytes_sent\":%llu,\"bytes_received\":%llu",
+            (unsigned long long)(t->bytes_out - res->bytes_out0),
+            (unsigned long long)(t->bytes_in - res->bytes_in0));
     json_num(f, "p50_us", 0, none + pct(t, 0.5) / 1e3);
     json_num(f, "p90_us", 0, none + pct(t, 0.9) / 1e3);
     json_num(f, "p99_us", 0, none + pct(t, 0.99) / 1e3);

@@ -3,7 +3,9 @@
  * like k6's and JMeter's dashboards.  Nothing is fetched: the styles and
  * the script are inline, the charts are SVG drawn by that script from
  * the data inline in the page (the JSON summary of --json, the series a
- * point a second, the percentile spectrum, the settings).  The script
+ * point a second, the percentile spectrum, the settings, --profile's top
+ * functions, and with --baseline the data of an earlier report, copied
+ * from its page, to draw this run against).  The script
  * marks the page when it has drawn (<body data-state="drawn">; each chart's
  * svg carries data-points) and shows any error it met, so a headless
  * browser can check it (tests/e2e_report.c).  The page's parts are
@@ -14,6 +16,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +30,13 @@
  */
 #include "bench/report_page.h"
 #include "src/clock.h"
+#include "src/cpus.h"
+#include "src/prof/pprof.h"
+
+/* The data blocks a report carries, and a baseline brings along. */
+static const char *const blocks[] = {"data-summary", "data-series",
+                                     "data-spectrum", "data-settings"};
+#define NBLOCKS (sizeof(blocks) / sizeof(blocks[0]))
 
 /* A number for JSON: null where unknown (< 0 or NaN). */
 static void
@@ -127,6 +137,22 @@ g_allocs(const struct bench_point *p)
 {
     return folio_bench_point_per_req(p->srv_allocs, p);
 }
+/* The server's CPU of the interval, in cores (1: one core busy). */
+static double
+g_cores(const struct bench_point *p)
+{
+    return p->srv_cpu_s >= 0 && p->secs > 0 ? p->srv_cpu_s / p->secs : -1;
+}
+static double
+g_bytes_out(const struct bench_point *p)
+{
+    return p->secs > 0 ? (double)p->bytes_out / p->secs : 0;
+}
+static double
+g_bytes_in(const struct bench_point *p)
+{
+    return p->secs > 0 ? (double)p->bytes_in / p->secs : 0;
+}
 
 static const char *
 code_key(int k, char *buf, size_t len)
@@ -161,6 +187,37 @@ series_json(FILE *f, const struct bench_series *s)
     column(f, "users", s, g_users, 0);
     column(f, "cpu_us_per_req", s, g_cpu, 3);
     column(f, "allocs_per_req", s, g_allocs, 4);
+    column(f, "server_cores", s, g_cores, 3);
+    column(f, "bytes_out_per_s", s, g_bytes_out, 0);
+    column(f, "bytes_in_per_s", s, g_bytes_in, 0);
+    /* The CPUs the server's share is of: this host's (the server is local). */
+    fprintf(f, ",\"cores\":%d", folio_cpu_count());
+    /* Each method's p50 and p99 over time. */
+    fputs(",\"methods\":{", f);
+    for (k = 0; k < BENCH_NKINDS; k++) {
+        int any = 0, q;
+
+        for (i = 0; i < s->n && !any; i++)
+            any = s->p[i].kind_p99[k] != 0;
+        if (!any)
+            continue;
+        fprintf(f, "%s\"%s\":{", first ? "" : ",", folio_bench_kind_method[k]);
+        for (q = 0; q < 2; q++) {
+            fprintf(f, "%s\"%s\":[", q ? "," : "", q ? "p99_us" : "p50_us");
+            for (i = 0; i < s->n; i++) {
+                uint64_t v = q ? s->p[i].kind_p99[k] : s->p[i].kind_p50[k];
+
+                if (i > 0)
+                    fputc(',', f);
+                num(f, v != 0 ? (double)v / 1e3 : -1, 1);
+            }
+            fputc(']', f);
+        }
+        fputc('}', f);
+        first = 0;
+    }
+    fputc('}', f);
+    first = 1;
     fputs(",\"codes\":{", f);
     for (k = 0; k < BENCH_CODES; k++) {
         if (!(codes & BENCH_CODE(k)))
@@ -176,7 +233,11 @@ series_json(FILE *f, const struct bench_series *s)
     fputs("}}", f);
 }
 
-/* [[percentile, us], ...] of a histogram: a point per bucket used. */
+/*
+ * {"n": answers, "pts": [[percentile, us], ...]} of a histogram: a point
+ * per bucket used.  The page draws a line only as far as its n answers
+ * can tell (1 - 1/n: 690 answers say nothing of the 99.99th percentile).
+ */
 static void
 spectrum_json(FILE *f, const uint64_t *h, uint64_t max_ns)
 {
@@ -186,7 +247,7 @@ spectrum_json(FILE *f, const uint64_t *h, uint64_t max_ns)
 
     for (b = 0; b < FOLIO_LAT_BUCKETS; b++)
         total += h[b];
-    fputc('[', f);
+    fprintf(f, "{\"n\":%llu,\"pts\":[", (unsigned long long)total);
     for (b = 0; b < FOLIO_LAT_BUCKETS && total > 0; b++) {
         if (h[b] == 0)
             continue;
@@ -200,7 +261,116 @@ spectrum_json(FILE *f, const uint64_t *h, uint64_t max_ns)
         fprintf(f, ",[%.6f,%.3f]", 100.0 * (double)cum / (double)total,
                 (double)(v < max_ns ? v : max_ns) / 1e3);
     }
-    fputc(']', f);
+    fputs("]}", f);
+}
+
+/*
+ * --profile's top functions: {"file", "type", "unit", "total", "rows":
+ * [[name, flat, cum], ...]} of its default sample type, or null.
+ */
+static void
+profile_json(FILE *f, const struct bench_opts *o)
+{
+    const struct folio_pprof *p = folio_bench_profile_taken();
+    struct folio_pprof_top_row *rows = NULL;
+    uint32_t n = 0, i;
+    int64_t total = 0;
+    int type;
+
+    if (p == NULL || (type = folio_pprof_type_index(p, NULL)) < 0 ||
+        folio_pprof_top(p, type, &rows, &n, &total) != 0) {
+        fputs("null", f);
+        return;
+    }
+    fputs("{\"file\":", f);
+    folio_bench_json_str(f, o->profile);
+    fputs(",\"type\":", f);
+    folio_bench_json_str(f, folio_pprof_text(p, p->types[type].type));
+    fputs(",\"unit\":", f);
+    folio_bench_json_str(f, folio_pprof_text(p, p->types[type].unit));
+    fprintf(f, ",\"total\":%lld,\"rows\":[", (long long)total);
+    for (i = 0; i < n && i < 25; i++) {
+        fputs(i > 0 ? ",[" : "[", f);
+        folio_bench_json_str(f, folio_pprof_text(p, rows[i].name));
+        fprintf(f, ",%lld,%lld]", (long long)rows[i].flat,
+                (long long)rows[i].cum);
+    }
+    fputs("]}", f);
+    free(rows);
+}
+
+/* The JSON text of block `id` in a report page: its start and length. */
+static int
+block_of(const char *page, const char *id, const char **at, size_t *len)
+{
+    char open[96];
+    const char *p, *end;
+
+    snprintf(open, sizeof(open), "<script type=\"application/json\" id=\"%s\">",
+             id);
+    if ((p = strstr(page, open)) == NULL ||
+        (end = strstr(p + strlen(open), "</script>")) == NULL)
+        return -1;
+    *at = p + strlen(open);
+    *len = (size_t)(end - *at);
+    return 0;
+}
+
+int
+folio_bench_html_baseline(struct bench_opts *o)
+{
+    const char *at;
+    size_t len, k;
+    FILE *f;
+    long size;
+
+    if (o->baseline == NULL)
+        return 0;
+    if ((f = fopen(o->baseline, "rb")) == NULL) {
+        fprintf(stderr, "folio-bench: --baseline %s: %s\n", o->baseline,
+                strerror(errno));
+        return -1;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+        size > 64 * 1024 * 1024 || fseek(f, 0, SEEK_SET) != 0 ||
+        (o->baseline_page = malloc((size_t)size + 1)) == NULL ||
+        fread(o->baseline_page, 1, (size_t)size, f) != (size_t)size) {
+        fprintf(stderr, "folio-bench: --baseline %s: cannot be read\n",
+                o->baseline);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    o->baseline_page[size] = '\0';
+    for (k = 0; k < NBLOCKS; k++)
+        if (block_of(o->baseline_page, blocks[k], &at, &len) != 0) {
+            fprintf(stderr,
+                    "folio-bench: --baseline %s: not a folio-bench --html "
+                    "report (no %s)\n",
+                    o->baseline, blocks[k]);
+            return -1;
+        }
+    return 0;
+}
+
+/* The baseline's blocks, as data-baseline-summary, ... (or nothing). */
+static void
+baseline_blocks(FILE *f, const struct bench_opts *o)
+{
+    const char *at;
+    size_t len, k;
+
+    if (o->baseline_page == NULL)
+        return;
+    for (k = 0; k < NBLOCKS; k++) {
+        if (block_of(o->baseline_page, blocks[k], &at, &len) != 0)
+            continue;
+        fprintf(f,
+                "<script type=\"application/json\" id=\"data-baseline-%s\">",
+                blocks[k] + 5);
+        fwrite(at, 1, len, f);
+        fputs("</script>\n", f);
+    }
 }
 
 static void
@@ -335,7 +505,12 @@ folio_bench_html(FILE *f, const struct bench_run *r,
         "}}</script>\n<script type=\"application/json\" id=\"data-settings\">",
         f);
     settings_json(f, r, res);
-    fputs("</script>\n<script>\n", f);
+    fputs("</script>\n<script type=\"application/json\" id=\"data-profile\">",
+          f);
+    profile_json(f, r->o);
+    fputs("</script>\n", f);
+    baseline_blocks(f, r->o);
+    fputs("<script>\n", f);
     fputs(page_script, f);
     fputs("</script>\n</body>\n</html>\n", f);
     e = ferror(f);

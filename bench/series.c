@@ -37,7 +37,7 @@ folio_bench_series_add(struct bench_series *s, const struct bench_totals *now,
                        const struct bench_server_snap *srv_now,
                        const struct bench_server_snap *srv_prev)
 {
-    uint64_t h[FOLIO_LAT_BUCKETS], n = 0, top = 0;
+    uint64_t h[FOLIO_LAT_BUCKETS], n = 0, top = 0, kn, ktop;
     struct bench_point *p;
     unsigned b;
     int k;
@@ -81,6 +81,24 @@ folio_bench_series_add(struct bench_series *s, const struct bench_totals *now,
             p->p99 = p->max;
         p->mean = (now->sum_ns - prev->sum_ns) / n;
     }
+    for (k = 0; k < BENCH_NKINDS; k++) {
+        for (b = 0, kn = ktop = 0; b < FOLIO_LAT_BUCKETS; b++) {
+            h[b] = now->kind_hist[k][b] - prev->kind_hist[k][b];
+            kn += h[b];
+            if (h[b] > 0)
+                ktop = b;
+        }
+        if (kn == 0)
+            continue;
+        p->kind_p50[k] = interval_pct(h, kn, ktop, 0.5);
+        p->kind_p99[k] = interval_pct(h, kn, ktop, 0.99);
+        if (p->kind_p99[k] > now->kind_max_ns[k])
+            p->kind_p99[k] = now->kind_max_ns[k];
+        if (p->kind_p50[k] > p->kind_p99[k])
+            p->kind_p50[k] = p->kind_p99[k];
+    }
+    p->bytes_out = now->bytes_out - prev->bytes_out;
+    p->bytes_in = now->bytes_in - prev->bytes_in;
     p->users = now->vus;
     p->srv_cpu_s = p->srv_allocs = p->srv_requests = -1;
     if (srv_now != NULL && srv_prev != NULL && srv_now->ok && srv_prev->ok) {
@@ -139,7 +157,8 @@ folio_bench_csv(FILE *f, const struct bench_series *s)
     }
     fprintf(f, "t_s,interval_s,requests,rps,errors,lost,p50_us,p90_us,p99_us,"
                "p999_us,max_us,mean_us,users,server_cpu_s,"
-               "server_cpu_us_per_req,server_allocs_per_req");
+               "server_cpu_us_per_req,server_allocs_per_req,bytes_sent,"
+               "bytes_received");
     for (k = 0; k < BENCH_CODES; k++)
         if (codes & BENCH_CODE(k))
             fprintf(f, ",code_%s",
@@ -169,6 +188,8 @@ folio_bench_csv(FILE *f, const struct bench_series *s)
         fputc(',', f);
         if (allocs >= 0)
             fprintf(f, "%.4f", allocs);
+        fprintf(f, ",%llu,%llu", (unsigned long long)p->bytes_out,
+                (unsigned long long)p->bytes_in);
         for (k = 0; k < BENCH_CODES; k++)
             if (codes & BENCH_CODE(k))
                 fprintf(f, ",%llu", (unsigned long long)p->codes[k]);

@@ -49,6 +49,8 @@ folio_bench_counts_sum(struct bench_totals *t, const struct bench_counts *c)
     t->conn_failures += folio_stat_get(&c->conn_failures);
     t->vus += folio_stat_get(&c->vus);
     t->paced += folio_stat_get(&c->paced);
+    t->bytes_out += folio_stat_get(&c->bytes_out);
+    t->bytes_in += folio_stat_get(&c->bytes_in);
 }
 
 uint64_t

@@ -234,6 +234,32 @@ render_workers(struct folio_master *m, struct evbuffer *b)
     }
 }
 
+/*
+ * folio_worker_loop_turn_seconds: the turns of each worker process's loop
+ * (worker/loop.c), the time each kept every other request waiting.
+ */
+static void
+render_turns(struct folio_master *m, struct evbuffer *b)
+{
+    char labels[64];
+    unsigned i;
+
+    head(b, "worker_loop_turn_seconds", "histogram",
+         "Turns of each worker process's event loop, from its poll's return "
+         "to the next poll: how long the requests behind a turn waited.");
+    for (i = 0; i < FOLIO_MAX_SLOTS; i++) {
+        const struct folio_worker_slot *s;
+
+        if (!folio_dec_live(&m->dec, (int)i))
+            continue;
+        s = folio_stats_slot(m->stats, i);
+        snprintf(labels, sizeof(labels), "worker=\"%d\",slot=\"%u\",",
+                 m->dec.procs[i].index, i);
+        histogram(b, "worker_loop_turn_seconds", labels, s->ws_turn_hist,
+                  folio_stat_get(&s->ws_turn_ns));
+    }
+}
+
 /* The families of FOLIO_WORKER_STATS: totals, then per live worker. */
 static void
 render_stats(struct folio_master *m, struct evbuffer *b,
@@ -336,6 +362,7 @@ folio_metrics_render(struct folio_master *m, struct evbuffer *b)
     render_workers(m, b);
     render_methods(b, &t);
     render_stats(m, b, &t);
+    render_turns(m, b);
     head(b, "comments_store_max_bytes", "gauge",
          "The comments store's ceiling (comments_max_size).");
     evbuffer_add_printf(

@@ -15,16 +15,18 @@
  * A request goes through three phases, each a function of its own:
  * parse (what its path and query ask for), decide (whether it is served,
  * and by which processes), send_asks (ask them).  The answers come back
- * through folio_profile_on_done and on_poll, and finish merges them and
- * encodes the reply: what the processes sent is all in r->parts by then,
- * so a step between the two (symbols resolved by the master) has one
- * place to go.
+ * through folio_profile_on_done and on_poll, and finish merges them,
+ * names their addresses and encodes the reply.  The processes send
+ * addresses only (src/prof/prof.h): a worker's loop stops for the time
+ * it takes to copy its tables, and the naming is the master's, which is
+ * idle and keeps what it looked up for the next profile (`syms`).
  *
  * Called from metrics.c (the route) and proc.c (a worker's answer); the
  * state is this file's, for the one master of the process.
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -67,6 +69,8 @@ struct part {
     pid_t pid;
     uint64_t seq; /* the worker's spawn number: a slot is reused */
     int state;
+    uint64_t loop_ns; /* the worker's loop spent taking and sending it */
+    uint64_t cpu_us[2]; /* CPU: its user and system time at the start */
     struct folio_pprof prof;
     char why[320]; /* PART_FAILED: the comment the profile carries */
 };
@@ -87,8 +91,37 @@ struct preq {
     int nparts;
 };
 
+/*
+ * A part's CPU time so far, user and system, us: the worker's from its
+ * stats slot (refreshed ten times a second), the master's from
+ * getrusage.  0 when its slot is another process's by now.
+ */
+static void
+part_cpu(const struct folio_master *m, const struct part *pt, uint64_t us[2])
+{
+    struct folio_worker_slot *s;
+    struct rusage ru;
+
+    us[0] = us[1] = 0;
+    if (pt->slot < 0) {
+        if (getrusage(RUSAGE_SELF, &ru) == 0) {
+            us[0] = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+                    (uint64_t)ru.ru_utime.tv_usec;
+            us[1] = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+                    (uint64_t)ru.ru_stime.tv_usec;
+        }
+        return;
+    }
+    s = folio_stats_slot(m->stats, (unsigned)pt->slot);
+    if (folio_stat_get(&s->ws_seq) != pt->seq)
+        return;
+    us[0] = folio_stat_get(&s->ws_cpu_user_us);
+    us[1] = folio_stat_get(&s->ws_cpu_sys_us);
+}
+
 static struct preq *inflight[MAX_INFLIGHT];
 static uint32_t next_id = 1;
+static struct folio_prof_syms *syms; /* kept between profiles */
 static const char *const kind_path[] = {"profile", "heap", "allocs"};
 
 static void finish(struct preq *r);
@@ -281,9 +314,46 @@ empty_profile(struct folio_pprof *p, int kind)
 }
 
 /*
- * Each sample gets numeric labels worker=K (not for the master's) and
- * pid=P, and a string label process=worker|master: pprof reads a number
- * as a range, so `-tagfocus worker=1` finds numeric labels only.
+ * What a CPU profile's stacks cannot show: they are user space's, so the
+ * time the processes spent in the kernel is charged to the functions that
+ * entered it.  Said once, with its share of their CPU time meanwhile.
+ */
+static int
+kernel_share(const struct preq *r, struct folio_pprof *out)
+{
+    uint64_t now[2], user = 0, sys = 0;
+    int i;
+
+    for (i = 0; i < r->nparts; i++) {
+        const struct part *pt = &r->parts[i];
+
+        if (pt->state != PART_DONE)
+            continue;
+        part_cpu(r->m, pt, now);
+        if (now[0] >= pt->cpu_us[0] && now[1] >= pt->cpu_us[1] &&
+            (now[0] != 0 || now[1] != 0)) {
+            user += now[0] - pt->cpu_us[0];
+            sys += now[1] - pt->cpu_us[1];
+        }
+    }
+    if (user + sys == 0)
+        return 0;
+    return folio_pprof_add_comment(
+               out,
+               "user-space stacks only: %.0f%% of the CPU time was in the "
+               "kernel, charged to the function that entered it (a system "
+               "call's libc wrapper: send, recv, epoll_wait)",
+               100.0 * (double)sys / (double)(user + sys)) < 0
+               ? FOLIO_ENOMEM
+               : 0;
+}
+
+/*
+ * Each sample gets the labels process=worker|master, pid=P and worker:
+ * K, a number with the unit "index" for a worker's (pprof drops a
+ * numeric label of 0 that has no unit, and reads -tagfocus worker=0 as a
+ * number, never matching a string), the string "master" for the
+ * master's (-tagfocus worker=master).
  */
 static int
 merge(struct preq *r, struct folio_pprof *out)
@@ -292,6 +362,7 @@ merge(struct preq *r, struct folio_pprof *out)
     char index[16], pid[16];
     int i, rc, merged = 0;
 
+    memset(tags, 0, sizeof(tags));
     if ((rc = empty_profile(out, r->kind)) != 0)
         return rc;
     for (i = 0; i < r->nparts; i++) {
@@ -310,12 +381,12 @@ merge(struct preq *r, struct folio_pprof *out)
         tags[1].str = NULL;
         tags[1].num = pt->pid;
         tags[2].key = "worker";
-        tags[2].str = NULL;
+        tags[2].str = pt->slot < 0 ? "master" : NULL;
         tags[2].num = pt->index;
+        tags[2].unit = "index";
         if (merged == 0 && out->ntypes > 0)
             out->period = pt->prof.period; /* the heap rate of the first */
-        if ((rc = folio_pprof_merge(out, &pt->prof, tags,
-                                    pt->slot < 0 ? 2 : 3)) != 0) {
+        if ((rc = folio_pprof_merge(out, &pt->prof, tags, 3)) != 0) {
             if (rc != FOLIO_EINVAL)
                 return rc;
             snprintf(pt->why, sizeof(pt->why),
@@ -327,10 +398,23 @@ merge(struct preq *r, struct folio_pprof *out)
         }
         merged++;
     }
-    for (i = 0; i < r->nparts; i++)
-        if (r->parts[i].state == PART_FAILED &&
-            folio_pprof_add_comment(out, "%s", r->parts[i].why) < 0)
+    if (r->kind == FOLIO_PROFILE_CPU && (rc = kernel_share(r, out)) != 0)
+        return rc;
+    for (i = 0; i < r->nparts; i++) {
+        const struct part *pt = &r->parts[i];
+
+        if (pt->state == PART_FAILED &&
+            folio_pprof_add_comment(out, "%s", pt->why) < 0)
             return FOLIO_ENOMEM;
+        /* What the profile cost the worker's service: '#', pprof -comments. */
+        if (pt->state == PART_DONE && pt->slot >= 0 && pt->loop_ns != 0 &&
+            folio_pprof_add_comment(out,
+                                    "# worker %d (pid %ld): %.3f ms of its "
+                                    "loop to take and send this profile",
+                                    pt->index, (long)pt->pid,
+                                    (double)pt->loop_ns / 1e6) < 0)
+            return FOLIO_ENOMEM;
+    }
     if (r->kind == FOLIO_PROFILE_CPU && out->duration_nanos == 0)
         out->duration_nanos = (int64_t)r->seconds * 1000000000;
     return 0;
@@ -348,9 +432,19 @@ finish(struct preq *r)
         preq_free(r);
         return;
     }
+    folio_prof_self_begin();
     memset(&b, 0, sizeof(b));
     if ((rc = merge(r, &out)) != 0) {
         reply_text(r->req, 500, "merging the profiles: %s", folio_strerror(rc));
+        goto done;
+    }
+    if ((syms == NULL && (rc = folio_prof_syms_new(&syms)) != 0) ||
+        (rc = folio_prof_symbolize(syms, &out,
+                                   r->kind != FOLIO_PROFILE_CPU
+                                       ? FOLIO_PROF_SYM_HEAP
+                                       : 0)) != 0) {
+        reply_text(r->req, 500, "naming the profile's addresses: %s",
+                   folio_strerror(rc));
         goto done;
     }
     if (r->debug) {
@@ -399,6 +493,7 @@ done:
     folio_buf_free(&b);
     folio_pprof_free(&out);
     preq_free(r);
+    folio_prof_self_end();
 }
 
 /* A worker's answer (proc.c's channel reader): its file, or why not. */
@@ -431,6 +526,8 @@ folio_profile_on_done(struct folio_master *m, struct folio_proc *p,
     memcpy(&d, data, sizeof(d));
     d.cd_error[sizeof(d.cd_error) - 1] = '\0';
     pt->state = PART_FAILED;
+    pt->loop_ns = d.cd_loop_ns;
+    folio_prof_self_begin(); /* the profile read: the profiler's memory */
     if (d.cd_status != 0 || fd < 0) {
         snprintf(pt->why, sizeof(pt->why), "worker %d (pid %ld): %s",
                  pt->index, (long)pt->pid,
@@ -469,6 +566,7 @@ out:
     if (pt->state == PART_FAILED)
         folio_log_warnx("profile: %s", pt->why);
     folio_free(buf);
+    folio_prof_self_end();
     if (fd >= 0)
         close(fd);
     if (all_answered(r))
@@ -483,6 +581,8 @@ folio_profile_abort(struct folio_master *m)
     /* No answer: the connections go with evhttp, after this. */
     for (i = 0; i < MAX_INFLIGHT; i++)
         preq_free(inflight[i]);
+    folio_prof_syms_free(syms);
+    syms = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -782,6 +882,8 @@ send_asks(struct folio_master *m, struct evhttp_request *req, struct preq *r,
     r->req = req;
     r->id = next_id++;
     r->start_ms = folio_mono_ms();
+    for (i = 0; r->kind == FOLIO_PROFILE_CPU && i < r->nparts; i++)
+        part_cpu(m, &r->parts[i], r->parts[i].cpu_us);
     r->end_ms = r->start_ms + (uint64_t)r->seconds * 1000;
     r->deadline_ms = r->end_ms + ANSWER_GRACE_MS;
     if (r->parts[0].slot < 0) {

@@ -123,6 +123,10 @@
       "output_waits_total", NULL, "",                                          \
       "Requests that waited for room for their replies (max_output_bytes, "   \
       "max_output_total).")                                                    \
+    X(profile_symbol_lookups, "profile_symbol_lookups", FOLIO_SK_COUNTER,      \
+      FOLIO_SU_ONE, NULL, "worker_profile_symbol_lookups_total", "",           \
+      "Addresses the worker named for its profiles: none, the master names "  \
+      "them (foliod(8), PROFILING).")                                          \
     X(http_requests, "http_requests", FOLIO_SK_COUNTER, FOLIO_SU_ONE,          \
       "http_requests_total", NULL, "",                                         \
       "HTTP requests answered (http_listen), counted by method too when "     \
@@ -169,7 +173,12 @@
     X(comments_writer_holding, "comments_writer_holding", FOLIO_SK_GAUGE,      \
       FOLIO_SU_ONE, NULL, "comments_writer_holding", "",                       \
       "1 while the worker's writer thread holds the LMDB comments store's "   \
-      "writer lock (a transaction: its writes, its synced commit).")
+      "writer lock (a transaction: its writes, its synced commit).")           \
+    X(loop_turn_max_us, "loop_turn_max_s", FOLIO_SK_PROCESS, FOLIO_SU_US,      \
+      NULL, "worker_loop_turn_max_seconds", "",                                \
+      "The longest turn of the worker's loop in the last 10 seconds (its "    \
+      "poll's return to the next poll): the longest any request waited "      \
+      "behind others' work.")
 
 /*
  * The heap allocation counters: fields of the slot's ws_alloc (struct
@@ -347,6 +356,13 @@ struct folio_worker_slot {
      */
     _Atomic uint64_t ws_queue_ns;
     _Atomic uint64_t ws_queue_hist[FOLIO_LAT_BUCKETS];
+    /*
+     * The turns of the worker's loop (worker/loop.c), from its poll's
+     * return to its next poll: total and histogram (the longest is
+     * ws_loop_turn_max_us).
+     */
+    _Atomic uint64_t ws_turn_ns;
+    _Atomic uint64_t ws_turn_hist[FOLIO_LAT_BUCKETS];
     struct folio_method_stats ws_methods[FOLIO_METHOD_ROWS];
 } __attribute__((aligned(64)));
 

@@ -45,7 +45,8 @@ struct folio_chan_profile {
 
 struct folio_chan_profile_done {
     int32_t cd_status; /* 0, or a FOLIO_E* code */
-    char cd_error[252];
+    char cd_error[244];
+    uint64_t cd_loop_ns; /* the worker's loop spent on it; 0: unknown */
 };
 
 #define FOLIO_CHAN_F_ADMIN 0x01 /* the connection came in on the admin socket */

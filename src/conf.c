@@ -426,6 +426,12 @@ folio_parse_duration(const char *s, double bare_ns, uint64_t *ns)
     return 0;
 }
 
+int
+folio_conf_duration_ms(const char *s, uint64_t *out)
+{
+    return parse_ms(s, out);
+}
+
 static int
 parse_bool(const char *s, int *out)
 {

@@ -175,4 +175,11 @@ int folio_parse_duration(const char *s, double bare_ns, uint64_t *ns);
 /* folio_default_conf_file - the file read when -c is not given. */
 const char *folio_default_conf_file(void);
 
+/*
+ * folio_conf_duration_ms - a duration as the configuration writes one
+ * ("60", "60s", "500ms", "2m", "1h": a bare number is seconds) into *out
+ * milliseconds, for the clients' options too.  Returns 0, or -1.
+ */
+int folio_conf_duration_ms(const char *s, uint64_t *out);
+
 #endif

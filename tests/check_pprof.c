@@ -9,12 +9,15 @@
  */
 #include "config.h"
 
+#include <sys/wait.h>
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "src/alloc.h"
 #include "src/buf.h"
@@ -238,8 +241,8 @@ END_TEST
 
 START_TEST(test_merge)
 {
-    const struct folio_pprof_tag t0[] = {{"worker", "0", 0}, {"pid", NULL, 100}};
-    const struct folio_pprof_tag t1[] = {{"worker", "1", 0}, {"pid", NULL, 101}};
+    const struct folio_pprof_tag t0[] = {{"worker", "0", 0, NULL}, {"pid", NULL, 100, "pid"}};
+    const struct folio_pprof_tag t1[] = {{"worker", "1", 0, NULL}, {"pid", NULL, 101, "pid"}};
     struct folio_pprof a, b, out, other;
     uint32_t i, workers = 0;
 
@@ -429,14 +432,28 @@ spin_here(void)
         sink += i * i;
 }
 
+/* The first comment of p that holds `text`, or NULL. */
+static const char *
+comment_with(const struct folio_pprof *p, const char *text)
+{
+    uint32_t i;
+
+    for (i = 0; i < p->ncomments; i++)
+        if (strstr(folio_pprof_text(p, p->comments[i]), text) != NULL)
+            return folio_pprof_text(p, p->comments[i]);
+    return NULL;
+}
+
 START_TEST(test_cpu_sampler)
 {
     struct folio_pprof p, again;
     struct folio_pprof_top_row *r;
     struct folio_prof_stats st;
-    uint64_t t0;
+    struct folio_prof_syms *syms;
+    uint64_t t0, lookups;
     uint32_t n, i;
     int64_t total, spin_cum = 0;
+    int cached = 0;
 
     folio_prof_init(0);
     ck_assert_int_eq(folio_prof_cpu_start(1000), 0);
@@ -452,6 +469,14 @@ START_TEST(test_cpu_sampler)
     ck_assert_uint_ge(st.cpu_samples, 50);
     ck_assert_int_eq(folio_prof_cpu_profile(&p), 0);
     ck_assert_int_eq(folio_prof_cpu_profile(&again), FOLIO_EINVAL); /* taken */
+    /* Addresses only, until named. */
+    ck_assert_uint_gt(p.nlocations, 0);
+    for (i = 0; i < p.nlocations; i++)
+        ck_assert_uint_eq(p.locations[i].nline, 0);
+    lookups = folio_prof_sym_lookups();
+    ck_assert_int_eq(folio_prof_syms_new(&syms), 0);
+    ck_assert_int_eq(folio_prof_symbolize(syms, &p, 0), 0);
+    ck_assert_uint_eq(folio_prof_sym_lookups() - lookups, p.nlocations);
     ck_assert_int_eq(folio_pprof_top(&p, 1, &r, &n, &total), 0);
     ck_assert_int_gt(total, 0);
     for (i = 0; i < n; i++)
@@ -462,13 +487,79 @@ START_TEST(test_cpu_sampler)
                   (long long)spin_cum, (long long)total);
     ck_assert_str_eq(folio_pprof_text(&p, p.types[1].type), "cpu");
     ck_assert_uint_ge(p.nmappings, 1);
-    /* The sampler's own cost, in a comment pprof keeps out of its header. */
-    ck_assert_uint_ge(p.ncomments, 1);
-    ck_assert_msg(strncmp(folio_pprof_text(&p, p.comments[p.ncomments - 1]),
-                          "# pid ", 6) == 0,
-                  "%s", folio_pprof_text(&p, p.comments[p.ncomments - 1]));
+    /* pprof names the profile after the first mapping: the executable. */
+    ck_assert_ptr_nonnull(
+        strstr(folio_pprof_text(&p, p.mappings[0].file), "check_pprof"));
+    ck_assert(p.mappings[0].has_functions);
+    /*
+     * The sampler's cost and the kernel's share, in comments (a sanitizer
+     * build says first that malloc is not interposed).
+     */
+    ck_assert_msg(comment_with(&p, "# pid ") != NULL, "no '# pid' comment");
+    ck_assert_msg(comment_with(&p, "user-space stacks only") != NULL,
+                  "no word of the kernel's share");
     free(r);
     folio_pprof_free(&p);
+
+    /* A second profile: its addresses come from the symbolizer's table. */
+    ck_assert_int_eq(folio_prof_cpu_start(1000), 0);
+    t0 = folio_mono_ms();
+    do {
+        spin_here();
+        folio_prof_get_stats(&st);
+    } while (st.cpu_samples < 20 && folio_mono_ms() - t0 < 50000);
+    ck_assert_int_eq(folio_prof_cpu_profile(&p), 0);
+    ck_assert_int_eq(folio_prof_symbolize(syms, &p, 0), 0);
+    for (i = 0; i < p.ncomments; i++)
+        if (strncmp(folio_pprof_text(&p, p.comments[i]), "# symbols: ", 11) ==
+            0)
+            cached = strstr(folio_pprof_text(&p, p.comments[i]),
+                            " 0 from its table") == NULL;
+    ck_assert_msg(cached, "no address of the second profile was kept");
+    folio_pprof_free(&p);
+    folio_prof_syms_free(syms);
+}
+END_TEST
+
+/*
+ * A mapping this process does not have at that place (a worker of
+ * another binary, a library only a worker loaded): named from its file on
+ * disk, the same names.  The profile's mappings and addresses are moved
+ * up by 1 TiB, where nothing of ours is.
+ */
+START_TEST(test_symbolize_from_file)
+{
+    const uint64_t shift = 1ull << 40;
+    struct folio_pprof p;
+    struct folio_prof_stats st;
+    struct folio_prof_syms *syms;
+    uint64_t t0;
+    uint32_t i, found = 0;
+
+    folio_prof_init(0);
+    ck_assert_int_eq(folio_prof_cpu_start(1000), 0);
+    t0 = folio_mono_ms();
+    do {
+        spin_here();
+        folio_prof_get_stats(&st);
+    } while (st.cpu_samples < 30 && folio_mono_ms() - t0 < 50000);
+    ck_assert_int_eq(folio_prof_cpu_profile(&p), 0);
+    for (i = 0; i < p.nmappings; i++) {
+        p.mappings[i].start += shift;
+        p.mappings[i].limit += shift;
+    }
+    for (i = 0; i < p.nlocations; i++)
+        if (p.locations[i].mapping != 0)
+            p.locations[i].address += shift;
+    ck_assert_int_eq(folio_prof_syms_new(&syms), 0);
+    ck_assert_int_eq(folio_prof_symbolize(syms, &p, 0), 0);
+    for (i = 0; i < p.nsamples; i++)
+        found += folio_pprof_on_stack(&p, i, "spin_here");
+    ck_assert_msg(found > 0, "spin_here not named from the file (%u samples)",
+                  p.nsamples);
+    ck_assert(p.mappings[0].has_functions);
+    folio_pprof_free(&p);
+    folio_prof_syms_free(syms);
 }
 END_TEST
 
@@ -536,6 +627,91 @@ START_TEST(test_heap_sampler)
 }
 END_TEST
 
+/*
+ * A fork's child has none of its parent's samples: what the master
+ * allocated before forking a worker is never charged to the worker.
+ */
+START_TEST(test_after_fork)
+{
+    static void *blocks[BLOCKS];
+    struct folio_pprof p;
+    pid_t pid;
+    int i, st;
+
+    folio_prof_init(8192);
+    for (i = 0; i < BLOCKS; i++)
+        ck_assert_ptr_nonnull(blocks[i] = folio_malloc(BLOCK));
+    ck_assert_int_eq(folio_prof_heap_profile(&p, 1), 0);
+    ck_assert_uint_gt(type_sum(&p, "alloc_space"), BLOCKS * BLOCK / 2);
+    folio_pprof_free(&p);
+    ck_assert_int_ge(pid = fork(), 0);
+    if (pid == 0) {
+        uint64_t before_alloc, before_inuse;
+        void *mine;
+
+        folio_prof_after_fork();
+        if (folio_prof_heap_profile(&p, 1) != 0)
+            _exit(10);
+        before_alloc = type_sum(&p, "alloc_space");
+        before_inuse = type_sum(&p, "inuse_space");
+        folio_pprof_free(&p);
+        if (before_alloc != 0 || before_inuse != 0)
+            _exit(11);
+        /* Its own allocations are sampled, at the parent's rate. */
+        for (i = 0; i < 100; i++)
+            if ((mine = folio_malloc(65536)) != NULL)
+                folio_free(mine);
+        if (folio_prof_heap_profile(&p, 1) != 0)
+            _exit(10);
+        _exit(type_sum(&p, "alloc_space") > 65536 * 50 ? 0 : 12);
+    }
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d",
+                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    for (i = 0; i < BLOCKS; i++)
+        folio_free(blocks[i]);
+}
+END_TEST
+
+/*
+ * SIGPROF while the heap sampler takes a stack: the CPU sample gets that
+ * stack (from heap_sample into its caller), never a lone frame of the
+ * unwinder's.
+ */
+START_TEST(test_cpu_during_heap_sampling)
+{
+    struct folio_pprof p;
+    struct folio_prof_stats st;
+    struct folio_prof_syms *syms;
+    uint64_t t0;
+    uint32_t i, lone = 0, in_sampler = 0;
+    void *b;
+
+    folio_prof_init(1); /* every allocation sampled: mostly unwinding */
+    ck_assert_int_eq(folio_prof_cpu_start(1000), 0);
+    t0 = folio_mono_ms();
+    do {
+        if ((b = folio_malloc(64)) != NULL)
+            folio_free(b);
+        folio_prof_get_stats(&st);
+    } while (st.cpu_samples < 200 && folio_mono_ms() - t0 < 50000);
+    folio_prof_cpu_stop();
+    folio_prof_heap_rate(0);
+    ck_assert_int_eq(folio_prof_cpu_profile(&p), 0);
+    ck_assert_int_eq(folio_prof_syms_new(&syms), 0);
+    ck_assert_int_eq(folio_prof_symbolize(syms, &p, 0), 0);
+    for (i = 0; i < p.nsamples; i++) {
+        lone += p.samples[i].nstack == 1;
+        in_sampler += folio_pprof_on_stack(&p, i, "heap_sample");
+    }
+    ck_assert_msg(lone == 0, "%u of %u samples are one frame", lone,
+                  p.nsamples);
+    ck_assert_msg(in_sampler > 0, "no sample in heap_sample of %u", p.nsamples);
+    folio_pprof_free(&p);
+    folio_prof_syms_free(syms);
+}
+END_TEST
+
 /* The sampling intervals are exponential with the rate as their mean. */
 START_TEST(test_heap_intervals)
 {
@@ -582,8 +758,11 @@ pprof_suite(void)
     tc = tcase_create("sampler");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_cpu_sampler);
+    tcase_add_test(tc, test_symbolize_from_file);
     tcase_add_test(tc, test_heap_sampler);
     tcase_add_test(tc, test_heap_intervals);
+    tcase_add_test(tc, test_after_fork);
+    tcase_add_test(tc, test_cpu_during_heap_sampling);
     suite_add_tcase(s, tc);
 #endif
     return s;

@@ -144,7 +144,9 @@ cli_run(struct cli_run *r, const struct cli_opts *o, const char *const *argv)
                 in[1] = -1;
             }
         }
-        if (o->until != NULL && !sent && strstr(r->out, o->until) != NULL) {
+        if (o->until != NULL && !sent &&
+            (strstr(r->out, o->until) != NULL ||
+             strstr(r->err, o->until) != NULL)) {
             kill(pid, SIGINT);
             sent = 1;
         }

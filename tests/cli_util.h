@@ -23,7 +23,8 @@ struct cli_run {
 struct cli_opts {
     const char *const *env; /* "NAME=VALUE" entries to set, NULL-terminated */
     const char *input;      /* standard input (else /dev/null) */
-    const char *until;      /* SIGINT folio once its output contains this */
+    const char *until;      /* SIGINT folio once its stdout or stderr
+                               contains this */
     int deadline_ms;        /* 0: 15 s; then SIGKILL and status -1 */
     const char *prog;       /* run this program instead of folio */
 };

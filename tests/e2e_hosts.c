@@ -979,14 +979,22 @@ START_TEST(test_database_stops)
         ck_assert_msg(n >= total, "host %d lists %d of %d comments", i + 1, n,
                       total);
     }
-    /* each worker said it once: lost, then back (on its own backoff) */
+    /*
+     * Each worker said it: lost, then back (on its own backoff), and every
+     * loss was followed by its reconnection.  A worker may lose a
+     * connection made while the database was still coming up (seen once
+     * on a loaded machine: 3 of each), so the count is not fixed at one.
+     */
     for (i = 0; i < NHOSTS; i++) {
+        int lost, back;
+
         deadline = e2e_deadline(10000);
-        while (log_count(i, "reconnected after") < 2 &&
-               e2e_wait_more(deadline))
-            ;
-        ck_assert_int_eq(log_count(i, "reconnected after"), 2);
-        ck_assert_int_eq(log_count(i, "comments: lost PostgreSQL"), 2);
+        do {
+            lost = log_count(i, "comments: lost PostgreSQL");
+            back = log_count(i, "reconnected after");
+        } while ((back < 2 || back < lost) && e2e_wait_more(deadline));
+        ck_assert_int_ge(back, 2);
+        ck_assert_int_eq(lost, back);
     }
     for (i = 0; i < NHOSTS; i++)
         folio_client_close(lc[i]);

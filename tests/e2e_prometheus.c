@@ -2,13 +2,16 @@
  * e2e_prometheus.c - the dashboard and the rules against a real
  * Prometheus: promtool checks and tests dist/prometheus/folio-rules.yml;
  * then a Prometheus started here (a scrape every 500 ms, the rules
- * loaded) scrapes foliod while folio-bench loads it, and every `expr` of
- * every panel of dist/grafana/folio.json, with the dashboard's variables
- * filled in, returns at least one series through the HTTP API; the
- * instance variable's query lists the instance; every rule is healthy,
- * every recording rule has series, no alert fires on the healthy server;
- * and promtool reads foliod's /metrics.  prometheus and promtool are
- * required (e2e_require): without them the suite is skipped, or fails
+ * loaded) scrapes two foliod instances while folio-bench loads them, and
+ * every `expr` of every panel of dist/grafana/folio.json, with the
+ * dashboard's variables filled in as Grafana does (both instances, or one
+ * in the row repeated for each), returns at least one series through the
+ * HTTP API, and a panel drawn by worker one series per worker of each
+ * instance: 4 for both instances' 2 workers, not 2 that add instances up;
+ * the instance variable's query lists both instances; every rule is
+ * healthy, every recording rule has series, no alert fires on the healthy
+ * servers; and promtool reads foliod's /metrics.  prometheus and promtool
+ * are required (e2e_require): without them the suite is skipped, or fails
  * when CI is set.
  */
 #include "config.h"
@@ -37,7 +40,7 @@
 #define RULES FOLIO_SRCDIR "/dist/prometheus/folio-rules.yml"
 #define RULES_TEST FOLIO_SRCDIR "/dist/prometheus/folio-rules.test.yml"
 
-static struct e2e_server srv;
+static struct e2e_server srv, srv2;
 static pid_t prom = -1;
 static char prom_addr[64];
 static char prom_dir[128];
@@ -131,8 +134,8 @@ start_prometheus(void)
              "scrape_configs:\n"
              "  - job_name: folio\n"
              "    static_configs:\n"
-             "      - targets: ['%s']\n",
-             RULES, srv.metrics);
+             "      - targets: ['%s', '%s']\n",
+             RULES, srv.metrics, srv2.metrics);
     ck_assert_int_eq(e2e_write_file(conf, text), 0);
     snprintf(prom_addr, sizeof(prom_addr), "127.0.0.1:%d", e2e_free_port());
     snprintf(listen, sizeof(listen), "--web.listen-address=%s", prom_addr);
@@ -234,63 +237,88 @@ subst(char *buf, size_t cap, const char *from, const char *to)
     }
 }
 
-/* The dashboard's variables as Grafana fills them for one instance. */
+/*
+ * The dashboard's variables as Grafana fills them: both instances (a
+ * multi-value variable, as a regex), or one for the row repeated by
+ * instance; every method.
+ */
 static void
-fill_variables(const char *expr, char *out, size_t cap)
+fill_variables(const char *expr, int one, char *out, size_t cap)
 {
+    char both[300];
+
     ck_assert(strlen(expr) < cap);
     snprintf(out, cap, "%s", expr);
+    snprintf(both, sizeof(both), "(%s|%s)", srv.metrics, srv2.metrics);
     subst(out, cap, "$__rate_interval", "5s");
     subst(out, cap, "$__interval", "1s");
     subst(out, cap, "$__range", "1m");
-    subst(out, cap, "$instance", srv.metrics);
+    subst(out, cap, "$instance", one ? srv.metrics : both);
+    subst(out, cap, "$method", ".*");
     ck_assert_msg(strchr(out, '$') == NULL, "a variable left in %s", out);
 }
 
-/* Every expr of the panels of `panels` (rows' panels too); failures. */
+/*
+ * Every expr of the panels of `panels` (rows' panels too, and the panels
+ * after a repeated row, up to the next row, as its own): each must return
+ * a series, and one drawn by worker ({{worker}} in its legend) one per
+ * worker of each instance it covers.  The failures.
+ */
 static int
-check_panels(json_t *panels, int *nexpr)
+check_panels(json_t *panels, int *nexpr, int *nworker)
 {
     char expr[4096];
-    size_t i, j;
-    int bad = 0;
+    size_t i, j, n, want;
+    int bad = 0, repeated = 0;
 
     for (i = 0; i < json_array_size(panels); i++) {
         json_t *p = json_array_get(panels, i),
                *targets = json_object_get(p, "targets");
         const char *title = json_string_value(json_object_get(p, "title"));
+        const char *type = json_string_value(json_object_get(p, "type"));
 
-        bad += check_panels(json_object_get(p, "panels"), nexpr);
+        if (type != NULL && strcmp(type, "row") == 0)
+            repeated = json_string_value(json_object_get(p, "repeat")) != NULL;
+        bad += check_panels(json_object_get(p, "panels"), nexpr, nworker);
         for (j = 0; j < json_array_size(targets); j++) {
-            const char *e = json_string_value(
-                json_object_get(json_array_get(targets, j), "expr"));
+            json_t *t = json_array_get(targets, j);
+            const char *e = json_string_value(json_object_get(t, "expr"));
+            const char *legend =
+                json_string_value(json_object_get(t, "legendFormat"));
 
             if (e == NULL)
                 continue;
-            fill_variables(e, expr, sizeof(expr));
+            fill_variables(e, repeated, expr, sizeof(expr));
             (*nexpr)++;
-            if (query(expr) == 0) {
-                fprintf(stderr, "panel \"%s\": no series for %s\n", title,
-                        expr);
+            n = query(expr);
+            want = legend != NULL && strstr(legend, "{{worker}}") != NULL
+                       ? (repeated ? 2 : 4)
+                       : 0;
+            if (n == 0 || (want != 0 && n != want)) {
+                fprintf(stderr,
+                        "panel \"%s\"%s: %zu series (want %s) for %s\n",
+                        title, repeated ? " (repeated by instance)" : "", n,
+                        want != 0 ? (want == 2 ? "2" : "4") : "some", expr);
                 bad++;
             }
+            *nworker += want != 0;
         }
     }
     return bad;
 }
 
-/* Wait until prometheus has `n` scrapes of foliod. */
+/* Wait until prometheus has `n` scrapes of each foliod. */
 static void
 wait_scrapes(int n)
 {
     uint64_t deadline = e2e_deadline(30000);
-    char expr[256];
+    char expr[400];
     json_t *root, *data, *v;
     double got = 0;
 
     snprintf(expr, sizeof(expr),
-             "count_over_time(folio_build_info{instance=\"%s\"}[1m])",
-             srv.metrics);
+             "min(count_over_time(folio_build_info{instance=~\"%s|%s\"}[1m]))",
+             srv.metrics, srv2.metrics);
     do {
         char enc[512], path[600];
 
@@ -306,7 +334,7 @@ wait_scrapes(int n)
         if (got >= n)
             return;
     } while (e2e_wait_more(deadline));
-    ck_abort_msg("prometheus scraped foliod %g times in 30 s", got);
+    ck_abort_msg("prometheus scraped each foliod %g times in 30 s", got);
 }
 
 static void
@@ -381,17 +409,22 @@ wait_rules_evaluated(void)
 
 START_TEST(test_dashboard_under_load)
 {
-    struct bproc ping, comments;
-    const char *ping_argv[16], *comments_argv[16];
-    char hostarg[160], path[512], enc[256];
+    struct bproc ping, comments, ping2;
+    const char *ping_argv[16], *comments_argv[16], *ping2_argv[16];
+    char hostarg[160], host2arg[160], path[512], enc[256];
     json_error_t jerr;
     json_t *dash, *root, *values, *annotations;
     size_t i;
-    int nexpr = 0, bad, found = 0;
+    int nexpr = 0, nworker = 0, bad, found = 0;
 
     dash = json_load_file(DASHBOARD, 0, &jerr);
     ck_assert_msg(dash != NULL, "%s:%d: %s", DASHBOARD, jerr.line, jerr.text);
     ck_assert_int_eq(e2e_start(&srv,
+                               "metrics_listen = 127.0.0.1:0\n"
+                               "workers = 2\n",
+                               NULL),
+                     0);
+    ck_assert_int_eq(e2e_start(&srv2,
                                "metrics_listen = 127.0.0.1:0\n"
                                "workers = 2\n",
                                NULL),
@@ -422,25 +455,39 @@ START_TEST(test_dashboard_under_load)
     comments_argv[14] = "--write-ratio=0.3";
     comments_argv[15] = NULL;
     bspawn(&comments, comments_argv);
+    /* The second instance's pings. */
+    snprintf(host2arg, sizeof(host2arg), "%s", srv2.addr);
+    memcpy(ping2_argv, ping_argv, sizeof(ping_argv));
+    ping2_argv[3] = host2arg;
+    ping2_argv[5] = "500";
+    bspawn(&ping2, ping2_argv);
     wait_scrapes(12);
     wait_rules_evaluated();
 
-    /* The instance variable lists this foliod. */
+    /* The instance variable lists both foliods. */
     urlencode("folio_build_info", enc, sizeof(enc));
     snprintf(path, sizeof(path), "/api/v1/label/instance/values?match[]=%s",
              enc);
     values = api(path, &root);
-    for (i = 0; i < json_array_size(values); i++)
-        found |= strcmp(json_string_value(json_array_get(values, i)) ?: "",
-                        srv.metrics) == 0;
-    json_decref(root);
-    ck_assert_msg(found, "label_values(folio_build_info, instance) lacks %s",
-                  srv.metrics);
+    for (i = 0; i < json_array_size(values); i++) {
+        const char *v = json_string_value(json_array_get(values, i)) ?: "";
 
-    bad = check_panels(json_object_get(dash, "panels"), &nexpr);
-    fprintf(stderr, "%d panel queries evaluated, %d without a series\n", nexpr,
-            bad);
+        if (strcmp(v, srv.metrics) == 0)
+            found |= 1;
+        if (strcmp(v, srv2.metrics) == 0)
+            found |= 2;
+    }
+    json_decref(root);
+    ck_assert_msg(found == 3,
+                  "label_values(folio_build_info, instance) lacks %s or %s",
+                  srv.metrics, srv2.metrics);
+
+    bad = check_panels(json_object_get(dash, "panels"), &nexpr, &nworker);
+    fprintf(stderr,
+            "%d panel queries evaluated (%d drawn by worker), %d wrong\n",
+            nexpr, nworker, bad);
     ck_assert_int_ge(nexpr, 40);
+    ck_assert_int_ge(nworker, 15);
     ck_assert_msg(bad == 0, "%d of the dashboard's %d queries return nothing",
                   bad, nexpr);
     /* The annotations' queries are valid PromQL (they may match nothing). */
@@ -451,7 +498,7 @@ START_TEST(test_dashboard_under_load)
         char expr[4096];
 
         if (e != NULL) {
-            fill_variables(e, expr, sizeof(expr));
+            fill_variables(e, 0, expr, sizeof(expr));
             query(expr);
         }
     }
@@ -460,10 +507,13 @@ START_TEST(test_dashboard_under_load)
 
     kill(ping.pid, SIGINT);
     kill(comments.pid, SIGINT);
+    kill(ping2.pid, SIGINT);
     ck_assert_int_eq(bfinish(&ping, 20000), 0);
     ck_assert_int_eq(bfinish(&comments, 20000), 0);
+    ck_assert_int_eq(bfinish(&ping2, 20000), 0);
     stop_prometheus();
     ck_assert_int_eq(e2e_stop(&srv), 0);
+    ck_assert_int_eq(e2e_stop(&srv2), 0);
 }
 END_TEST
 

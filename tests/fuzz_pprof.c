@@ -32,7 +32,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 static void
 walk(const struct folio_pprof *p)
 {
-    const struct folio_pprof_tag tag = {"worker", NULL, 1};
+    const struct folio_pprof_tag tag = {"worker", NULL, 1, NULL};
     struct folio_pprof_top_row *rows;
     struct folio_pprof merged;
     struct folio_buf b;

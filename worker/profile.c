@@ -2,9 +2,15 @@
  * profile.c - a worker's part of /debug/pprof/: the master asks for a
  * profile over the channel (FOLIO_CHAN_PROFILE), the worker takes it with
  * src/prof/prof.h (a CPU profile over the seconds asked, on its own timer; a
- * heap profile at once), writes it gzipped into a memfd and passes that
- * back (FOLIO_CHAN_PROFILE_DONE).  A worker that stops while a CPU
- * profile runs sends what it has, so a reload loses no samples.
+ * heap profile at once), writes it into a memfd and passes that back
+ * (FOLIO_CHAN_PROFILE_DONE).  A worker that stops while a CPU profile runs
+ * sends what it has, so a reload loses no samples.
+ *
+ * The profile holds addresses, not names: the master names them.  Taking
+ * one is a copy of the sampler's tables into profile.proto (not gzipped:
+ * the master reads it), well under a millisecond of the worker's loop;
+ * the worker's symbol lookups (server.stats profile_symbol_lookups) stay
+ * 0, which the tests check.
  *
  * Called from worker.c: folio_worker_profile_init after fork, _msg from
  * the channel handler, _fini on the way out.  The profiler's own
@@ -54,10 +60,14 @@ profile_file(const struct folio_worker *w)
     return open(w->cfg->data_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 }
 
-/* Send the answer to request `id`: the profile, or why there is none. */
+/*
+ * Send the answer to request `id`: the profile, or why there is none,
+ * and how long the worker's loop spent on it since `t0` (monotonic ns;
+ * 0: nothing to say).
+ */
 static void
 answer(struct folio_worker *w, uint32_t id, int rc, struct folio_pprof *p,
-       const char *why)
+       const char *why, uint64_t t0)
 {
     struct folio_chan_profile_done d;
     struct folio_buf b;
@@ -67,7 +77,8 @@ answer(struct folio_worker *w, uint32_t id, int rc, struct folio_pprof *p,
 
     memset(&d, 0, sizeof(d));
     memset(&b, 0, sizeof(b));
-    if (rc == 0 && (rc = folio_pprof_encode_gz(p, &b)) == 0) {
+    folio_prof_self_begin();
+    if (rc == 0 && (rc = folio_pprof_encode(p, &b)) == 0) {
         if ((fd = profile_file(w)) == -1) {
             why = "memfd_create and O_TMPFILE both failed";
             rc = FOLIO_ESYS;
@@ -101,12 +112,16 @@ answer(struct folio_worker *w, uint32_t id, int rc, struct folio_pprof *p,
             fd = -1;
         }
     }
+    d.cd_loop_ns = t0 != 0 ? folio_mono_ns() - t0 : 0;
     if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_PROFILE_DONE, 0, id, &d,
                         sizeof(d), fd) != 0)
         folio_log_warn("sending a profile to the master");
     if (fd != -1)
         close(fd);
     folio_buf_free(&b);
+    folio_prof_self_end();
+    folio_stat_set(&w->slot->ws_profile_symbol_lookups,
+                   folio_prof_sym_lookups());
 }
 
 /* Take the CPU profile of the last start..now and send it. */
@@ -115,6 +130,7 @@ cpu_finish(struct folio_worker *w, const char *note)
 {
     struct folio_alloc_counters *was = folio_alloc_current();
     struct folio_pprof p;
+    uint64_t t0 = folio_mono_ns();
     int rc;
 
     if (!prof.running)
@@ -127,7 +143,7 @@ cpu_finish(struct folio_worker *w, const char *note)
     rc = folio_prof_cpu_profile(&p);
     if (rc == 0 && note != NULL && folio_pprof_add_comment(&p, "%s", note) < 0)
         rc = FOLIO_ENOMEM;
-    answer(w, prof.id, rc, &p, rc != 0 ? "CPU profile" : NULL);
+    answer(w, prof.id, rc, &p, rc != 0 ? "CPU profile" : NULL, t0);
     folio_pprof_free(&p);
     folio_alloc_use(was);
 }
@@ -146,18 +162,20 @@ cpu_start(struct folio_worker *w, uint32_t id,
     int rc;
 
     if (prof.running) {
-        answer(w, id, FOLIO_EAGAIN, NULL, "a CPU profile is already running");
+        answer(w, id, FOLIO_EAGAIN, NULL, "a CPU profile is already running",
+               0);
         return;
     }
     if (prof.ev_stop == NULL &&
         (prof.ev_stop = evtimer_new(w->base, on_stop, w)) == NULL) {
-        answer(w, id, FOLIO_ENOMEM, NULL, "evtimer_new");
+        answer(w, id, FOLIO_ENOMEM, NULL, "evtimer_new", 0);
         return;
     }
     if ((rc = folio_prof_cpu_start(cp->cp_hz)) != 0) {
         answer(w, id, rc, NULL,
                rc == FOLIO_ESYS ? "setitimer(ITIMER_PROF)"
-                                : "starting the CPU profile");
+                                : "starting the CPU profile",
+               0);
         return;
     }
     prof.running = 1;
@@ -175,13 +193,14 @@ heap(struct folio_worker *w, uint32_t id, const struct folio_chan_profile *cp)
 {
     struct folio_alloc_counters *was = folio_alloc_current();
     struct folio_pprof p;
+    uint64_t t0 = folio_mono_ns();
     int rc;
 
     folio_alloc_use(&prof.counters);
     rc = folio_prof_heap_profile(&p, cp->cp_kind == FOLIO_PROFILE_ALLOCS);
     if (rc == 0 && (cp->cp_flags & FOLIO_CHAN_PROFILE_RESET))
         folio_prof_heap_reset();
-    answer(w, id, rc, &p, rc != 0 ? "heap profile" : NULL);
+    answer(w, id, rc, &p, rc != 0 ? "heap profile" : NULL, t0);
     folio_pprof_free(&p);
     folio_alloc_use(was);
 }
@@ -190,7 +209,8 @@ void
 folio_worker_profile_init(struct folio_worker *w)
 {
     memset(&prof, 0, sizeof(prof));
-    folio_prof_after_fork();
+    folio_stat_set(&w->slot->ws_profile_symbol_lookups,
+                   folio_prof_sym_lookups());
     folio_prof_heap_rate(w->cfg->profiling == FOLIO_PROFILING_OFF
                              ? 0
                              : w->cfg->profile_heap_rate);
@@ -216,7 +236,7 @@ folio_worker_profile_msg(struct folio_worker *w, const struct folio_chan_hdr *h,
         heap(w, h->ch_arg, &cp);
         break;
     default:
-        answer(w, h->ch_arg, FOLIO_EINVAL, NULL, "unknown kind of profile");
+        answer(w, h->ch_arg, FOLIO_EINVAL, NULL, "unknown kind of profile", 0);
     }
 }
 

@@ -36,6 +36,7 @@
 #include "src/chan.h"
 #include "src/clock.h"
 #include "src/log.h"
+#include "src/prof/prof.h"
 #include "src/title.h"
 #include "worker/accept.h"
 #include "worker/conn.h"
@@ -472,6 +473,8 @@ folio_worker_main(const struct folio_worker_args *a)
     unsigned i;
     int j, rc;
 
+    /* Nothing the master sampled is this worker's (its allocs, its heap). */
+    folio_prof_after_fork();
     folio_log_set_role('W', a->index);
     reset_signals();
     memset(w, 0, sizeof(*w));
@@ -549,7 +552,9 @@ folio_worker_main(const struct folio_worker_args *a)
     if (folio_chan_send(a->chan_fd, FOLIO_CHAN_READY, 0, 0, NULL, 0, -1) != 0)
         folio_log_warn("telling the master we are ready");
 
+    folio_loop_watch(w->slot);
     rc = event_base_dispatch(w->base);
+    folio_loop_watch(NULL);
     folio_conn_turn_end(w); /* a loopbreak may have cut the last turn short */
     if (rc < 0)
         folio_log_errorx("event loop failed");

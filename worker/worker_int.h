@@ -312,6 +312,14 @@ struct folio_worker {
  */
 
 /*
+ * loop.c: folio_loop_watch - time every turn of this thread's event loop
+ * into slot s (its histogram and longest turn); NULL stops.  worker.c,
+ * around its loop.
+ */
+struct folio_worker_slot;
+void folio_loop_watch(struct folio_worker_slot *s);
+
+/*
  * profile.c: /debug/pprof/ in a worker.  folio_worker_profile_init after
  * fork (own sampling intervals, the heap rate of the configuration);
  * folio_worker_profile_msg for a FOLIO_CHAN_PROFILE from the master

@@ -272,6 +272,27 @@ folio_pprof_add_location(struct folio_pprof *p, uint32_t mapping,
 }
 
 int
+folio_pprof_set_lines(struct folio_pprof *p, uint32_t loc,
+                      const struct folio_pprof_line *lines, uint32_t nlines)
+{
+    uint32_t i;
+
+    if (loc >= p->nlocations)
+        return FOLIO_EINVAL;
+    for (i = 0; i < nlines; i++)
+        if (lines[i].fn != NONE_FN && lines[i].fn >= p->nfunctions)
+            return FOLIO_EINVAL;
+    if (GROW(p, lines, nlines, lines_cap, nlines) != 0)
+        return FOLIO_ENOMEM;
+    p->locations[loc].line = p->nlines;
+    p->locations[loc].nline = nlines;
+    if (nlines > 0)
+        memcpy(p->lines + p->nlines, lines, nlines * sizeof(*lines));
+    p->nlines += nlines;
+    return 0;
+}
+
+int
 folio_pprof_add_sample(struct folio_pprof *p, const uint32_t *stack,
                        uint32_t nstack, const int64_t *values,
                        const struct folio_pprof_label *labels, uint32_t nlabels)

@@ -140,6 +140,14 @@ int folio_pprof_add_location(struct folio_pprof *p, uint32_t mapping,
                              uint64_t address,
                              const struct folio_pprof_line *lines,
                              uint32_t nlines);
+/*
+ * folio_pprof_set_lines - give location `loc` these lines (a symbolizer
+ * naming an address): 0, FOLIO_EINVAL or FOLIO_ENOMEM.  Lines it had
+ * before stay in p->lines, unused.
+ */
+int folio_pprof_set_lines(struct folio_pprof *p, uint32_t loc,
+                          const struct folio_pprof_line *lines,
+                          uint32_t nlines);
 /* `values` holds p->ntypes values; a label's key and str are strings. */
 int folio_pprof_add_sample(struct folio_pprof *p, const uint32_t *stack,
                            uint32_t nstack, const int64_t *values,
@@ -179,11 +187,13 @@ int folio_pprof_encode_legacy(const struct folio_pprof *p, int type,
 int folio_pprof_decode(const void *data, size_t len, struct folio_pprof *p,
                        char *err, size_t errlen);
 
-/* A label merged into every sample: numeric when str is NULL. */
+/* A label merged into every sample: numeric when str is NULL, with its
+ * unit (pprof drops a numeric label of 0 that has none). */
 struct folio_pprof_tag {
     const char *key;
     const char *str;
     int64_t num;
+    const char *unit; /* NULL: none */
 };
 
 /*
@@ -204,6 +214,13 @@ int folio_pprof_merge(struct folio_pprof *dst, const struct folio_pprof *src,
  * does).  Returns -1 if there is none.
  */
 int folio_pprof_type_index(const struct folio_pprof *p, const char *name);
+
+/*
+ * folio_pprof_on_stack - 1 if sample i of p has a frame of function
+ * `name` (inlined ones count), else 0.  What -focus matches.
+ */
+int folio_pprof_on_stack(const struct folio_pprof *p, uint32_t i,
+                         const char *name);
 
 /* One function of the top table: its value where it is the leaf, and
  * wherever it is on the stack (once per sample). */

@@ -266,6 +266,11 @@ merge_samples(struct merge *m, const struct folio_pprof_tag *tags,
         extra[i].key = (uint32_t)s;
         if (tags[i].str == NULL) {
             extra[i].num = tags[i].num;
+            if (tags[i].unit != NULL) {
+                if ((s = folio_pprof_cstr(dst, tags[i].unit)) < 0)
+                    return FOLIO_ENOMEM;
+                extra[i].unit = (uint32_t)s;
+            }
             continue;
         }
         if ((s = folio_pprof_cstr(dst, tags[i].str)) < 0)

@@ -19,6 +19,28 @@
 #include "src/prof/pprof.h"
 
 int
+folio_pprof_on_stack(const struct folio_pprof *p, uint32_t i, const char *name)
+{
+    const struct folio_pprof_sample *s = &p->samples[i];
+    uint32_t j, k;
+
+    for (j = 0; j < s->nstack; j++) {
+        const struct folio_pprof_location *l =
+            &p->locations[p->stack[s->stack + j]];
+
+        for (k = 0; k < l->nline; k++) {
+            const struct folio_pprof_line *ln = &p->lines[l->line + k];
+
+            if (ln->fn < p->nfunctions &&
+                strcmp(folio_pprof_text(p, p->functions[ln->fn].name), name) ==
+                    0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int
 folio_pprof_type_index(const struct folio_pprof *p, const char *name)
 {
     uint32_t i;

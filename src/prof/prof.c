@@ -1,22 +1,26 @@
 /*
- * prof.c - CPU and heap sampling (see prof.h), and their profiles.
+ * prof.c - CPU and heap sampling (see prof.h), and their profiles, as
+ * addresses in this process's mappings (prof_sym.c names them).
  *
  * Stacks are counted in tables mapped with mmap (never malloc: the heap
  * sampler runs inside malloc, the CPU sampler in a signal handler): an
  * open-addressing table of distinct stacks whose frames are appended to
  * one array.  The CPU table is mapped at each start and unmapped when its
  * profile is taken; the heap table lives as long as heap sampling is on,
- * with a second table of the sampled blocks still allocated.
+ * with a second table of the sampled blocks still allocated.  A child
+ * maps tables of its own at fork (folio_prof_after_fork).
  */
 #include "config.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 
 #include <errno.h>
 #include <execinfo.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +72,11 @@ static struct {
     unsigned hz;
     uint64_t start_unix_ns, start_mono_ns, stop_mono_ns;
     uint64_t samples, unwind_ns;
+    /* Samples that hit the heap sampler's own unwinding (see heap_sample):
+     * waiting for its stack, and in all. */
+    _Atomic uint32_t deferred;
+    uint64_t deferred_total;
+    struct rusage ru_start, ru_stop; /* the kernel's share of the time */
 } cpu;
 
 static struct {
@@ -81,11 +90,11 @@ static struct {
     uint64_t live_dropped;
 } heap;
 
-/* Set while the heap sampler takes a stack: SIGPROF takes the leaf only. */
+/* Set while the heap sampler takes a stack: SIGPROF defers its sample. */
 static volatile sig_atomic_t unwinding;
-/* Set while a profile is built: the profiler's own allocations (symbols,
- * encoding, all freed by the end) are not sampled. */
-static int building;
+/* Above 0 during the profiler's own work (folio_prof_self_begin): its
+ * allocations are not sampled. */
+static int self_depth;
 static int initialized;
 
 static void *
@@ -217,16 +226,21 @@ on_sigprof(int sig, siginfo_t *si, void *ucv)
     (void)si;
     if (!cpu.active)
         goto out;
-    t0 = folio_mono_ns();
-    if (unwinding) {
-        /* The heap sampler is unwinding: the leaf alone, exact enough. */
-        pcs[0] = context_pc(ucv);
-        n = pcs[0] != 0;
-    } else {
-        n = signal_stack(ucv, pcs);
-    }
-    cpu.unwind_ns += folio_mono_ns() - t0;
     cpu.samples++;
+    if (unwinding) {
+        /*
+         * The heap sampler is taking a stack: unwinding again from here
+         * would take the unwinder's lock twice.  Its stack is this one's
+         * but for the unwinder's frames: heap_sample counts the sample
+         * with it, once it has it.
+         */
+        atomic_fetch_add_explicit(&cpu.deferred, 1, memory_order_relaxed);
+        cpu.deferred_total++;
+        goto out;
+    }
+    t0 = folio_mono_ns();
+    n = signal_stack(ucv, pcs);
+    cpu.unwind_ns += folio_mono_ns() - t0;
     if (n > 0 && (s = table_find(&cpu.tab, pcs, n, 1)) != NULL)
         s->v[0] += 1;
 out:
@@ -251,7 +265,9 @@ folio_prof_cpu_start(unsigned hz)
     if ((rc = table_init(&cpu.tab, CPU_SLOTS)) != 0)
         return rc;
     cpu.hz = hz;
-    cpu.samples = cpu.unwind_ns = 0;
+    cpu.samples = cpu.unwind_ns = cpu.deferred_total = 0;
+    atomic_store(&cpu.deferred, 0);
+    getrusage(RUSAGE_SELF, &cpu.ru_start);
     cpu.start_unix_ns = folio_unix_ns();
     cpu.start_mono_ns = folio_mono_ns();
     cpu.stop_mono_ns = 0;
@@ -297,57 +313,146 @@ folio_prof_cpu_stop(void)
     signal(SIGPROF, SIG_IGN);
     cpu.active = 0;
     cpu.stop_mono_ns = folio_mono_ns();
+    getrusage(RUSAGE_SELF, &cpu.ru_stop);
 }
 
-/* The allocator's entry points: heap stacks start at their caller. */
-static int
-is_alloc_fn(const char *name)
-{
-    static const char *const fns[] = {
-        "malloc",        "calloc",       "realloc",     "free",
-        "memalign",      "posix_memalign", "aligned_alloc", "valloc",
-        "pvalloc",       "folio_malloc", "folio_calloc", "folio_realloc",
-    };
-    size_t i;
+/* ------------------------------------------------------------------ */
+/* Profiles                                                            */
 
-    for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-        if (strcmp(name, fns[i]) == 0)
-            return 1;
+#define MAX_MAPS 512 /* executable mappings of a profile */
+
+/*
+ * A profile being built: addresses to locations, each added once, in the
+ * mapping that holds it (sorted by start, for a binary search).
+ */
+struct build {
+    struct folio_pprof *p;
+    uint64_t *key;  /* address + 1; 0: empty */
+    uint32_t *val;  /* its location */
+    uint32_t mask;
+    struct {
+        uint64_t start, limit;
+        uint32_t index;
+    } maps[MAX_MAPS];
+    uint32_t nmaps;
+};
+
+static int
+add_map(void *arg, const struct folio_prof_map *m)
+{
+    struct build *b = arg;
+    int idx;
+
+    if (b->nmaps == MAX_MAPS)
+        return 1;
+    if ((idx = folio_pprof_add_mapping(b->p, m->start, m->limit, m->offset,
+                                       m->path, m->build_id)) < 0)
+        return idx;
+    /* Not named yet: prof_sym.c sets these when it has named them. */
+    b->p->mappings[idx].has_functions = b->p->mappings[idx].has_filenames =
+        b->p->mappings[idx].has_lines = b->p->mappings[idx].has_inline = 0;
+    b->maps[b->nmaps].start = m->start;
+    b->maps[b->nmaps].limit = m->limit;
+    b->maps[b->nmaps].index = (uint32_t)idx;
+    b->nmaps++;
     return 0;
 }
 
-/* Every slot of t as a sample of p, with values from `values`. */
 static int
-add_stacks(struct folio_pprof *p, struct folio_prof_sym *sym,
-           const struct table *t, int heap_trim,
+cmp_map(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b; /* each element starts with its start */
+
+    return *x < *y ? -1 : *x > *y;
+}
+
+/* Ready to add stacks of at most `frames` frames in all. */
+static int
+build_begin(struct build *b, struct folio_pprof *p, uint32_t frames)
+{
+    uint32_t cap = 1024;
+    int rc;
+
+    while (cap < 2 * frames && cap < (1u << 30))
+        cap *= 2;
+    b->p = p;
+    b->mask = cap - 1;
+    b->key = folio_calloc(cap, sizeof(*b->key));
+    b->val = folio_calloc(cap, sizeof(*b->val));
+    if (b->key == NULL || b->val == NULL)
+        return FOLIO_ENOMEM;
+    if ((rc = folio_prof_each_map(add_map, b)) < 0)
+        return rc;
+    qsort(b->maps, b->nmaps, sizeof(b->maps[0]), cmp_map);
+    return 0;
+}
+
+static void
+build_end(struct build *b)
+{
+    folio_free(b->key);
+    folio_free(b->val);
+}
+
+/* The location of address `addr` (a PC, or a return address - 1). */
+static int64_t
+location(struct build *b, uint64_t addr)
+{
+    uint32_t k = (uint32_t)((addr * 0x9E3779B97F4A7C15ull) >> 34) & b->mask;
+    uint32_t lo = 0, hi = b->nmaps, mapping = 0;
+    int idx;
+
+    while (b->key[k] != 0 && b->key[k] != addr + 1)
+        k = (k + 1) & b->mask;
+    if (b->key[k] != 0)
+        return b->val[k];
+    /* Its mapping: the last starting at or below addr. */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+
+        if (b->maps[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && addr < b->maps[lo - 1].limit)
+        mapping = b->maps[lo - 1].index + 1;
+    if ((idx = folio_pprof_add_location(b->p, mapping, addr, NULL, 0)) < 0)
+        return idx;
+    b->key[k] = addr + 1;
+    b->val[k] = (uint32_t)idx;
+    return idx;
+}
+
+/*
+ * Every slot of t as a sample of the profile, with values from
+ * `values`.  A return address is looked up one byte back, inside the
+ * call (what addr2line and pprof do).
+ */
+static int
+add_stacks(struct build *b, const struct table *t,
            void (*values)(const struct slot *s, int64_t *v))
 {
-    uint32_t locs[FOLIO_PROF_MAX_DEPTH], i, skip;
-    int64_t v[4];
+    uint32_t locs[FOLIO_PROF_MAX_DEPTH], i, k;
+    int64_t v[4], l;
     int rc;
 
     for (i = 0; i <= t->mask; i++) {
         const struct slot *s = &t->slots[i];
+        const uint64_t *pcs = t->frames + s->off;
 
         if (!s->used)
             continue;
         values(s, v);
-        if (v[0] == 0 && (p->ntypes < 3 || v[2] == 0))
+        if (v[0] == 0 && (b->p->ntypes < 3 || v[2] == 0))
             continue; /* heap: nothing left to say about it */
-        if ((rc = folio_prof_sym_stack(sym, t->frames + s->off, s->depth,
-                                       s->leaf, locs)) != 0)
-            return rc;
-        skip = 0;
-        if (heap_trim) {
-            /* The allocator's own frames say nothing: start at its caller. */
-            while (skip < s->depth &&
-                   is_alloc_fn(folio_prof_sym_outer_name(p, locs[skip])))
-                skip++;
-            if (skip == s->depth)
-                skip = 0;
+        for (k = 0; k < s->depth; k++) {
+            if ((l = location(b, s->leaf && k == 0 ? pcs[k] : pcs[k] - 1)) < 0)
+                return (int)l;
+            locs[k] = (uint32_t)l;
         }
-        if ((rc = folio_pprof_add_sample(p, locs + skip, s->depth - skip, v,
-                                         NULL, 0)) < 0)
+        if ((rc = folio_pprof_add_sample(b->p, locs, s->depth, v, NULL, 0)) <
+            0)
             return rc;
     }
     return 0;
@@ -362,47 +467,70 @@ cpu_values(const struct slot *s, int64_t *v)
     v[1] = (int64_t)s->v[0] * cpu_period;
 }
 
-/* Every profile starts the same way: types, a symbolizer, the comments. */
+/* Every profile starts the same way: types, mappings, the comments. */
 static int
-profile_begin(struct folio_pprof *p, struct folio_prof_sym **sym)
+profile_begin(struct folio_pprof *p, struct build *b, const struct table *t)
 {
     int rc;
 
-    building = 1;
-    if ((rc = folio_pprof_init(p)) != 0) {
-        building = 0;
+    memset(b, 0, sizeof(*b));
+    if ((rc = folio_pprof_init(p)) != 0)
         return rc;
-    }
-    if ((rc = folio_prof_sym_begin(p, sym)) != 0) {
-        folio_pprof_free(p);
-        building = 0;
+    if ((rc = build_begin(b, p, t != NULL ? t->frames_used : 0)) != 0)
         return rc;
-    }
 #ifdef FOLIO_SANITIZED
     if (folio_pprof_add_comment(
             p, "sanitizer build: malloc is not interposed; the heap "
-               "samples cover folio_malloc() and libevent only") < 0) {
-        folio_prof_sym_end(*sym);
-        folio_pprof_free(p);
-        building = 0;
+               "samples cover folio_malloc() and libevent only") < 0)
         return FOLIO_ENOMEM;
-    }
 #endif
     return 0;
 }
 
-/* The end of a profile's building: symbols released. */
-static void
-profile_end(struct folio_prof_sym *sym)
+static double
+tv_s(const struct timeval *tv)
 {
-    folio_prof_sym_end(sym);
-    building = 0;
+    return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+/* What sampling cost, and how much of the time the stacks cannot show. */
+static int
+cpu_comments(struct folio_pprof *p)
+{
+    double user = tv_s(&cpu.ru_stop.ru_utime) - tv_s(&cpu.ru_start.ru_utime);
+    double sys = tv_s(&cpu.ru_stop.ru_stime) - tv_s(&cpu.ru_start.ru_stime);
+
+    /* '#': for pprof -comments, not in the header of -top. */
+    if (cpu.samples > 0 &&
+        folio_pprof_add_comment(
+            p, "# pid %ld: %llu samples, %.1f us per stack taken",
+            (long)getpid(), (unsigned long long)cpu.samples,
+            (double)cpu.unwind_ns / 1e3 /
+                (double)(cpu.samples - cpu.deferred_total > 0
+                             ? cpu.samples - cpu.deferred_total
+                             : 1)) < 0)
+        return FOLIO_ENOMEM;
+    if (user + sys > 0 &&
+        folio_pprof_add_comment(
+            p,
+            "# pid %ld: user-space stacks only: %.0f%% of its CPU time was "
+            "in the kernel (getrusage)",
+            (long)getpid(), 100.0 * sys / (user + sys)) < 0)
+        return FOLIO_ENOMEM;
+    if (cpu.tab.dropped > 0 &&
+        folio_pprof_add_comment(p,
+                                "%llu samples dropped: more distinct stacks "
+                                "than the table holds (%u)",
+                                (unsigned long long)cpu.tab.dropped,
+                                CPU_SLOTS / 4 * 3) < 0)
+        return FOLIO_ENOMEM;
+    return 0;
 }
 
 int
 folio_prof_cpu_profile(struct folio_pprof *p)
 {
-    struct folio_prof_sym *sym = NULL;
+    struct build *b = NULL;
     uint64_t stop;
     int rc;
 
@@ -410,7 +538,12 @@ folio_prof_cpu_profile(struct folio_pprof *p)
     if (cpu.tab.slots == NULL)
         return FOLIO_EINVAL;
     folio_prof_cpu_stop();
-    if ((rc = profile_begin(p, &sym)) != 0)
+    folio_prof_self_begin();
+    if ((b = folio_malloc(sizeof(*b))) == NULL) {
+        rc = FOLIO_ENOMEM;
+        goto done;
+    }
+    if ((rc = profile_begin(p, b, &cpu.tab)) != 0)
         goto done;
     cpu_period = 1000000000 / (int64_t)cpu.hz;
     if (folio_pprof_add_type(p, "samples", "count") < 0 ||
@@ -423,35 +556,54 @@ folio_prof_cpu_profile(struct folio_pprof *p)
     p->time_nanos = (int64_t)cpu.start_unix_ns;
     stop = cpu.stop_mono_ns != 0 ? cpu.stop_mono_ns : folio_mono_ns();
     p->duration_nanos = (int64_t)(stop - cpu.start_mono_ns);
-    if ((rc = add_stacks(p, sym, &cpu.tab, 0, cpu_values)) != 0)
-        goto done;
-    /* What sampling cost, for pprof -comments ('#': not in the header). */
-    if (cpu.samples > 0 &&
-        folio_pprof_add_comment(p,
-                                "# pid %ld: %llu samples, %.1f us per stack "
-                                "taken",
-                                (long)getpid(),
-                                (unsigned long long)cpu.samples,
-                                (double)cpu.unwind_ns / 1e3 /
-                                    (double)cpu.samples) < 0) {
-        rc = FOLIO_ENOMEM;
-        goto done;
-    }
-    if (cpu.tab.dropped > 0 &&
-        folio_pprof_add_comment(p,
-                                "%llu samples dropped: more distinct stacks "
-                                "than the table holds (%u)",
-                                (unsigned long long)cpu.tab.dropped,
-                                CPU_SLOTS / 4 * 3) < 0)
-        rc = FOLIO_ENOMEM;
+    if ((rc = add_stacks(b, &cpu.tab, cpu_values)) == 0)
+        rc = cpu_comments(p);
 done:
-    profile_end(sym);
+    if (b != NULL)
+        build_end(b);
+    folio_free(b);
     table_free(&cpu.tab);
     if (rc != 0)
         folio_pprof_free(p);
+    folio_prof_self_end();
     return rc;
 }
 
+/*
+ * CPU samples deferred while the heap sampler unwound (on_sigprof):
+ * counted with the stack it took, which starts in heap_sample.  Called
+ * with `unwinding` still set, so that no SIGPROF touches the table
+ * meanwhile (one that comes now is deferred to the next heap sample).
+ */
+static void
+cpu_take_deferred(void *const *buf, int n)
+{
+    uint64_t pcs[FOLIO_PROF_MAX_DEPTH];
+    uint32_t d = atomic_exchange_explicit(&cpu.deferred, 0,
+                                          memory_order_relaxed);
+    struct slot *s;
+    int k;
+
+    if (d == 0 || !cpu.active || n <= 0)
+        return;
+    for (k = 0; k < n && k < FOLIO_PROF_MAX_DEPTH; k++)
+        pcs[k] = (uint64_t)(uintptr_t)buf[k];
+    if ((s = table_find(&cpu.tab, pcs, (uint32_t)k, 0)) != NULL)
+        s->v[0] += d;
+}
+
+void
+folio_prof_self_begin(void)
+{
+    self_depth++;
+}
+
+void
+folio_prof_self_end(void)
+{
+    if (self_depth > 0)
+        self_depth--;
+}
 /* ------------------------------------------------------------------ */
 /* Heap                                                                */
 
@@ -546,10 +698,12 @@ heap_sample(void *ptr, size_t size)
     int n, i;
 
     folio_alloc_sampler.fs_left = next_interval();
-    if (unwinding || building || heap.rate == 0)
+    if (unwinding || self_depth > 0 || heap.rate == 0)
         return; /* the profiler's own allocation: not sampled */
     unwinding = 1;
     n = backtrace(buf, (int)(sizeof(buf) / sizeof(buf[0])));
+    if (atomic_load_explicit(&cpu.deferred, memory_order_relaxed) != 0)
+        cpu_take_deferred(buf, n);
     unwinding = 0;
     /* buf[0] is here, in heap_sample: start at the allocator. */
     for (i = 1; i < n; i++)
@@ -653,11 +807,17 @@ heap_values(const struct slot *s, int64_t *v)
 int
 folio_prof_heap_profile(struct folio_pprof *p, int allocs)
 {
-    struct folio_prof_sym *sym = NULL;
+    struct build *b;
     int rc;
 
-    if ((rc = profile_begin(p, &sym)) != 0)
-        return rc;
+    memset(p, 0, sizeof(*p));
+    folio_prof_self_begin();
+    if ((b = folio_malloc(sizeof(*b))) == NULL) {
+        folio_prof_self_end();
+        return FOLIO_ENOMEM;
+    }
+    if ((rc = profile_begin(p, b, &heap.tab)) != 0)
+        goto done;
     if (folio_pprof_add_type(p, "alloc_objects", "count") < 0 ||
         folio_pprof_add_type(p, "alloc_space", "bytes") < 0 ||
         folio_pprof_add_type(p, "inuse_objects", "count") < 0 ||
@@ -676,7 +836,7 @@ folio_prof_heap_profile(struct folio_pprof *p, int allocs)
             rc = FOLIO_ENOMEM;
         goto done;
     }
-    rc = add_stacks(p, sym, &heap.tab, 1, heap_values);
+    rc = add_stacks(b, &heap.tab, heap_values);
     if (rc == 0 && heap.tab.dropped + heap.live_dropped > 0 &&
         folio_pprof_add_comment(p,
                                 "%llu heap samples dropped: the tables are "
@@ -685,9 +845,11 @@ folio_prof_heap_profile(struct folio_pprof *p, int allocs)
                                                      heap.live_dropped)) < 0)
         rc = FOLIO_ENOMEM;
 done:
-    profile_end(sym);
+    build_end(b);
+    folio_free(b);
     if (rc != 0)
         folio_pprof_free(p);
+    folio_prof_self_end();
     return rc;
 }
 
@@ -714,6 +876,7 @@ folio_prof_init(uint64_t heap_rate)
         seed();
         /* The first backtrace() loads libgcc_s (and allocates): now. */
         backtrace(warm, 4);
+        folio_prof_maps_init();
     }
     folio_prof_heap_rate(heap_rate);
 }
@@ -721,12 +884,20 @@ folio_prof_init(uint64_t heap_rate)
 void
 folio_prof_after_fork(void)
 {
+    uint64_t rate = heap.rate;
+
     seed();
-    if (heap.rate != 0)
-        folio_alloc_sampler.fs_left = next_interval();
     if (cpu.active)
         folio_prof_cpu_stop();
     table_free(&cpu.tab);
+    atomic_store(&cpu.deferred, 0);
+    cpu.samples = 0;
+    /* The parent's heap samples are the parent's: fresh tables. */
+    heap_off();
+    heap.samples = 0;
+    heap.live_dropped = 0;
+    if (rate != 0)
+        folio_prof_heap_rate(rate);
 }
 
 void

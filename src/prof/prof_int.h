@@ -1,39 +1,33 @@
 /*
  * prof_int.h - what the sampler (prof.c) and the symbolizer
- * (prof_sym.c) share.  Included by those two only.
+ * (prof_sym.c) both use: the executable mappings of this process
+ * (prof_maps.c), read from the dynamic loader (dl_iterate_phdr), with
+ * their build ids.  Included by those three only.
  */
 #ifndef FOLIO_PROF_INT_H
 #define FOLIO_PROF_INT_H
 
 #include <stdint.h>
 
-struct folio_pprof;
-struct folio_prof_sym;
+/* One executable segment of a loaded file, as /proc/self/maps shows it. */
+struct folio_prof_map {
+    uint64_t start, limit, offset; /* page-aligned, as the kernel maps it */
+    const char *path;     /* the file; "[vdso]"; borrowed for the call */
+    const char *build_id; /* hex, "" if the file has none */
+    int main;             /* the main executable */
+};
 
 /*
- * folio_prof_sym_begin - a symbolizer for this process's current
- * mappings, adding mappings (the main executable first, with build ids)
- * to p.  Returns
- * 0 or FOLIO_ENOMEM; without libdw's help (no file, no debug
- * information) names fall back to "module+0xoffset".
+ * folio_prof_each_map - call fn for each executable segment of every
+ * file loaded in this process, the main executable's first, until fn
+ * returns non-zero (which is returned).  Reads the loader's list and the
+ * build-id notes in memory: no file is opened, nothing is allocated.
+ * Not from signal context (the loader's lock).
  */
-int folio_prof_sym_begin(struct folio_pprof *p, struct folio_prof_sym **out);
+int folio_prof_each_map(int (*fn)(void *arg, const struct folio_prof_map *m),
+                        void *arg);
 
-/*
- * folio_prof_sym_stack - the locations of `pcs` (n return addresses, the
- * first the interrupted or calling one: `leaf` says whether pcs[0] is an
- * exact PC) in p, each added once per profile, into locs.  Returns 0 or
- * FOLIO_ENOMEM.
- */
-int folio_prof_sym_stack(struct folio_prof_sym *s, const uint64_t *pcs,
-                         uint32_t n, int leaf, uint32_t *locs);
-
-/* folio_prof_sym_end - release it, and what libdw read; accepts NULL. */
-void folio_prof_sym_end(struct folio_prof_sym *s);
-
-/* folio_prof_sym_outer_name - the outermost function name of location
- * `loc` of p ("" if none): what heap stacks are trimmed by. */
-const char *folio_prof_sym_outer_name(const struct folio_pprof *p,
-                                      uint32_t loc);
+/* folio_prof_maps_init - note the executable's path (folio_prof_init). */
+void folio_prof_maps_init(void);
 
 #endif

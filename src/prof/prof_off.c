@@ -67,6 +67,45 @@ folio_prof_heap_profile(struct folio_pprof *p, int allocs)
 }
 
 void
+folio_prof_self_begin(void)
+{
+}
+
+void
+folio_prof_self_end(void)
+{
+}
+
+int
+folio_prof_syms_new(struct folio_prof_syms **out)
+{
+    *out = NULL;
+    return FOLIO_EINVAL;
+}
+
+void
+folio_prof_syms_free(struct folio_prof_syms *s)
+{
+    (void)s;
+}
+
+int
+folio_prof_symbolize(struct folio_prof_syms *s, struct folio_pprof *p,
+                     unsigned flags)
+{
+    (void)s;
+    (void)p;
+    (void)flags;
+    return FOLIO_EINVAL;
+}
+
+uint64_t
+folio_prof_sym_lookups(void)
+{
+    return 0;
+}
+
+void
 folio_prof_get_stats(struct folio_prof_stats *s)
 {
     memset(s, 0, sizeof(*s));

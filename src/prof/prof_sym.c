@@ -1,42 +1,57 @@
 /*
- * prof_sym.c - addresses of this process to functions, files and lines,
- * with elfutils' libdw (see prof_int.h).  Each address gets one location
- * with a line per frame inlined there, innermost first (what
+ * prof_sym.c - the symbolizer (see prof.h): the addresses of profiles to
+ * functions, files and lines, with elfutils' libdw.  Each address gets one
+ * location with a line per frame inlined there, innermost first (what
  * `eu-addr2line -i` prints); names come from the DWARF of the module,
- * else its ELF symbols, else "module+0xoffset".  Mappings are the
- * executable segments of /proc/self/maps, with the build id of each
- * module, the main executable first (pprof's "File:").
+ * else its ELF symbols, else "file+0xSTART": the start of the function
+ * around it, from its unwind table, so that the samples of one static
+ * function of a stripped library add up under one name.
+ *
+ * The master names its workers' profiles: they are its forks, so a
+ * mapping of theirs is one of its own (same file, same build id, same
+ * place) and libdw reads it from this process's view of its files
+ * (dwfl_linux_proc_report, which also finds a replaced executable through
+ * /proc/self/exe and the vDSO in memory).  A mapping it lacks (a library
+ * a worker loaded itself, a worker of an older binary) is read from the
+ * file on disk, if its build id is the mapping's.
+ *
+ * Everything is kept between profiles: libdw's view of each file (the
+ * costly part: reading a module's DWARF for the first address in it), and
+ * every address named, by file and offset, in a profile of its own that
+ * only serves as the table (`cache`).  A profile costs the lookups of
+ * the addresses no earlier one had.
  *
  * Debug files are looked up by build id under /usr/lib/debug only: never
  * over the network (libdw's standard callback would ask debuginfod when
- * DEBUGINFOD_URLS is set, stalling a worker on a download).  What libdw
- * read is released with each profile (see folio_prof_sym_end).
+ * DEBUGINFOD_URLS is set, stalling the master on a download).
  */
 #include "config.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "src/alloc.h"
+#include "src/clock.h"
 #include "src/err.h"
+#include "src/hash.h"
 #include "src/prof/pprof.h"
+#include "src/prof/prof.h"
 #include "src/prof/prof_int.h"
 
 #define MAX_MAPS 512
+#define MAX_FILES 64          /* files read from disk, kept */
 #define MAX_INLINE 16
-
-struct map {
-    uint64_t start, limit, offset;
-    uint32_t index; /* in the profile */
-};
+#define CACHE_MAX (1u << 18)  /* addresses kept; beyond, start again */
 
 /* An open-addressing table of 64-bit keys to indices + 1 (0: empty). */
 struct table {
@@ -45,15 +60,52 @@ struct table {
     uint32_t mask, used;
 };
 
-struct folio_prof_sym {
-    struct folio_pprof *p;
-    struct map maps[MAX_MAPS];
-    uint32_t nmaps;
-    struct table addrs; /* address -> location */
-    struct table fns;   /* (name, file) strings -> function */
+/* One executable mapping of this process, to match a profile's against. */
+struct own_map {
+    uint64_t start, limit, offset;
+    char build_id[132];
 };
 
-static Dwfl *dwfl; /* of the profile being built */
+/* A file read from disk: one not mapped here as the profile's was. */
+struct file {
+    char *key; /* its build id, else its path */
+    Dwfl *dwfl;
+    Dwfl_Module *mod; /* NULL: see why */
+    const char *why;
+};
+
+struct folio_prof_syms {
+    Dwfl *own;        /* this process's files */
+    uint64_t own_sig; /* of the mappings it was reported with */
+    struct own_map own_maps[MAX_MAPS];
+    uint32_t nown;
+    struct folio_pprof cache; /* every address named: its lines */
+    uint8_t *fallback;        /* per cache location: named file+0x... */
+    uint32_t fallback_cap;
+    struct table keys;        /* file << 40 | offset -> cache location */
+    struct table cache_fns;   /* (name, file) -> cache function */
+    struct file files[MAX_FILES];
+    uint32_t nfiles;
+};
+
+/* One mapping of the profile being named. */
+struct resolver {
+    Dwfl_Module *mod; /* NULL: only fallback names */
+    uint64_t delta;   /* the module's address = the profile's + delta */
+    uint32_t file;    /* the cache's string naming the file */
+    const char *why;  /* no module: why, for the profile's comment */
+    uint32_t unnamed; /* addresses of it named file+0x... in this profile */
+    int used;
+};
+
+static uint64_t lookups; /* folio_prof_sym_lookups */
+static int atfork_set;
+
+static void
+forked(void)
+{
+    lookups = 0;
+}
 
 /* Debug files by build id, locally; never debuginfod (see above). */
 static int
@@ -103,88 +155,6 @@ static const Dwfl_Callbacks callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static void
-hex(char *out, const unsigned char *b, int n)
-{
-    static const char digits[] = "0123456789abcdef";
-    int i;
-
-    for (i = 0; i < n; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int
-cmp_map(const void *a, const void *b)
-{
-    const struct map *x = a, *y = b;
-
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The executable mappings, each with its module's build id. */
-static int
-read_maps(struct folio_prof_sym *s)
-{
-    char line[4200], perms[8], path[4096], build[130];
-    unsigned long long lo, hi, off;
-    FILE *f;
-    int main_seen = 0;
-    uintptr_t self = (uintptr_t)(void *)&read_maps;
-
-    if ((f = fopen("/proc/self/maps", "re")) == NULL)
-        return 0; /* no mappings: the names still come */
-    while (fgets(line, sizeof(line), f) != NULL && s->nmaps < MAX_MAPS) {
-        const unsigned char *bits;
-        GElf_Addr vaddr, bias;
-        Dwfl_Module *mod;
-        char *del;
-        int n, idx;
-
-        path[0] = '\0';
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi,
-                   perms, &off, path) < 4 ||
-            perms[2] != 'x')
-            continue;
-        if ((del = strstr(path, " (deleted)")) != NULL)
-            *del = '\0';
-        build[0] = '\0';
-        /* The build id is known once the module's ELF is open. */
-        if (dwfl != NULL && (mod = dwfl_addrmodule(dwfl, lo)) != NULL &&
-            dwfl_module_getelf(mod, &bias) != NULL &&
-            (n = dwfl_module_build_id(mod, &bits, &vaddr)) > 0 && n <= 64)
-            hex(build, bits, n);
-        if ((idx = folio_pprof_add_mapping(s->p, lo, hi, off, path, build)) <
-            0) {
-            fclose(f);
-            return FOLIO_ENOMEM;
-        }
-        s->maps[s->nmaps].start = lo;
-        s->maps[s->nmaps].limit = hi;
-        s->maps[s->nmaps].offset = off;
-        s->maps[s->nmaps].index = (uint32_t)idx;
-        /* pprof names the profile after the first mapping: ours. */
-        if (!main_seen && self >= lo && self < hi) {
-            struct folio_pprof_mapping m = s->p->mappings[idx];
-            uint32_t k;
-
-            main_seen = 1;
-            for (k = (uint32_t)idx; k > 0; k--)
-                s->p->mappings[k] = s->p->mappings[k - 1];
-            s->p->mappings[0] = m;
-            for (k = 0; k < s->nmaps; k++)
-                s->maps[k].index++;
-            s->maps[s->nmaps].index = 0;
-        }
-        s->nmaps++;
-    }
-    fclose(f);
-    qsort(s->maps, s->nmaps, sizeof(s->maps[0]), cmp_map);
-    return 0;
-}
-
 static int
 table_init(struct table *t, uint32_t cap)
 {
@@ -200,6 +170,7 @@ table_free(struct table *t)
 {
     folio_free(t->key);
     folio_free(t->val);
+    memset(t, 0, sizeof(*t));
 }
 
 static uint32_t
@@ -250,58 +221,12 @@ table_put(struct table *t, uint32_t slot, uint64_t key, uint32_t index)
     return 0;
 }
 
-int
-folio_prof_sym_begin(struct folio_pprof *p, struct folio_prof_sym **out)
-{
-    struct folio_prof_sym *s;
-
-    *out = NULL;
-    if ((s = folio_calloc(1, sizeof(*s))) == NULL)
-        return FOLIO_ENOMEM;
-    s->p = p;
-    if (table_init(&s->addrs, 4096) != 0 || table_init(&s->fns, 1024) != 0) {
-        folio_prof_sym_end(s);
-        return FOLIO_ENOMEM;
-    }
-    if (dwfl == NULL)
-        dwfl = dwfl_begin(&callbacks);
-    if (dwfl != NULL) {
-            dwfl_report_begin(dwfl);
-        if (dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
-            dwfl_report_end(dwfl, NULL, NULL) != 0) {
-            dwfl_end(dwfl);
-            dwfl = NULL;
-        }
-    }
-    if (read_maps(s) != 0) {
-        folio_prof_sym_end(s);
-        return FOLIO_ENOMEM;
-    }
-    *out = s;
-    return 0;
-}
-
-void
-folio_prof_sym_end(struct folio_prof_sym *s)
-{
-    if (s == NULL)
-        return;
-    table_free(&s->addrs);
-    table_free(&s->fns);
-    folio_free(s);
-    /* Measured: reading the DWARF again costs a profile ~20 ms; keeping
-     * it would hold ~10 MB of libdw's in every worker. */
-    if (dwfl != NULL)
-        dwfl_end(dwfl);
-    dwfl = NULL;
-}
-
-/* The function named `name` in `file`, added once. */
+/* The function named `name` in `file` of p, added once (table fns). */
 static int64_t
-function(struct folio_prof_sym *s, const char *name, const char *file,
-         int64_t start_line)
+function(struct folio_pprof *p, struct table *fns, const char *name,
+         const char *file, int64_t start_line)
 {
-    int64_t n = folio_pprof_cstr(s->p, name), f = folio_pprof_cstr(s->p, file);
+    int64_t n = folio_pprof_cstr(p, name), f = folio_pprof_cstr(p, file);
     int64_t v;
     uint64_t key;
     uint32_t slot;
@@ -310,13 +235,15 @@ function(struct folio_prof_sym *s, const char *name, const char *file,
     if (n < 0 || f < 0)
         return FOLIO_ENOMEM;
     key = ((uint64_t)n << 32) | (uint64_t)f;
-    if ((v = table_get(&s->fns, key, &slot)) >= 0)
+    if ((v = table_get(fns, key, &slot)) >= 0)
         return v;
-    if ((idx = folio_pprof_add_function(s->p, name, file, start_line)) < 0)
+    if ((idx = folio_pprof_add_function(p, name, file, start_line)) < 0)
         return idx;
-    return table_put(&s->fns, slot, key, (uint32_t)idx) != 0 ? FOLIO_ENOMEM
-                                                              : idx;
+    return table_put(fns, slot, key, (uint32_t)idx) != 0 ? FOLIO_ENOMEM : idx;
 }
+
+/* ------------------------------------------------------------------ */
+/* DWARF                                                               */
 
 static const char *
 die_name(Dwarf_Die *die)
@@ -429,103 +356,518 @@ dwarf_frames(Dwfl_Module *mod, Dwarf_Addr addr, struct frame *fr)
     return n;
 }
 
-/* The location of one address: added once per profile. */
+/* ------------------------------------------------------------------ */
+/* The files                                                           */
+
+static int
+collect_own(void *arg, const struct folio_prof_map *m)
+{
+    struct folio_prof_syms *s = arg;
+    struct own_map *o;
+
+    if (s->nown == MAX_MAPS)
+        return 1;
+    o = &s->own_maps[s->nown++];
+    o->start = m->start;
+    o->limit = m->limit;
+    o->offset = m->offset;
+    snprintf(o->build_id, sizeof(o->build_id), "%s", m->build_id);
+    return 0;
+}
+
+/* This process's mappings, and libdw's view of them if they changed. */
+/* Forget the files read from disk (binaries of long ago, at most). */
+static void
+files_free(struct folio_prof_syms *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nfiles; i++) {
+        folio_free(s->files[i].key);
+        if (s->files[i].dwfl != NULL)
+            dwfl_end(s->files[i].dwfl);
+    }
+    s->nfiles = 0;
+}
+
+static void
+own_refresh(struct folio_prof_syms *s)
+{
+    uint64_t sig = 1469598103934665603ull;
+    uint32_t i;
+
+    s->nown = 0;
+    folio_prof_each_map(collect_own, s);
+    for (i = 0; i < s->nown; i++) {
+        sig = (sig ^ folio_fnv1a64(&s->own_maps[i].start, 24)) *
+              0x100000001b3ull;
+        sig ^= folio_fnv1a64(s->own_maps[i].build_id,
+                             strlen(s->own_maps[i].build_id));
+    }
+    if (s->own != NULL && sig == s->own_sig)
+        return;
+    if (s->own == NULL && (s->own = dwfl_begin(&callbacks)) == NULL)
+        return;
+    /* Modules reported again as they were keep what libdw read of them. */
+    dwfl_report_begin(s->own);
+    if (dwfl_linux_proc_report(s->own, getpid()) != 0 ||
+        dwfl_report_end(s->own, NULL, NULL) != 0) {
+        dwfl_end(s->own);
+        s->own = NULL;
+        return;
+    }
+    s->own_sig = sig;
+}
+
+static const struct own_map *
+own_match(const struct folio_prof_syms *s, uint64_t start, uint64_t limit,
+          uint64_t offset, const char *build_id)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nown; i++)
+        if (s->own_maps[i].start == start && s->own_maps[i].limit == limit &&
+            s->own_maps[i].offset == offset &&
+            strcmp(s->own_maps[i].build_id, build_id) == 0)
+            return &s->own_maps[i];
+    return NULL;
+}
+
+/* The file at `path` with build id `build` (or "" for any), read once. */
+static struct file *
+file_open(struct folio_prof_syms *s, const char *path, const char *build)
+{
+    const char *key = build[0] != '\0' ? build : path;
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    struct file *f;
+    char hexid[132];
+    uint32_t i;
+    int n;
+
+    static struct file full = {NULL, NULL, NULL, "more files than are kept"};
+
+    for (i = 0; i < s->nfiles; i++)
+        if (strcmp(s->files[i].key, key) == 0)
+            return &s->files[i];
+    if (s->nfiles == MAX_FILES)
+        return &full; /* folio_prof_symbolize makes room before the next */
+    f = &s->files[s->nfiles];
+    memset(f, 0, sizeof(*f));
+    if ((f->key = folio_malloc(strlen(key) + 1)) == NULL)
+        return NULL;
+    memcpy(f->key, key, strlen(key) + 1);
+    s->nfiles++;
+    if (path[0] != '/') {
+        f->why = "not a file";
+        return f;
+    }
+    if ((f->dwfl = dwfl_begin(&callbacks)) == NULL) {
+        f->why = "libdw failed";
+        return f;
+    }
+    dwfl_report_begin(f->dwfl);
+    /* At 0: the module's addresses are the file's own. */
+    f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
+    dwfl_report_end(f->dwfl, NULL, NULL);
+    if (f->mod == NULL) {
+        f->why = "cannot be read";
+        return f;
+    }
+    hexid[0] = '\0';
+    if (dwfl_module_getelf(f->mod, &vaddr) != NULL &&
+        (n = dwfl_module_build_id(f->mod, &bits, &vaddr)) > 0 && n <= 64) {
+        int k;
+
+        for (k = 0; k < n; k++)
+            snprintf(hexid + 2 * k, 3, "%02x", bits[k]);
+    }
+    if (build[0] != '\0' && strcmp(hexid, build) != 0) {
+        f->mod = NULL;
+        f->why = "the file on disk is another build";
+    }
+    return f;
+}
+
+/*
+ * How to name the addresses of mapping mi of p: in this process, else
+ * in its file on disk (the file's address of the segment the mapping
+ * holds, from its program headers).
+ */
+static int
+resolve_mapping(struct folio_prof_syms *s, const struct folio_pprof *p,
+                uint32_t mi, struct resolver *r)
+{
+    const struct folio_pprof_mapping *m = &p->mappings[mi];
+    const char *path = folio_pprof_text(p, m->file);
+    const char *build = folio_pprof_text(p, m->build_id);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct file *f;
+    GElf_Addr bias;
+    size_t nph, i;
+    int64_t id;
+    Elf *e;
+
+    memset(r, 0, sizeof(*r));
+    if ((id = folio_pprof_cstr(&s->cache, build[0] != '\0' ? build : path)) <
+        0)
+        return FOLIO_ENOMEM;
+    r->file = (uint32_t)id;
+    if (own_match(s, m->start, m->limit, m->offset, build) != NULL) {
+        r->mod = s->own != NULL ? dwfl_addrmodule(s->own, m->start) : NULL;
+        if (r->mod == NULL)
+            r->why = "libdw does not see it";
+        return 0;
+    }
+    if ((f = file_open(s, path, build)) == NULL)
+        return FOLIO_ENOMEM;
+    if (f->mod == NULL) {
+        r->why = f->why;
+        return 0;
+    }
+    r->why = "no segment of the file is mapped there";
+    if ((e = dwfl_module_getelf(f->mod, &bias)) == NULL ||
+        elf_getphdrnum(e, &nph) != 0)
+        return 0;
+    for (i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+
+        if (gelf_getphdr(e, (int)i, &ph) == NULL || ph.p_type != PT_LOAD ||
+            !(ph.p_flags & PF_X) || (ph.p_offset & ~(page - 1)) != m->offset)
+            continue;
+        /* file offset = a - start + offset; its address there: */
+        r->delta = m->offset - m->start - ph.p_offset + ph.p_vaddr + bias;
+        r->mod = f->mod;
+        r->why = NULL;
+        break;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Naming one address                                                  */
+
+/*
+ * No DWARF: the ELF symbol, or the start of the function (its frame
+ * description's) as file+0xSTART, or the address itself so.
+ */
+static const char *
+fallback_name(Dwfl_Module *mod, Dwarf_Addr a, const char *path, char *buf,
+              size_t len, int *unnamed)
+{
+    const char *base = strrchr(path, '/'), *name;
+    Dwarf_Addr bias = 0, cbias = 0, lo = a, hi;
+    Dwarf_Frame *frame;
+    Dwarf_CFI *cfi;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+
+    *unnamed = 0;
+    if (mod != NULL && (name = dwfl_module_addrinfo(mod, a, &off, &sym, NULL,
+                                                    NULL, NULL)) != NULL)
+        return name;
+    *unnamed = 1;
+    base = base != NULL ? base + 1 : path[0] != '\0' ? path : "??";
+    if (mod != NULL) {
+        dwfl_module_getelf(mod, &bias);
+        if ((cfi = dwfl_module_eh_cfi(mod, &cbias)) != NULL &&
+            dwarf_cfi_addrframe(cfi, a - cbias, &frame) == 0) {
+            if (dwarf_frame_info(frame, &lo, &hi, NULL) >= 0)
+                lo += cbias;
+            else
+                lo = a;
+            free(frame);
+        }
+    }
+    snprintf(buf, len, "%.*s+0x%" PRIx64, (int)strcspn(base, " "), base,
+             (uint64_t)(lo - bias));
+    return buf;
+}
+
+/* The frames at the profile's address `addr`, into the cache: its index. */
 static int64_t
-location(struct folio_prof_sym *s, uint64_t pc, int exact)
+cache_add(struct folio_prof_syms *s, struct resolver *r, const char *path,
+          uint64_t addr, uint64_t fileoff)
 {
     struct folio_pprof_line lines[MAX_INLINE];
     struct frame fr[MAX_INLINE];
-    uint64_t addr = exact ? pc : pc - 1;
-    uint32_t slot, mapping = 0, lo, hi;
-    Dwfl_Module *mod = NULL;
-    int n = 0, i, idx;
-    int64_t fn;
+    Dwarf_Addr a = addr + r->delta;
     char fallback[320];
+    int n = 0, i, idx, unnamed = 0;
+    int64_t fn;
 
-    if ((fn = table_get(&s->addrs, addr, &slot)) >= 0)
-        return fn;
-    /* Its mapping: the last starting at or below addr. */
-    lo = 0;
-    hi = s->nmaps;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-
-        if (s->maps[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo > 0 && addr < s->maps[lo - 1].limit)
-        mapping = s->maps[lo - 1].index + 1;
-    if (dwfl != NULL && (mod = dwfl_addrmodule(dwfl, addr)) != NULL)
-        n = dwarf_frames(mod, addr, fr);
+    if (r->mod != NULL)
+        n = dwarf_frames(r->mod, a, fr);
     if (n == 0) {
-        /* No DWARF: the ELF symbol, or the module and offset. */
-        GElf_Off off = 0;
-        GElf_Sym sym;
-        const char *name = NULL, *modname = NULL;
-        Dwarf_Addr start = 0;
-
-        if (mod != NULL) {
-            name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL,
-                                        NULL);
-            modname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
-                                       NULL, NULL);
-        }
-        if (name == NULL) {
-            const char *base = modname != NULL ? strrchr(modname, '/') : NULL;
-            int blen;
-
-            base = base != NULL ? base + 1 : modname != NULL ? modname : "??";
-            blen = (int)strcspn(base, " ");
-            snprintf(fallback, sizeof(fallback), "%.*s+0x%" PRIx64, blen, base,
-                     (uint64_t)(addr - start));
-            name = fallback;
-        }
-        fr[0].name = name;
+        fr[0].name = fallback_name(r->mod, a, path, fallback,
+                                   sizeof(fallback), &unnamed);
         fr[0].file = "";
         fr[0].line = 0;
         fr[0].start = 0;
         n = 1;
     }
     for (i = 0; i < n; i++) {
-        if ((fn = function(s, fr[i].name, fr[i].file, fr[i].start)) < 0)
+        if ((fn = function(&s->cache, &s->cache_fns, fr[i].name, fr[i].file,
+                           fr[i].start)) < 0)
             return FOLIO_ENOMEM;
         lines[i].fn = (uint32_t)fn;
         lines[i].line = fr[i].line;
     }
-    if ((idx = folio_pprof_add_location(s->p, mapping, addr, lines,
+    if ((idx = folio_pprof_add_location(&s->cache, 0, fileoff, lines,
                                         (uint32_t)n)) < 0)
         return idx;
-    return table_put(&s->addrs, slot, addr, (uint32_t)idx) != 0 ? FOLIO_ENOMEM
-                                                                : idx;
+    if ((uint32_t)idx >= s->fallback_cap) {
+        uint32_t cap = s->fallback_cap ? s->fallback_cap * 2 : 4096;
+        uint8_t *nf = folio_realloc(s->fallback, cap);
+
+        if (nf == NULL)
+            return FOLIO_ENOMEM;
+        s->fallback = nf;
+        s->fallback_cap = cap;
+    }
+    s->fallback[idx] = (uint8_t)unnamed;
+    return idx;
 }
 
-int
-folio_prof_sym_stack(struct folio_prof_sym *s, const uint64_t *pcs,
-                     uint32_t n, int leaf, uint32_t *locs)
+/* Location `li` of p (no lines yet) named: lines copied from the cache. */
+static int
+name_location(struct folio_prof_syms *s, struct folio_pprof *p,
+              struct table *fns, uint32_t li, struct resolver *r,
+              unsigned *from_cache)
 {
-    uint32_t i;
-    int64_t l;
+    const struct folio_pprof_mapping *m =
+        &p->mappings[p->locations[li].mapping - 1];
+    uint64_t addr = p->locations[li].address;
+    uint64_t fileoff = addr - m->start + m->offset, key = 0;
+    struct folio_pprof_line lines[MAX_INLINE];
+    const struct folio_pprof_location *c;
+    uint32_t slot = 0, k;
+    int cacheable = r->file < (1u << 24) && fileoff < (1ull << 40);
+    int64_t ci = -1, fn;
 
-    for (i = 0; i < n; i++) {
-        if ((l = location(s, pcs[i], leaf && i == 0)) < 0)
-            return (int)l;
-        locs[i] = (uint32_t)l;
+    lookups++;
+    if (cacheable) {
+        key = (uint64_t)r->file << 40 | fileoff;
+        ci = table_get(&s->keys, key, &slot);
+    }
+    if (ci >= 0) {
+        (*from_cache)++;
+    } else {
+        if ((ci = cache_add(s, r, folio_pprof_text(p, m->file), addr,
+                            fileoff)) < 0)
+            return (int)ci;
+        if (cacheable && table_put(&s->keys, slot, key, (uint32_t)ci) != 0)
+            return FOLIO_ENOMEM;
+    }
+    c = &s->cache.locations[ci];
+    r->unnamed += s->fallback[ci];
+    for (k = 0; k < c->nline && k < MAX_INLINE; k++) {
+        const struct folio_pprof_line *cl = &s->cache.lines[c->line + k];
+        const struct folio_pprof_function *cf = &s->cache.functions[cl->fn];
+
+        if ((fn = function(p, fns, folio_pprof_text(&s->cache, cf->name),
+                           folio_pprof_text(&s->cache, cf->file),
+                           cf->start_line)) < 0)
+            return FOLIO_ENOMEM;
+        lines[k].fn = (uint32_t)fn;
+        lines[k].line = cl->line;
+    }
+    return folio_pprof_set_lines(p, li, lines, k);
+}
+
+/* ------------------------------------------------------------------ */
+/* Profiles                                                            */
+
+/* The allocator's entry points: heap stacks start at their caller. */
+static int
+is_alloc_fn(const char *name)
+{
+    static const char *const fns[] = {
+        "malloc",        "calloc",       "realloc",     "free",
+        "memalign",      "posix_memalign", "aligned_alloc", "valloc",
+        "pvalloc",       "folio_malloc", "folio_calloc", "folio_realloc",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+        if (strcmp(name, fns[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The outermost function name of location `loc` ("" if none). */
+static const char *
+outer_name(const struct folio_pprof *p, uint32_t loc)
+{
+    const struct folio_pprof_location *l = &p->locations[loc];
+    const struct folio_pprof_line *ln;
+
+    if (l->nline == 0)
+        return "";
+    ln = &p->lines[l->line + l->nline - 1];
+    return ln->fn < p->nfunctions
+               ? folio_pprof_text(p, p->functions[ln->fn].name)
+               : "";
+}
+
+/* Each stack starts at the allocator's caller. */
+static void
+trim_alloc(struct folio_pprof *p)
+{
+    uint32_t i, skip;
+
+    for (i = 0; i < p->nsamples; i++) {
+        struct folio_pprof_sample *sm = &p->samples[i];
+
+        for (skip = 0; skip < sm->nstack &&
+                       is_alloc_fn(outer_name(p, p->stack[sm->stack + skip]));
+             skip++)
+            ;
+        if (skip < sm->nstack) {
+            sm->stack += skip;
+            sm->nstack -= skip;
+        }
+    }
+}
+
+/* What naming cost, and the files that had no names to give. */
+static int
+comments(struct folio_pprof *p, const struct resolver *res, unsigned named,
+         unsigned from_cache, uint64_t ns)
+{
+    uint32_t i, k;
+
+    if (named > 0 &&
+        folio_pprof_add_comment(
+            p,
+            "# symbols: %u addresses named by pid %ld (the master): %u "
+            "from its table, %u looked up in %.1f ms",
+            named, (long)getpid(), from_cache, named - from_cache,
+            (double)ns / 1e6) < 0)
+        return FOLIO_ENOMEM;
+    for (i = 0; i < p->nmappings; i++) {
+        const struct resolver *r = &res[i];
+        const char *path = folio_pprof_text(p, p->mappings[i].file);
+        int seen = 0;
+
+        if (!r->used)
+            continue;
+        /* Once per file: a file may have more than one mapping. */
+        for (k = 0; k < i && !seen; k++)
+            seen = res[k].used && p->mappings[k].file == p->mappings[i].file;
+        if (seen)
+            continue;
+        if (r->mod == NULL && r->why != NULL) {
+            if (folio_pprof_add_comment(
+                    p, "%s (build id %s): %s: its addresses are not named",
+                    path, folio_pprof_text(p, p->mappings[i].build_id),
+                    r->why) < 0)
+                return FOLIO_ENOMEM;
+        } else if (r->unnamed > 0 &&
+                   folio_pprof_add_comment(
+                       p,
+                       "%s: %u addresses without a symbol (static functions "
+                       "of a stripped file; its debug symbols would name "
+                       "them: Debian's -dbgsym package) shown as "
+                       "file+0xSTART, the function's start",
+                       path, r->unnamed) < 0) {
+            return FOLIO_ENOMEM;
+        }
     }
     return 0;
 }
 
-const char *
-folio_prof_sym_outer_name(const struct folio_pprof *p, uint32_t loc)
+int
+folio_prof_symbolize(struct folio_prof_syms *s, struct folio_pprof *p,
+                     unsigned flags)
 {
-    const struct folio_pprof_location *l;
-    const struct folio_pprof_line *ln;
+    struct resolver *res = NULL;
+    struct table fns;
+    uint64_t t0 = folio_mono_ns();
+    unsigned named = 0, from_cache = 0;
+    uint32_t i;
+    int rc = FOLIO_ENOMEM;
 
-    if (loc >= p->nlocations || p->locations[loc].nline == 0)
-        return "";
-    l = &p->locations[loc];
-    ln = &p->lines[l->line + l->nline - 1];
-    return ln->fn < p->nfunctions ? folio_pprof_text(p, p->functions[ln->fn].name)
-                                  : "";
+    memset(&fns, 0, sizeof(fns));
+    if (s->cache.nlocations > CACHE_MAX) {
+        /* Long running, many builds seen: start the table again. */
+        folio_pprof_free(&s->cache);
+        table_free(&s->keys);
+        table_free(&s->cache_fns);
+        if (folio_pprof_init(&s->cache) != 0 ||
+            table_init(&s->keys, 4096) != 0 ||
+            table_init(&s->cache_fns, 1024) != 0)
+            goto done;
+    }
+    if (s->nfiles > MAX_FILES / 2)
+        files_free(s);
+    own_refresh(s);
+    if ((res = folio_calloc(p->nmappings + 1, sizeof(*res))) == NULL ||
+        table_init(&fns, 1024) != 0)
+        goto done;
+    for (i = 0; i < p->nmappings; i++)
+        if ((rc = resolve_mapping(s, p, i, &res[i])) != 0)
+            goto done;
+    for (i = 0; i < p->nlocations; i++) {
+        struct folio_pprof_location *l = &p->locations[i];
+
+        if (l->nline > 0 || l->mapping == 0)
+            continue;
+        res[l->mapping - 1].used = 1;
+        if ((rc = name_location(s, p, &fns, i, &res[l->mapping - 1],
+                                &from_cache)) != 0)
+            goto done;
+        named++;
+    }
+    for (i = 0; i < p->nmappings; i++)
+        if (res[i].used && res[i].mod != NULL)
+            p->mappings[i].has_functions = p->mappings[i].has_filenames =
+                p->mappings[i].has_lines = p->mappings[i].has_inline = 1;
+    if (flags & FOLIO_PROF_SYM_HEAP)
+        trim_alloc(p);
+    rc = comments(p, res, named, from_cache, folio_mono_ns() - t0);
+done:
+    folio_free(res);
+    table_free(&fns);
+    return rc;
+}
+
+int
+folio_prof_syms_new(struct folio_prof_syms **out)
+{
+    struct folio_prof_syms *s;
+
+    *out = NULL;
+    if ((s = folio_calloc(1, sizeof(*s))) == NULL ||
+        folio_pprof_init(&s->cache) != 0 || table_init(&s->keys, 4096) != 0 ||
+        table_init(&s->cache_fns, 1024) != 0) {
+        folio_prof_syms_free(s);
+        return FOLIO_ENOMEM;
+    }
+    /* A fork (a worker) has named nothing itself. */
+    if (!atfork_set && pthread_atfork(NULL, NULL, forked) == 0)
+        atfork_set = 1;
+    *out = s;
+    return 0;
+}
+
+void
+folio_prof_syms_free(struct folio_prof_syms *s)
+{
+    if (s == NULL)
+        return;
+    files_free(s);
+    if (s->own != NULL)
+        dwfl_end(s->own);
+    folio_pprof_free(&s->cache);
+    table_free(&s->keys);
+    table_free(&s->cache_fns);
+    folio_free(s->fallback);
+    folio_free(s);
+}
+
+uint64_t
+folio_prof_sym_lookups(void)
+{
+    return lookups;
 }
