@@ -89,6 +89,7 @@ struct bench_stage {
 struct bench_opts {
     enum bench_mode mode;
     char addr[FOLIO_ADDR_TEXT + 8]; /* HOST:PORT or unix:PATH */
+    const char *addr_from;          /* the option that set addr, for errors */
     int conns;                      /* -c */
     int threads;                    /* -t (0: the CPUs) */
     int pipeline;                   /* -P */

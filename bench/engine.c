@@ -512,8 +512,10 @@ bench_conn_open(struct bench_thread *t, struct bench_conn *c)
     int fd;
 
     if ((fd = folio_addr_connect(&t->r->target, 5000)) == -1) {
-        note_error(t->r, "cannot connect to %s: %s", t->o->addr,
-                   strerror(errno));
+        note_error(t->r,
+                   "cannot connect to %s (%s): %s: is the server running "
+                   "there?",
+                   t->o->addr, t->o->addr_from, strerror(errno));
         return -1;
     }
     evutil_make_socket_nonblocking(fd);

@@ -20,6 +20,7 @@
 
 #include "bench/bench.h"
 #include "bench/escape.h"
+#include "src/conf.h"
 #include "src/cpus.h"
 #include "src/defaults.h"
 
@@ -164,9 +165,10 @@ static const struct opt opts[] = {
     {.name = "csv", .arg = "file", .kind = K_STR, .off = O(csv),
      .help = "write the run second by second (a round a line in rounds)"},
     {.name = "max-p99", .arg = "duration", .kind = K_DURATION,
-     .off = O(max_p99_ns), .min = 1, .unit = 1e6, .bad = "bad duration '%s'",
-     .help = "fail (exit status 1) if p99 is over it, or nothing answered; "
-             "a bare number is in ms"},
+     .off = O(max_p99_ns), .min = 1, .unit = 0,
+     .bad = "bad duration '%s': give its unit, as in 5ms or 250us",
+     .help = "fail (exit status 1) if p99 is over it (with its unit: 5ms), "
+             "or nothing answered"},
     {.name = "max-errors", .arg = "n | percent%", .kind = K_FN,
      .parse = max_errors_set, .def = "0",
      .help = "fail (exit status 1) past n unexpected errors or lost "
@@ -226,39 +228,6 @@ static const struct opt opts[] = {
 
 /* ---- values ---- */
 
-/* "1.5", "250ms", "2m", "30s", "100us", "5ns"; a bare number is `unit` ns. */
-static int
-parse_duration(const char *s, double unit, uint64_t *out)
-{
-    char *e;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &e);
-    if (e == s || errno != 0 || v < 0 || !isfinite(v))
-        return -1;
-    if (*e == '\0')
-        v *= unit;
-    else if (strcmp(e, "ns") == 0)
-        ;
-    else if (strcmp(e, "us") == 0)
-        v *= 1e3;
-    else if (strcmp(e, "ms") == 0)
-        v *= 1e6;
-    else if (strcmp(e, "s") == 0)
-        v *= 1e9;
-    else if (strcmp(e, "m") == 0)
-        v *= 60e9;
-    else if (strcmp(e, "h") == 0)
-        v *= 3600e9;
-    else
-        return -1;
-    if (v > 1e18)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
 static int
 parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -293,6 +262,7 @@ static const char *
 host_set(struct bench_opts *o, const char *v)
 {
     snprintf(o->addr, sizeof(o->addr), "%s", v);
+    o->addr_from = "-H";
     return NULL;
 }
 
@@ -300,6 +270,7 @@ static const char *
 socket_set(struct bench_opts *o, const char *v)
 {
     snprintf(o->addr, sizeof(o->addr), "unix:%s", v);
+    o->addr_from = "-U";
     return NULL;
 }
 
@@ -321,7 +292,8 @@ stages_set(struct bench_opts *o, const char *v)
             (colon = strchr(tok, ':')) == NULL)
             return bad;
         *colon = '\0';
-        if (parse_duration(tok, 1e9, &o->stages[o->nstages].dur_ns) != 0 ||
+        if (folio_parse_duration(tok, 1e9, &o->stages[o->nstages].dur_ns) !=
+                0 ||
             o->stages[o->nstages].dur_ns == 0 ||
             parse_u64(colon + 1, 0, BENCH_MAX_CONNS, &target) != 0)
             return bad;
@@ -441,7 +413,7 @@ set(const struct opt *p, struct bench_opts *o, const char *v)
         *(double *)(void *)field = d;
         return NULL;
     case K_DURATION:
-        if (parse_duration(v, p->unit, &u) != 0 || u < p->min)
+        if (folio_parse_duration(v, p->unit, &u) != 0 || u < p->min)
             return p->bad;
         *(uint64_t *)(void *)field = u;
         return NULL;
@@ -564,7 +536,7 @@ usage(FILE *f, int full)
     fputs("\nThe mode comes first: closed (the default; open with -R, ramp "
           "with --stages),\nopen, ramp or rounds.  Durations are a number "
           "and ns, us, ms, s, m or h;\na bare number is in seconds "
-          "(--max-p99: milliseconds).  See folio-bench(1).\n",
+          "(--max-p99 takes its unit only).  See folio-bench(1).\n",
           f);
 }
 
@@ -614,6 +586,7 @@ folio_bench_opts_init(struct bench_opts *o)
     for (i = 0; i < NOPTS; i++)
         if (opts[i].def != NULL)
             set(&opts[i], o, opts[i].def);
+    o->addr_from = "the default; set by -H or -U";
 }
 
 /* Whether option `name` was on the command line. */

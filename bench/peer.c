@@ -667,8 +667,9 @@ folio_bench_peer_setup(const struct bench_opts *o, const struct folio_addr *a,
     }
     len_set = format_set(o, v, buf, cap);
     if ((fd = folio_addr_connect(a, 5000)) == -1) {
-        snprintf(err, errlen, "cannot connect to %s: %s", o->addr,
-                 strerror(errno));
+        snprintf(err, errlen,
+                 "cannot connect to %s (%s): %s: is the server running there?",
+                 o->addr, o->addr_from, strerror(errno));
         goto out;
     }
     if (send(fd, buf, (size_t)len_set, MSG_NOSIGNAL) != len_set) {

@@ -206,19 +206,30 @@ freight_load(const struct folio_config *cfg, struct folio_worker_data *d,
 static int
 check_comments_pg(const struct folio_config *cfg, char *err, size_t errlen)
 {
-    char msg[512];
+    char msg[512], name[300];
+    int rc;
 
     if (folio_comments_pg_dsn_check(cfg->comments_dsn, err, errlen) != 0)
         return FOLIO_ECONFIG;
     if (!cfg->check_only)
         return 0;
-    if (folio_comments_pg_probe(cfg->comments_dsn, 5, msg, sizeof(msg)) == 0)
+    rc = folio_comments_pg_probe(cfg->comments_dsn, 5, msg, sizeof(msg));
+    if (rc == 0) {
         printf("foliod: comments: %s\n", msg);
-    else
+    } else if (rc == FOLIO_ECONFIG) {
+        /* It answered, and no: the workers would fail the same way. */
+        snprintf(err, errlen,
+                 "comments: PostgreSQL refuses (%s): check %s (a libpq "
+                 "connection string) and the database's grants",
+                 msg, folio_config_name(cfg, "comments-dsn", name,
+                                        sizeof(name)));
+        return FOLIO_ECONFIG;
+    } else {
         fprintf(stderr,
                 "foliod: comments: warning: PostgreSQL does not answer "
                 "(%s): the workers will keep trying\n",
                 msg);
+    }
     return 0;
 }
 
@@ -269,6 +280,52 @@ verify_shipped(const struct folio_config *cfg, char *err, size_t errlen)
         folio_log_notice("data directory %s: %u shipped file%s match %s",
                          cfg->data_dir, n, n == 1 ? "" : "s", FOLIO_DATA_SUMS);
     return rc;
+}
+
+/*
+ * A path option of cfg that is set (not auto, not off) names something of
+ * the right kind: 0, or FOLIO_ECONFIG with the reason in err.
+ */
+static int
+check_path(const struct folio_config *cfg, const char *option,
+           const char *path, int dir, char *err, size_t errlen)
+{
+    struct stat st;
+    char name[300];
+
+    if (path == NULL || strcmp(path, "auto") == 0)
+        return 0;
+    folio_config_name(cfg, option, name, sizeof(name));
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s %s: %s", name, path, strerror(errno));
+        return FOLIO_ECONFIG;
+    }
+    if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s %s: not a %s", name, path,
+                 dir ? "directory" : "file");
+        return FOLIO_ECONFIG;
+    }
+    if (access(path, dir ? R_OK | X_OK : R_OK) != 0) {
+        snprintf(err, errlen, "%s %s: %s", name, path, strerror(errno));
+        return FOLIO_ECONFIG;
+    }
+    return 0;
+}
+
+int
+folio_data_check(const struct folio_config *cfg, char *err, size_t errlen)
+{
+    int rc;
+
+    if ((rc = check_path(cfg, "corpus", cfg->corpus, 1, err, errlen)) != 0 ||
+        (rc = check_path(cfg, "freight-dir", cfg->freight_dir, 1, err,
+                         errlen)) != 0 ||
+        (rc = check_path(cfg, "catalog", cfg->catalog, 0, err, errlen)) != 0)
+        return rc;
+    if (cfg->comments_backend == FOLIO_COMMENTS_POSTGRES &&
+        folio_comments_pg_dsn_check(cfg->comments_dsn, err, errlen) != 0)
+        return FOLIO_ECONFIG;
+    return 0;
 }
 
 int

@@ -35,10 +35,8 @@ folio_gen_open(struct folio_master *m, char *err, size_t errlen)
     if (folio_config_load(&g->cfg, m->argc, m->argv, &action, err, errlen) !=
         0)
         goto fail;
-    if (g->cfg.nlisten == 0 && g->cfg.admin_socket == NULL) {
-        snprintf(err, errlen, "nothing to listen on");
+    if (folio_listen_check(&g->cfg, err, errlen) != 0)
         goto fail;
-    }
     g->nworkers = g->cfg.workers > 0 ? g->cfg.workers : folio_cpu_count();
     if (folio_listen_open(g, m->cur, &m->priv, err, errlen) != 0)
         goto fail;

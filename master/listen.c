@@ -42,24 +42,131 @@ find_reusable(const struct folio_gen *g, const char *spec, int admin, int http)
     return NULL;
 }
 
+/* The directory of a Unix socket's path, into dir ("" for none). */
+static void
+dir_of(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+
+    snprintf(dir, len, "%.*s",
+             slash == NULL ? 0 : slash == path ? 1 : (int)(slash - path),
+             path);
+}
+
 /*
- * Make the directory holding a Unix socket, and its missing parents, like
- * systemd's RuntimeDirectory: they belong to the --user.
+ * The run directory, the admin socket's (`path`): the one directory of a
+ * socket foliod makes, with its parents, as systemd's RuntimeDirectory,
+ * for the --user; private to a user who is not root.  A --listen path's
+ * directory is never made: it must exist.
  */
 static void
-make_parent_dir(const struct folio_priv *priv, const char *path)
+make_run_dir(const struct folio_priv *priv, const char *path)
 {
     char dir[FOLIO_ADDR_TEXT];
-    char *slash;
 
-    snprintf(dir, sizeof(dir), "%s", path);
-    if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+    dir_of(path, dir, sizeof(dir));
+    if (dir[0] == '\0' || access(dir, F_OK) == 0)
         return;
-    *slash = '\0';
-    if (access(dir, F_OK) == 0)
-        return;
-    if (folio_priv_mkdirs(priv, dir, 0755) == 0)
+    if (folio_priv_mkdirs(priv, dir, geteuid() == 0 ? 0755 : 0700) == 0)
         folio_log_info("created %s", dir);
+}
+
+/* The option an address comes from: listen, http-listen, admin-socket. */
+static const char *
+option_of(int admin, int http)
+{
+    return admin ? "admin-socket" : http ? "http-listen" : "listen";
+}
+
+void
+folio_listen_error(char *err, size_t errlen, const struct folio_config *cfg,
+                   const char *option, const char *spec, const char *why,
+                   int e)
+{
+    char name[300], hint[64], dir[FOLIO_ADDR_TEXT];
+
+    folio_config_name(cfg, option, name, sizeof(name));
+    folio_config_hint(option, hint, sizeof(hint));
+    if (e == EADDRINUSE && strncmp(spec, "unix:", 5) == 0)
+        snprintf(err, errlen,
+                 "cannot listen on %s (%s): a server is listening there: is "
+                 "another foliod running? Give this one another with %s",
+                 spec, name, hint);
+    else if (e == EADDRINUSE)
+        snprintf(err, errlen,
+                 "cannot listen on %s (%s): address in use: is another "
+                 "foliod running? Give this one another with %s",
+                 spec, name, hint);
+    else if (e == ENOENT && strncmp(spec, "unix:", 5) == 0) {
+        dir_of(spec + 5, dir, sizeof(dir));
+        snprintf(err, errlen,
+                 "cannot listen on %s (%s): the directory %s does not exist: "
+                 "create it, or set %s",
+                 spec, name, dir, hint);
+    } else
+        snprintf(err, errlen, "cannot listen on %s (%s): %s: %s: set %s", spec,
+                 name, why, strerror(e), hint);
+}
+
+/* One address of cfg, before anything is bound: 0 or FOLIO_ECONFIG. */
+static int
+check_one(const struct folio_config *cfg, const char *spec, int admin, int http,
+          char *err, size_t errlen)
+{
+    char why[256], name[300], dir[FOLIO_ADDR_TEXT];
+    struct folio_addr a;
+
+    if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
+        snprintf(
+            err, errlen, "%s: %s",
+            folio_config_name(cfg, option_of(admin, http), name, sizeof(name)),
+            why);
+        return FOLIO_ECONFIG;
+    }
+    if (a.family != AF_UNIX || folio_activate_has(&a) || admin)
+        return 0;
+    dir_of(spec + 5, dir, sizeof(dir));
+    if (dir[0] != '\0' && access(dir, F_OK) != 0) {
+        snprintf(why, sizeof(why), "access(%s)", dir);
+        folio_listen_error(err, errlen, cfg, option_of(admin, http), spec, why,
+                           errno);
+        return FOLIO_ECONFIG;
+    }
+    return 0;
+}
+
+int
+folio_listen_check(const struct folio_config *cfg, char *err, size_t errlen)
+{
+    char spec[FOLIO_ADDR_TEXT + 8];
+    int i, j;
+
+    if (cfg->nlisten == 0 && cfg->admin_socket == NULL) {
+        snprintf(err, errlen,
+                 "nothing to listen on: give --listen ADDR or --admin-socket "
+                 "PATH");
+        return FOLIO_ECONFIG;
+    }
+    for (i = 0; i < cfg->nlisten; i++) {
+        for (j = 0; j < i; j++) {
+            if (strcmp(cfg->listen[i], cfg->listen[j]) == 0) {
+                snprintf(err, errlen, "address %s is configured twice",
+                         cfg->listen[i]);
+                return FOLIO_ECONFIG;
+            }
+        }
+        if (check_one(cfg, cfg->listen[i], 0, 0, err, errlen) != 0)
+            return FOLIO_ECONFIG;
+    }
+    for (i = 0; i < cfg->nhttp_listen; i++)
+        if (check_one(cfg, cfg->http_listen[i], 0, 1, err, errlen) != 0)
+            return FOLIO_ECONFIG;
+    if (cfg->admin_socket == NULL)
+        return 0;
+    snprintf(spec, sizeof(spec), "%s%s",
+             strncmp(cfg->admin_socket, "unix:", 5) == 0 ? "" : "unix:",
+             cfg->admin_socket);
+    return check_one(cfg, spec, 1, 0, err, errlen);
 }
 
 /* Whether a is a TCP address with port 0: any free port. */
@@ -70,8 +177,8 @@ any_port(const struct folio_addr *a)
         return ((const struct sockaddr_in *)(const void *)&a->sa)->sin_port ==
                0;
     if (a->family == AF_INET6)
-        return ((const struct sockaddr_in6 *)(const void *)&a->sa)
-                   ->sin6_port == 0;
+        return ((const struct sockaddr_in6 *)(const void *)&a->sa)->sin6_port ==
+               0;
     return 0;
 }
 
@@ -89,8 +196,7 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
     int i, fd, tries;
 
     if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "%s address %s", http ? "http_listen" : "listen",
-                 why);
+        snprintf(err, errlen, "--%s: %s", option_of(admin, http), why);
         return FOLIO_ECONFIG;
     }
     for (i = 0; i < g->nlisteners; i++) {
@@ -117,8 +223,8 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
         folio_log_info("%s: the socket systemd passed", spec);
         l->passed = 1;
     } else {
-        if (a.family == AF_UNIX)
-            make_parent_dir(priv, spec + 5);
+        if (a.family == AF_UNIX && admin)
+            make_run_dir(priv, spec + 5);
         fd = folio_addr_listen(&a, (int)g->cfg.backlog, admin ? 0660 : 0666,
                                why, sizeof(why));
         /*
@@ -137,8 +243,8 @@ open_one(struct folio_gen *g, const struct folio_gen *reuse,
                                    admin ? 0660 : 0666, why, sizeof(why));
         }
         if (fd == -1) {
-            snprintf(err, errlen, "cannot listen on %s: %s: %s", spec, why,
-                     strerror(errno));
+            folio_listen_error(err, errlen, &g->cfg, option_of(admin, http),
+                               spec, why, errno);
             return FOLIO_ESYS;
         }
         /* The admin socket's group is the user's: 0660 lets that group in. */

@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +74,8 @@ write_pid_file(struct folio_master *m, const char *path)
 
 /*
  * Detach: the parent stays until the daemon is ready (exit 0) or has
- * failed (exit 1), so `foliod && next-step` works.
+ * failed (its exit status, foliod(8) EXIT STATUS), so `foliod &&
+ * next-step` works.
  */
 static void
 daemonize(struct folio_master *m)
@@ -85,8 +89,13 @@ daemonize(struct folio_master *m)
     if ((pid = fork()) == -1)
         folio_fatal("fork");
     if (pid > 0) {
+        int st;
+
         close(p[1]);
-        exit(read(p[0], &c, 1) == 1 ? FOLIO_EXIT_OK : FOLIO_EXIT_FAILURE);
+        if (read(p[0], &c, 1) == 1)
+            exit(FOLIO_EXIT_OK);
+        exit(waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st)
+                                                           : FOLIO_EXIT_FATAL);
     }
     close(p[0]);
     m->ready_pipe = p[1];
@@ -100,33 +109,58 @@ daemonize(struct folio_master *m)
     }
 }
 
+/* The directory a file option's path is in exists: 0 or FOLIO_ECONFIG. */
+static int
+check_file_dir(const struct folio_config *cfg, const char *option,
+               const char *path, char *err, size_t errlen)
+{
+    char dir[4096], name[300];
+    const char *slash;
+
+    if (path == NULL || (slash = strrchr(path, '/')) == NULL || slash == path)
+        return 0;
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    if (access(dir, F_OK) == 0)
+        return 0;
+    snprintf(err, errlen, "%s %.300s: the directory %.300s: %s",
+             folio_config_name(cfg, option, name, sizeof(name)), path, dir,
+             strerror(errno));
+    return FOLIO_ECONFIG;
+}
+
+/*
+ * What foliod was told, checked before anything is bound or created: the
+ * addresses, the paths it reads and the directories of those it writes.
+ * A failure is a configuration error (exit 1; foliod(8) EXIT STATUS) and
+ * leaves nothing behind.
+ */
+static int
+preflight(const struct folio_config *cfg, char *err, size_t errlen)
+{
+    int rc;
+
+    if ((rc = folio_listen_check(cfg, err, errlen)) != 0 ||
+        (rc = folio_metrics_check(cfg, err, errlen)) != 0 ||
+        (rc = folio_data_check(cfg, err, errlen)) != 0 ||
+        (rc = check_file_dir(cfg, "pid-file", cfg->pid_file, err, errlen)) !=
+            0 ||
+        (rc = check_file_dir(cfg, "log-file", cfg->log_file, err, errlen)) !=
+            0 ||
+        (rc = check_file_dir(cfg, "ready-file", cfg->ready_file, err,
+                             errlen)) != 0)
+        return rc;
+    return 0;
+}
+
 static int
 check_config(const struct folio_config *cfg)
 {
     struct folio_worker_data data;
     struct folio_priv priv;
-    struct folio_addr a;
     char err[1024];
-    int i;
 
-    for (i = 0; i < cfg->nlisten; i++) {
-        if (folio_addr_parse(cfg->listen[i], &a, err, sizeof(err)) != 0) {
-            fprintf(stderr, "foliod: listen address %s\n", err);
-            return FOLIO_EXIT_FAILURE;
-        }
-    }
-    for (i = 0; i < cfg->nhttp_listen; i++) {
-        if (folio_addr_parse(cfg->http_listen[i], &a, err, sizeof(err)) != 0) {
-            fprintf(stderr, "foliod: http_listen address %s\n", err);
-            return FOLIO_EXIT_FAILURE;
-        }
-    }
-    if (cfg->metrics_listen != NULL &&
-        folio_addr_parse(cfg->metrics_listen, &a, err, sizeof(err)) != 0) {
-        fprintf(stderr, "foliod: metrics address %s\n", err);
-        return FOLIO_EXIT_FAILURE;
-    }
-    if (folio_priv_init(&priv, cfg->user, 1, err, sizeof(err)) != 0) {
+    if (folio_priv_init(&priv, cfg->user, 1, err, sizeof(err)) != 0 ||
+        preflight(cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "foliod: %s\n", err);
         return FOLIO_EXIT_FAILURE;
     }
@@ -145,6 +179,43 @@ check_config(const struct folio_config *cfg)
                folio_upgrade_token(token, sizeof(token)));
     }
     return FOLIO_EXIT_OK;
+}
+
+/*
+ * A per-user data directory is the user's alone (one under /tmp could
+ * have been made by someone else first), or the start stops (exit 2).
+ */
+static void
+user_dir_check(const struct folio_config *cfg)
+{
+    struct stat st;
+
+    if (stat(cfg->data_dir, &st) != 0)
+        folio_fatal("the data directory %s", cfg->data_dir);
+    if (st.st_uid != geteuid() || (st.st_mode & 022) != 0)
+        folio_fatalx("the data directory %s is not yours alone (owner uid "
+                     "%ld, mode %03o): set --data-dir DIR",
+                     cfg->data_dir, (long)st.st_uid,
+                     (unsigned)(st.st_mode & 0777));
+}
+
+/*
+ * A start that fails once something is bound: said as a fatal error is,
+ * and nothing left behind (the Unix sockets' files, the pid file); exit 2.
+ */
+static void __attribute__((format(printf, 2, 3), noreturn))
+start_failed(struct folio_master *m, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    folio_log_vwrite(FOLIO_LOG_CRIT, 0, fmt, ap);
+    va_end(ap);
+    folio_gen_free(m->cur, NULL);
+    m->cur = NULL;
+    if (m->pid_file[0] != '\0')
+        unlink(m->pid_file);
+    exit(FOLIO_EXIT_FATAL);
 }
 
 static void
@@ -245,7 +316,7 @@ main(int argc, char *argv[])
 
     if (folio_config_load(&probe, m->argc, m->argv, &action, err,
                           sizeof(err)) != 0) {
-        fprintf(stderr, "foliod: %s\n(see foliod --help)\n", err);
+        fprintf(stderr, "foliod: %s\n", err);
         folio_config_free(&probe);
         return FOLIO_EXIT_FAILURE;
     }
@@ -276,15 +347,22 @@ main(int argc, char *argv[])
     }
     folio_title_set("foliod: master (starting)");
 
-    /* Whom to become, if anyone (priv.c). */
-    if (folio_priv_init(&m->priv, probe.user, 0, err, sizeof(err)) != 0) {
+    /* Whom to become, if anyone (priv.c); then all we were told. */
+    if (folio_priv_init(&m->priv, probe.user, 0, err, sizeof(err)) != 0 ||
+        preflight(&probe, err, sizeof(err)) != 0) {
         fprintf(stderr, "foliod: %s\n", err);
         folio_config_free(&probe);
         return FOLIO_EXIT_FAILURE;
     }
 
-    if (folio_priv_mkdirs(&m->priv, probe.data_dir, 0750) != 0)
-        folio_fatal("cannot create data directory %s", probe.data_dir);
+    if (folio_priv_mkdirs(&m->priv, probe.data_dir,
+                          probe.per_user ? 0700 : 0750) != 0)
+        folio_fatal("cannot create the data directory %s (%s; set %s)",
+                    probe.data_dir,
+                    folio_config_name(&probe, "data-dir", err, sizeof(err)),
+                    folio_config_hint("data-dir", logpath, sizeof(logpath)));
+    if (probe.per_user)
+        user_dir_check(&probe);
     if (probe.log_file != NULL) {
         if (folio_log_open(probe.log_file) != 0)
             folio_fatalx("cannot open log file %s", probe.log_file);
@@ -302,6 +380,13 @@ main(int argc, char *argv[])
         folio_log_warnx("serving as root: a bug in foliod would be a bug "
                         "with every privilege (set --user USER to drop "
                         "privileges once the sockets are bound)");
+    if (probe.per_user)
+        folio_log_notice("not root: per-user paths: data directory %s "
+                         "(--data-dir DIR), admin socket %s "
+                         "(--admin-socket PATH|off)",
+                         probe.data_dir,
+                         probe.admin_socket != NULL ? probe.admin_socket
+                                                    : "off");
     /* Sockets from systemd: LISTEN_PID names us, not the daemon child. */
     if (folio_activate_init(err, sizeof(err)) != 0)
         folio_fatalx("%s", err);
@@ -314,30 +399,32 @@ main(int argc, char *argv[])
     if ((m->base = event_base_new()) == NULL)
         folio_fatalx("event_base_new failed");
     if ((m->cur = folio_gen_open(m, err, sizeof(err))) == NULL)
-        folio_fatalx("%s", err);
+        folio_fatalx("%s", err); /* what it bound is closed again */
     folio_activate_report();
+    if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
+        start_failed(m, "cannot create the stats region: %s",
+                     folio_strerror(rc));
+    /* As root too: the metrics listener's port may be privileged. */
+    if (folio_gen_apply(m, NULL, err, sizeof(err)) != 0)
+        start_failed(m, "%s", err);
+    folio_announce_open(m, probe.ready_file);
+
+    /* For good: the user loads the data and runs the workers. */
+    if (folio_priv_drop(&m->priv, err, sizeof(err)) != 0)
+        start_failed(m, "%s", err);
+    if (m->priv.dropped && access(probe.data_dir, W_OK | X_OK) != 0)
+        start_failed(m, "the data directory %s is not writable by user %s: "
+                        "%s (give it to the user, or set --data-dir DIR)",
+                     probe.data_dir, m->priv.name, strerror(errno));
+    folio_config_free(&probe);
+    if (folio_gen_load(m, m->cur, err, sizeof(err)) != 0)
+        start_failed(m, "%s", err);
+    /* Said once the data is in: a start that fails does not listen. */
     for (i = 0; i < m->cur->nlisteners; i++)
         folio_log_notice("listening on %s%s", m->cur->listeners[i].name,
                          m->cur->listeners[i].admin  ? " (admin)"
                          : m->cur->listeners[i].http ? " (http)"
                                                      : "");
-    if ((rc = folio_stats_create(FOLIO_MAX_SLOTS, &m->stats)) != 0)
-        folio_fatalx("cannot create the stats region: %s",
-                     folio_strerror(rc));
-    /* As root too: the metrics listener's port may be privileged. */
-    if (folio_gen_apply(m, NULL, err, sizeof(err)) != 0)
-        folio_fatalx("%s", err);
-    folio_announce_open(m, probe.ready_file);
-
-    /* For good: the user loads the data and runs the workers. */
-    if (folio_priv_drop(&m->priv, err, sizeof(err)) != 0)
-        folio_fatalx("%s", err);
-    if (m->priv.dropped && access(probe.data_dir, W_OK | X_OK) != 0)
-        folio_fatal("data directory %s is not writable by user %s",
-                    probe.data_dir, m->priv.name);
-    folio_config_free(&probe);
-    if (folio_gen_load(m, m->cur, err, sizeof(err)) != 0)
-        folio_fatalx("%s", err);
     folio_stat_set(&folio_stats_header_of(m->stats)->sh_start_ms,
                    folio_unix_ms());
     folio_upgrade_init(m);

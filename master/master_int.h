@@ -197,6 +197,20 @@ int folio_activate_adopt(int fd);
 int folio_listen_open(struct folio_gen *g, const struct folio_gen *reuse,
                       const struct folio_priv *priv, char *err, size_t errlen);
 void folio_listen_close(struct folio_gen *g, const struct folio_gen *keep);
+/*
+ * folio_listen_check - before anything is bound: every address of cfg
+ * parses (names resolve), none twice, and each --listen Unix socket's
+ * directory exists (the admin socket's, the run directory, foliod makes).  0, or
+ * FOLIO_ECONFIG with the reason, naming the option, in err.
+ * folio_listen_error - "cannot listen on SPEC (OPTION): ..." for errno
+ * `e` after the call `why`, saying what to do: another foliod? which
+ * option changes it.  `option` is the long name ("metrics-listen").
+ */
+int folio_listen_check(const struct folio_config *cfg, char *err,
+                       size_t errlen);
+void folio_listen_error(char *err, size_t errlen,
+                        const struct folio_config *cfg, const char *option,
+                        const char *spec, const char *why, int e);
 
 /*
  * data.c: what the workers share, loaded once per generation.
@@ -205,6 +219,14 @@ void folio_listen_close(struct folio_gen *g, const struct folio_gen *keep);
  */
 int folio_data_load(const struct folio_config *cfg,
                     struct folio_worker_data *d, char *err, size_t errlen);
+/*
+ * folio_data_check - before anything is bound: the corpus, freight tables
+ * and catalog cfg names (not auto, not off) exist, are of the right kind
+ * and readable; a postgres backend's connection string parses.  0, or
+ * FOLIO_ECONFIG with the reason, naming the option, in err.
+ */
+int folio_data_check(const struct folio_config *cfg, char *err,
+                     size_t errlen);
 void folio_data_free(struct folio_worker_data *d);
 /*
  * folio_data_build - foliod --build-data: build the corpus index and the
@@ -367,6 +389,10 @@ int folio_stats_log_start(struct folio_master *m);
  * folio_metrics_render - the Prometheus text into out.
  */
 int folio_metrics_start(struct folio_master *m, int fd, char *err,
+                        size_t errlen);
+/* folio_metrics_check - cfg's metrics address parses, and is TCP: 0, or
+ * FOLIO_ECONFIG with the reason in err. */
+int folio_metrics_check(const struct folio_config *cfg, char *err,
                         size_t errlen);
 void folio_metrics_stop(struct folio_master *m);
 int folio_metrics_render(struct folio_master *m, struct evbuffer *out);

@@ -28,6 +28,7 @@
 #include "shm/comments.h"
 #include "src/addr.h"
 #include "src/clock.h"
+#include "src/err.h"
 #include "src/hist.h"
 #include "src/log.h"
 #include "worker/dispatch.h"
@@ -468,6 +469,36 @@ on_request(struct evhttp_request *req, void *arg)
     evbuffer_free(b);
 }
 
+/* cfg's metrics address, parsed into *a: 0, or -1 with the reason. */
+static int
+metrics_addr(const struct folio_config *cfg, struct folio_addr *a, char *err,
+             size_t errlen)
+{
+    char why[256], name[300];
+
+    folio_config_name(cfg, "metrics-listen", name, sizeof(name));
+    if (folio_addr_parse(cfg->metrics_listen, a, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s: %s", name, why);
+        return -1;
+    }
+    if (a->family == AF_UNIX) {
+        snprintf(err, errlen, "%s: %s: HTTP needs a TCP address", name,
+                 cfg->metrics_listen);
+        return -1;
+    }
+    return 0;
+}
+
+int
+folio_metrics_check(const struct folio_config *cfg, char *err, size_t errlen)
+{
+    struct folio_addr a;
+
+    if (cfg->metrics_listen == NULL)
+        return 0;
+    return metrics_addr(cfg, &a, err, errlen) == 0 ? 0 : FOLIO_ECONFIG;
+}
+
 int
 folio_metrics_start(struct folio_master *m, int fd, char *err, size_t errlen)
 {
@@ -483,22 +514,14 @@ folio_metrics_start(struct folio_master *m, int fd, char *err, size_t errlen)
             close(fd);
         return 0;
     }
-    if (folio_addr_parse(spec, &a, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "metrics address %s", why);
-        if (fd != -1)
-            close(fd);
-        return -1;
-    }
-    if (a.family == AF_UNIX) {
-        snprintf(err, errlen, "metrics_listen %s: HTTP needs a TCP address",
-                 spec);
+    if (metrics_addr(&m->cur->cfg, &a, err, errlen) != 0) {
         if (fd != -1)
             close(fd);
         return -1;
     }
     if (fd == -1 && (fd = folio_addr_listen(&a, 64, 0, why, sizeof(why))) == -1) {
-        snprintf(err, errlen, "cannot listen for metrics on %s: %s: %s", spec,
-                 why, strerror(errno));
+        folio_listen_error(err, errlen, &m->cur->cfg, "metrics-listen", spec,
+                           why, errno);
         return -1;
     }
     if ((m->metrics = evhttp_new(m->base)) == NULL ||

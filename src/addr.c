@@ -23,79 +23,136 @@
 #include "src/addr.h"
 #include "src/err.h"
 
+/* The port after HOST: in s (`port`): 0 with *pn set, or FOLIO_EINVAL. */
+static int
+check_port(const char *s, const char *port, long *pn, char *why,
+           size_t whylen)
+{
+    size_t digits = strspn(port, "0123456789");
+
+    if (*port == '\0') {
+        snprintf(why, whylen, "'%s': no port after ':' (a port is 0..65535)",
+                 s);
+        return FOLIO_EINVAL;
+    }
+    if (port[digits] != '\0') {
+        snprintf(why, whylen,
+                 "'%s': the port '%s' is not a number (a port is 0..65535)", s,
+                 port);
+        return FOLIO_EINVAL;
+    }
+    if (digits > 5 || (*pn = strtol(port, NULL, 10)) > 65535) {
+        snprintf(why, whylen, "'%s': the port %s is over 65535", s, port);
+        return FOLIO_EINVAL;
+    }
+    return 0;
+}
+
 int
-folio_addr_parse(const char *s, struct folio_addr *out, char *why,
+folio_addr_expand(const char *s, int default_port, char *out, size_t outlen,
+                  char *why, size_t whylen)
+{
+    const char *colon, *rb;
+    size_t hl;
+    long pn;
+    int n;
+
+    if (strncmp(s, "unix:", 5) == 0) {
+        if (s[5] == '\0' ||
+            strlen(s + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+            snprintf(why, whylen,
+                     "'%s': Unix socket path empty or over %zu bytes", s,
+                     sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+            return FOLIO_EINVAL;
+        }
+        n = snprintf(out, outlen, "%s", s);
+    } else if (*s != '\0' && s[strspn(s, "0123456789")] == '\0') {
+        /* A port alone: the loopback's, as redis binds a bare `port`. */
+        if (check_port(s, s, &pn, why, whylen) != 0)
+            return FOLIO_EINVAL;
+        n = snprintf(out, outlen, "127.0.0.1:%ld", pn);
+    } else if (*s == '[') {
+        if ((rb = strchr(s, ']')) == NULL || (rb[1] != ':' && rb[1] != '\0')) {
+            snprintf(why, whylen, "'%s': expected [V6ADDR]:PORT", s);
+            return FOLIO_EINVAL;
+        }
+        if (rb[1] == ':' && check_port(s, rb + 2, &pn, why, whylen) != 0)
+            return FOLIO_EINVAL;
+        if (rb[1] == '\0' && default_port < 0) {
+            snprintf(why, whylen, "'%s': expected [V6ADDR]:PORT (no port)", s);
+            return FOLIO_EINVAL;
+        }
+        n = rb[1] == ':' ? snprintf(out, outlen, "%s", s)
+                         : snprintf(out, outlen, "%s:%d", s, default_port);
+    } else {
+        colon = strrchr(s, ':');
+        hl = colon != NULL ? (size_t)(colon - s) : strlen(s);
+        if (memchr(s, ':', hl) != NULL) {
+            snprintf(why, whylen,
+                     "'%s': write IPv6 addresses as [V6ADDR]:PORT", s);
+            return FOLIO_EINVAL;
+        }
+        if (colon != NULL && check_port(s, colon + 1, &pn, why, whylen) != 0)
+            return FOLIO_EINVAL;
+        if (colon == NULL && (default_port < 0 || hl == 0)) {
+            snprintf(why, whylen,
+                     "'%s': expected HOST:PORT, [V6ADDR]:PORT, PORT or "
+                     "unix:PATH",
+                     s);
+            return FOLIO_EINVAL;
+        }
+        n = colon != NULL ? snprintf(out, outlen, "%s", s)
+                          : snprintf(out, outlen, "%s:%d", s, default_port);
+    }
+    if (n < 0 || (size_t)n >= outlen) {
+        snprintf(why, whylen, "'%.40s...': too long for an address", s);
+        return FOLIO_EINVAL;
+    }
+    return 0;
+}
+
+int
+folio_addr_parse(const char *spec, struct folio_addr *out, char *why,
                  size_t whylen)
 {
     struct addrinfo hints, *res = NULL;
-    char host[256];
-    const char *port, *colon;
+    char full[FOLIO_ADDR_TEXT + 8], host[256];
+    const char *port, *s = full;
     size_t hl;
-    char *end;
-    long pn;
     int rc;
 
     memset(out, 0, sizeof(*out));
+    if (folio_addr_expand(spec, -1, full, sizeof(full), why, whylen) != 0)
+        return FOLIO_EINVAL;
     if (strncmp(s, "unix:", 5) == 0) {
         struct sockaddr_un *un = (struct sockaddr_un *)&out->sa;
-        const char *path = s + 5;
 
-        if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
-            snprintf(why, whylen, "'%s': Unix socket path empty or over %zu bytes",
-                     s, sizeof(un->sun_path) - 1);
-            return FOLIO_EINVAL;
-        }
         un->sun_family = AF_UNIX;
-        memcpy(un->sun_path, path, strlen(path) + 1);
+        memcpy(un->sun_path, s + 5, strlen(s + 5) + 1);
         out->salen = (socklen_t)sizeof(*un);
         out->family = AF_UNIX;
         return 0;
     }
+    /* The full form: HOST:PORT or [V6ADDR]:PORT, the port checked. */
+    port = strrchr(s, ':') + 1;
+    hl = (size_t)(port - 1 - s);
     if (*s == '[') {
-        const char *rb = strchr(s, ']');
-
-        if (rb == NULL || rb[1] != ':') {
-            snprintf(why, whylen, "'%s': expected [V6ADDR]:PORT", s);
-            return FOLIO_EINVAL;
-        }
-        hl = (size_t)(rb - s - 1);
-        if (hl >= sizeof(host)) {
-            snprintf(why, whylen, "'%s': host too long", s);
-            return FOLIO_EINVAL;
-        }
-        memcpy(host, s + 1, hl);
-        host[hl] = '\0';
-        port = rb + 2;
-    } else {
-        colon = strrchr(s, ':');
-        if (colon == NULL) {
-            snprintf(why, whylen,
-                     "'%s': expected HOST:PORT, [V6ADDR]:PORT or unix:PATH", s);
-            return FOLIO_EINVAL;
-        }
-        hl = (size_t)(colon - s);
-        if (hl >= sizeof(host) || memchr(s, ':', hl) != NULL) {
-            snprintf(why, whylen, "'%s': write IPv6 addresses as [V6ADDR]:PORT",
-                     s);
-            return FOLIO_EINVAL;
-        }
-        memcpy(host, s, hl);
-        host[hl] = '\0';
-        port = colon + 1;
+        s++;
+        hl -= 2;
     }
-    errno = 0;
-    pn = strtol(port, &end, 10);
-    if (*port == '\0' || *end != '\0' || errno != 0 || pn < 0 || pn > 65535) {
-        snprintf(why, whylen, "'%s': port must be 0..65535", s);
+    if (hl >= sizeof(host)) {
+        snprintf(why, whylen, "'%s': host too long", spec);
         return FOLIO_EINVAL;
     }
+    memcpy(host, s, hl);
+    host[hl] = '\0';
     memset(&hints, 0, sizeof(hints));
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
     rc = getaddrinfo(strcmp(host, "*") == 0 || host[0] == '\0' ? NULL : host,
                      port, &hints, &res);
     if (rc != 0 || res == NULL) {
-        snprintf(why, whylen, "'%s': %s", s,
+        snprintf(why, whylen, "'%s': %s", spec,
                  rc != 0 ? gai_strerror(rc) : "no address");
         return FOLIO_EINVAL;
     }

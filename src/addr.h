@@ -1,6 +1,8 @@
 /*
  * addr.h - listen and connect addresses: "HOST:PORT", "[V6ADDR]:PORT",
- * "*:PORT" (every IPv4 address) and "unix:PATH" (PROTOCOL.md section 1).
+ * "*:PORT" (every IPv4 address), "unix:PATH" (PROTOCOL.md section 1), and
+ * the short forms people type: "PORT" (the loopback's), "HOST" (a
+ * default port).
  * Used by foliod to bind, by folio and folio-bench to connect.
  */
 #ifndef FOLIO_ADDR_H
@@ -20,7 +22,22 @@ struct folio_addr {
 };
 
 /*
- * folio_addr_parse - parse `s`.  Host names are resolved (getaddrinfo: use
+ * folio_addr_expand - the full form ("HOST:PORT", "[V6ADDR]:PORT" or
+ * "unix:PATH") of an address as a person types it, into `out` (outlen
+ * bytes; FOLIO_ADDR_TEXT + 8 is room for any): a PORT alone is
+ * 127.0.0.1:PORT, the loopback, as every default of foliod is and as
+ * redis binds a bare `port` (a bare port opens nothing wider than the
+ * default did; "*:PORT" is every IPv4 address); a HOST or [V6ADDR] alone
+ * takes `default_port` (-1: a port is required).  The port is checked;
+ * nothing is resolved.  Returns 0, or FOLIO_EINVAL with a message in
+ * `why` that says what is wrong ("the port 'abc' is not a number").
+ */
+int folio_addr_expand(const char *s, int default_port, char *out,
+                      size_t outlen, char *why, size_t whylen);
+
+/*
+ * folio_addr_parse - parse `s`, in any form folio_addr_expand takes with no
+ * default port (so a PORT alone is 127.0.0.1:PORT).  Host names are resolved (getaddrinfo: use
  * at start-up only).  Returns 0, or FOLIO_EINVAL with a message in `why`
  * (`whylen` bytes).
  */

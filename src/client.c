@@ -38,6 +38,7 @@ folio_client_open(const char *addr, int timeout_ms, struct folio_client **out,
         int e = errno;
 
         snprintf(err, errlen, "cannot connect to %s: %s", addr, strerror(e));
+        errno = e; /* for the caller's message */
         return e == ETIMEDOUT ? FOLIO_ETIMEDOUT : FOLIO_ESYS;
     }
     if ((c = folio_calloc(1, sizeof(*c))) == NULL ||

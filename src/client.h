@@ -38,7 +38,7 @@ struct folio_reply {
  * folio_client_open - connect to `addr` (HOST:PORT, [V6]:PORT or
  * unix:PATH, or a bare path starting with '/').  Returns 0, or a
  * FOLIO_E* with a message in err: FOLIO_EINVAL (bad address),
- * FOLIO_ETIMEDOUT, FOLIO_ESYS (cannot connect).
+ * FOLIO_ETIMEDOUT, FOLIO_ESYS (cannot connect; errno says why).
  */
 int folio_client_open(const char *addr, int timeout_ms,
                       struct folio_client **out, char *err, size_t errlen);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,19 +16,22 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "src/addr.h"
 #include "src/alloc.h"
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/http_cors.h"
 #include "src/log.h"
+#include "src/suggest.h"
 
 enum opt_type {
-    T_FLAG,    /* int, set to 1; in a file: a boolean */
-    T_BOOL,    /* int: yes/no/on/off/true/false/1/0 */
-    T_STR,     /* char * */
-    T_STR_OFF, /* char *, "off" or "" sets NULL */
-    T_LIST,    /* char *[FOLIO_MAX_LISTEN] + int count after it; "off"
-                  empties it */
+    T_FLAG,     /* int, set to 1; in a file: a boolean */
+    T_BOOL,     /* int: yes/no/on/off/true/false/1/0 */
+    T_STR,      /* char * */
+    T_STR_OFF,  /* char *, "off" or "" sets NULL */
+    T_LIST,     /* addresses: char *[FOLIO_MAX_LISTEN] + int count after it;
+                   "off" empties it */
+    T_ADDR_OFF, /* an address as char *, "off" or "" sets NULL */
     T_U32,
     T_U64,
     T_SIZE,    /* uint64_t bytes: 4096, 64k, 4m, 4MiB, 1g */
@@ -62,20 +66,23 @@ static const struct opt opts[] = {
     {"foreground", 'f', T_FLAG, O(foreground), 0, 0, "no", NULL,
      "do not detach; log to stderr"},
     {"listen", 0, T_LIST, O(listen), 0, 0, FOLIO_DEFAULT_LISTEN, "ADDR",
-     "serve on HOST:PORT, [V6ADDR]:PORT or unix:PATH (repeatable)"},
+     "serve on HOST:PORT, [V6ADDR]:PORT, PORT (on 127.0.0.1) or unix:PATH "
+     "(repeatable)"},
     {"http-listen", 0, T_LIST, O(http_listen), 0, 0, FOLIO_DEFAULT_HTTP,
      "ADDR|off", "serve HTTP/1.1 and JSON on ADDR (repeatable; off: none)"},
     {"http-cors-origins", 0, T_STR_OFF, O(http_cors_origins), 0, 0, "*",
      "ORIGINS|off",
      "origins allowed to read HTTP answers in a browser (*: any)"},
     {"admin-socket", 0, T_STR_OFF, O(admin_socket), 0, 0, FOLIO_DEFAULT_ADMIN,
-     "PATH|off", "Unix socket for admin methods"},
+     "PATH|off",
+     "Unix socket for admin methods (not root: in $XDG_RUNTIME_DIR/folio)"},
     {"workers", 0, T_WORKERS, O(workers), 1, FOLIO_MAX_WORKERS, "auto",
      "N|auto", "worker processes (auto: usable CPUs)"},
     {"corpus", 0, T_STR_OFF, O(corpus), 0, 0, "auto", "DIR|auto|off",
      "directory of corpus text files (auto: the installed corpus, if any)"},
     {"data-dir", 0, T_STR, O(data_dir), 0, 0, FOLIO_STATEDIR, "DIR",
-     "writable state: LMDB environments, caches"},
+     "writable state: LMDB environments, caches (not root: "
+     "$XDG_STATE_HOME/folio)"},
     {"comments-max-size", 0, T_SIZE, O(comments_max_size), 1u << 20, 1ull << 40,
      "1g", "SIZE", "ceiling of the comments store"},
     {"comments-group-commit", 0, T_BOOL, O(comments_group_commit), 0, 0, "on",
@@ -97,7 +104,7 @@ static const struct opt opts[] = {
     {"catalog", 0, T_STR_OFF, O(catalog), 0, 0, "auto", "CSV|auto|off",
      "SKU catalog (CSV) (auto: the installed example catalog, else the "
      "build's)"},
-    {"metrics-listen", 0, T_STR_OFF, O(metrics_listen), 0, 0,
+    {"metrics-listen", 0, T_ADDR_OFF, O(metrics_listen), 0, 0,
      FOLIO_DEFAULT_METRICS, "ADDR|off", "Prometheus metrics over HTTP"},
     {"metrics-max-connections", 0, T_U32, O(metrics_max_connections), 1,
      100000, "128", "N",
@@ -117,16 +124,16 @@ static const struct opt opts[] = {
      "drop privileges to USER after binding (as root)"},
     {"ready-file", 0, T_STR_OFF, O(ready_file), 0, 0, NULL, "PATH",
      "write pid and bound addresses to PATH when ready"},
-    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096",
-     "N", "connections per worker"},
+    {"max-connections", 0, T_U32, O(max_connections), 1, 1000000, "4096", "N",
+     "connections per worker"},
     {"admin-max-connections", 0, T_U32, O(admin_max_connections), 1, 10000,
      "16", "N", "admin socket connections per worker, beyond max-connections"},
-    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30,
-     "4m", "SIZE", "largest request accepted"},
+    {"max-message-bytes", 0, T_SIZE, O(max_message_bytes), 64, 1u << 30, "4m",
+     "SIZE", "largest request accepted"},
     {"max-depth", 0, T_U32, O(max_depth), 2, 64, "32", "N",
      "deepest nesting of a request"},
-    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30,
-     "1m", "SIZE", "pending replies per connection before its requests wait"},
+    {"max-output-bytes", 0, T_SIZE, O(max_output_bytes), 4096, 1u << 30, "1m",
+     "SIZE", "pending replies per connection before its requests wait"},
     {"max-output-hard-bytes", 0, T_SIZE, O(max_output_hard_bytes), 4096,
      1ull << 32, "8m", "SIZE",
      "a connection's output never grows past this (a reply over it: error 8)"},
@@ -149,8 +156,8 @@ static const struct opt opts[] = {
      "DURATION",
      "replace a worker whose loop stalls this long, with a backtrace "
      "(0: never)"},
-    {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0",
-     "DURATION", "log requests that take longer than this (0: never)"},
+    {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0", "DURATION",
+     "log requests that take longer than this (0: never)"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
      UINT64_MAX, "0", "N",
      "replace a worker after about N requests (0: never)"},
@@ -176,6 +183,8 @@ static const struct opt opts[] = {
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+_Static_assert(NOPTS <= FOLIO_CONFIG_MAX_OPTS, "room in from_file[]");
 
 _Static_assert(offsetof(struct folio_config, nlisten) ==
                    offsetof(struct folio_config, listen) +
@@ -227,6 +236,64 @@ const char *
 folio_default_conf_file(void)
 {
     return FOLIO_SYSCONFDIR "/foliod.conf";
+}
+
+static void
+key_of(const struct opt *o, char *buf, size_t len)
+{
+    size_t i;
+
+    for (i = 0; o->name[i] != '\0' && i < len - 1; i++)
+        buf[i] = o->name[i] == '-' ? '_' : o->name[i];
+    buf[i] = '\0';
+}
+
+/*
+ * "unknown setting 'wokers'", with ", did you mean 'workers'?" when one
+ * is near, the names written as the context writes them: file keys
+ * (`dash` 0), or options (--workers).
+ */
+static void
+unknown(char *err, size_t errlen, const char *what, const char *word,
+        int dash)
+{
+    const char *names[NOPTS], *near;
+    char shown[64], typed[64];
+    size_t i, n = 0;
+
+    while (dash && *word == '-')
+        word++;
+    /* --wokers=3: the option is what comes before '='. */
+    snprintf(typed, sizeof(typed), "%.*s", (int)strcspn(word, "="), word);
+    word = typed;
+    for (i = 0; i < NOPTS; i++)
+        if (dash || !cli_only(&opts[i]))
+            names[n++] = opts[i].name;
+    near = folio_suggest(word, names, n);
+    if (near != NULL)
+        snprintf(shown, sizeof(shown), "%s", near);
+    for (i = 0; near != NULL && !dash && shown[i] != '\0'; i++)
+        if (shown[i] == '-')
+            shown[i] = '_';
+    snprintf(err, errlen, "unknown %s '%s%s'%s%s%s%s", what, dash ? "--" : "",
+             word, near != NULL ? ", did you mean '" : "",
+             near != NULL && dash ? "--" : "", near != NULL ? shown : "",
+             near != NULL ? "'?" : "");
+}
+
+/* The default of o for whoever runs foliod (folio_default_paths). */
+static const char *
+user_default(const struct opt *o)
+{
+    const struct folio_paths *p = folio_default_paths();
+
+    if (!p->per_user)
+        return NULL;
+    if (o->off == O(data_dir))
+        return p->data_dir;
+    if (o->off == O(admin_socket))
+        return p->admin_socket;
+    return NULL;
 }
 
 static const struct opt *
@@ -324,6 +391,42 @@ parse_ms(const char *s, uint64_t *out)
 }
 
 int
+folio_parse_duration(const char *s, double bare_ns, uint64_t *ns)
+{
+    char *e;
+    double v;
+
+    if (!isdigit((unsigned char)*s)) /* strtod's blanks, signs, inf: no */
+        return -1;
+    errno = 0;
+    v = strtod(s, &e);
+    if (e == s || errno != 0 || v < 0 || !isfinite(v))
+        return -1;
+    if (*e == '\0' && bare_ns == 0)
+        return -1;
+    if (*e == '\0')
+        v *= bare_ns;
+    else if (strcmp(e, "ns") == 0)
+        ;
+    else if (strcmp(e, "us") == 0)
+        v *= 1e3;
+    else if (strcmp(e, "ms") == 0)
+        v *= 1e6;
+    else if (strcmp(e, "s") == 0)
+        v *= 1e9;
+    else if (strcmp(e, "m") == 0)
+        v *= 60e9;
+    else if (strcmp(e, "h") == 0)
+        v *= 3600e9;
+    else
+        return -1;
+    if (v > 1e18)
+        return -1;
+    *ns = (uint64_t)v;
+    return 0;
+}
+
+int
 folio_conf_duration_ms(const char *s, uint64_t *out)
 {
     return parse_ms(s, out);
@@ -361,6 +464,41 @@ set_str(char **field, const char *value)
     return 0;
 }
 
+/* A bound of o as its values are written: 24h, 1g, 4096. */
+static const char *
+in_units(const struct opt *o, uint64_t v, char *buf, size_t len)
+{
+    static const struct {
+        int type;
+        uint64_t unit;
+        const char *name;
+    } units[] = {
+        {T_MS, 3600000, "h"}, {T_MS, 60000, "m"},  {T_MS, 1000, "s"},
+        {T_MS, 1, "ms"},      {T_SIZE, 1u << 30, "g"}, {T_SIZE, 1u << 20, "m"},
+        {T_SIZE, 1u << 10, "k"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(units) / sizeof(units[0]) && v != 0; i++) {
+        if (units[i].type == o->type && v % units[i].unit == 0) {
+            snprintf(buf, len, "%llu%s",
+                     (unsigned long long)(v / units[i].unit), units[i].name);
+            return buf;
+        }
+    }
+    snprintf(buf, len, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+/* The port of an address option's default ("127.0.0.1:9788"), or -1. */
+static int
+default_port(const struct opt *o)
+{
+    const char *colon = o->def != NULL ? strrchr(o->def, ':') : NULL;
+
+    return colon != NULL ? atoi(colon + 1) : -1;
+}
+
 static void
 clear_list(struct folio_config *cfg, const struct opt *o)
 {
@@ -375,10 +513,16 @@ clear_list(struct folio_config *cfg, const struct opt *o)
     *n = 0;
 }
 
+/*
+ * Set option o to `value` (NULL: a flag without one).  Messages call the
+ * option `name`: as the file writes it (idle_timeout) or the command line
+ * (--idle-timeout).
+ */
 static int
 apply(struct folio_config *cfg, const struct opt *o, const char *value,
-      char *err, size_t errlen)
+      const char *name, char *err, size_t errlen)
 {
+    char addr[FOLIO_ADDR_TEXT + 8], why[256];
     uint64_t v;
     int b;
 
@@ -390,7 +534,7 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
             return 0;
         }
         if (parse_bool(value, &b) != 0) {
-            snprintf(err, errlen, "%s: expected yes or no, got '%s'", o->name,
+            snprintf(err, errlen, "%s: expected yes or no, got '%s'", name,
                      value);
             return FOLIO_ECONFIG;
         }
@@ -401,7 +545,7 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         return 0;
     case T_CHOICE:
         if ((b = choice(o, value, 0, NULL, 0)) < 0) {
-            snprintf(err, errlen, "%s: expected %s, got '%s'", o->name, o->arg,
+            snprintf(err, errlen, "%s: expected %s, got '%s'", name, o->arg,
                      value);
             return FOLIO_ECONFIG;
         }
@@ -411,7 +555,7 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     case T_CONF:
     case T_STR:
         if (*value == '\0') {
-            snprintf(err, errlen, "%s: empty value", o->name);
+            snprintf(err, errlen, "%s: empty value", name);
             return FOLIO_ECONFIG;
         }
         return set_str(FIELD(cfg, o, char *), value) == 0 ? 0 : FOLIO_ENOMEM;
@@ -425,30 +569,44 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
                 snprintf(err, errlen,
                          "%s: expected *, off, or origins such as "
                          "https://example.com, got '%s'",
-                         o->name, value);
+                         name, value);
                 return FOLIO_ECONFIG;
             }
             folio_http_cors_free(&c);
         }
         return set_str(FIELD(cfg, o, char *), value) == 0 ? 0 : FOLIO_ENOMEM;
+    case T_ADDR_OFF:
+        if (*value == '\0' || strcmp(value, "off") == 0)
+            return set_str(FIELD(cfg, o, char *), NULL);
+        if (folio_addr_expand(value, default_port(o), addr, sizeof(addr), why,
+                              sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s: %s", name, why);
+            return FOLIO_ECONFIG;
+        }
+        return set_str(FIELD(cfg, o, char *), addr) == 0 ? 0 : FOLIO_ENOMEM;
     case T_LIST: {
         char **list = FIELD(cfg, o, char *);
         int *n = (int *)(void *)(list + FOLIO_MAX_LISTEN);
 
         if (*n >= FOLIO_MAX_LISTEN) {
-            snprintf(err, errlen, "%s: at most %d addresses", o->name,
+            snprintf(err, errlen, "%s: at most %d addresses", name,
                      FOLIO_MAX_LISTEN);
             return FOLIO_ECONFIG;
         }
         if (*value == '\0') {
-            snprintf(err, errlen, "%s: empty address", o->name);
+            snprintf(err, errlen, "%s: empty address", name);
             return FOLIO_ECONFIG;
         }
         if (strcmp(value, "off") == 0) {
             clear_list(cfg, o);
             return 0;
         }
-        if ((list[*n] = folio_strdup(value)) == NULL)
+        if (folio_addr_expand(value, default_port(o), addr, sizeof(addr), why,
+                              sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s: %s", name, why);
+            return FOLIO_ECONFIG;
+        }
+        if ((list[*n] = folio_strdup(addr)) == NULL)
             return FOLIO_ENOMEM;
         (*n)++;
         return 0;
@@ -460,7 +618,7 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         }
         if (parse_u64(value, &v) != 0 || v < o->min || v > o->max) {
             snprintf(err, errlen, "%s: expected auto or 1..%llu, got '%s'",
-                     o->name, (unsigned long long)o->max, value);
+                     name, (unsigned long long)o->max, value);
             return FOLIO_ECONFIG;
         }
         *FIELD(cfg, o, int) = (int)v;
@@ -469,7 +627,7 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         if ((b = folio_log_parse_level(value)) < 0) {
             snprintf(err, errlen,
                      "%s: expected debug, info, notice, warn or error, got '%s'",
-                     o->name, value);
+                     name, value);
             return FOLIO_ECONFIG;
         }
         *FIELD(cfg, o, int) = b;
@@ -483,12 +641,14 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
                                    : parse_u64(value, &v);
 
         if (rc != 0 || v < o->min || v > o->max) {
-            snprintf(err, errlen, "%s: '%s' is not %s in %llu..%llu",
-                     o->name, value,
+            char lo[32], hi[32];
+
+            snprintf(err, errlen, "%s: '%s' is not %s in %s..%s", name, value,
                      o->type == T_SIZE ? "a size (bytes, k, m, g)"
                      : o->type == T_MS ? "a duration (ms, s, m, h)"
                                        : "a number",
-                     (unsigned long long)o->min, (unsigned long long)o->max);
+                     in_units(o, o->min, lo, sizeof(lo)),
+                     in_units(o, o->max, hi, sizeof(hi)));
             return FOLIO_ECONFIG;
         }
         if (o->type == T_U64 || o->type == T_SIZE)
@@ -498,10 +658,9 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
         return 0;
     }
     }
-    snprintf(err, errlen, "%s cannot be set here", o->name);
+    snprintf(err, errlen, "%s cannot be set here", name);
     return FOLIO_ECONFIG;
 }
-
 
 void
 folio_config_init(struct folio_config *cfg)
@@ -511,8 +670,8 @@ folio_config_init(struct folio_config *cfg)
 
     memset(cfg, 0, sizeof(*cfg));
     for (i = 0; i < NOPTS; i++)
-        if (opts[i].def != NULL && apply(cfg, &opts[i], opts[i].def, err,
-                                         sizeof(err)) != 0)
+        if (opts[i].def != NULL && apply(cfg, &opts[i], opts[i].def,
+                                         opts[i].name, err, sizeof(err)) != 0)
             folio_fatalx("built-in default: %s", err);
 }
 
@@ -525,6 +684,7 @@ folio_config_free(struct folio_config *cfg)
         switch (opts[i].type) {
         case T_STR:
         case T_STR_OFF:
+        case T_ADDR_OFF:
         case T_CONF:
         case T_BUILD:
             folio_free(*FIELD(cfg, &opts[i], char *));
@@ -542,12 +702,14 @@ folio_config_set(struct folio_config *cfg, const char *key, const char *value,
                  char *err, size_t errlen)
 {
     const struct opt *o = find_opt(key);
+    char name[64];
 
     if (o == NULL || cli_only(o)) {
-        snprintf(err, errlen, "unknown setting '%s'", key);
+        unknown(err, errlen, "setting", key, 0);
         return FOLIO_ECONFIG;
     }
-    return apply(cfg, o, value, err, errlen);
+    key_of(o, name, sizeof(name));
+    return apply(cfg, o, value, name, err, errlen);
 }
 
 /* Strip spaces; unquote "..." (with \" and \\ escapes). */
@@ -584,13 +746,15 @@ trim_value(char *s, int *bad)
     return s;
 }
 
-/* The settings of stream f, named `path` in messages. */
+/*
+ * The settings of stream f, named `path` in messages; seen[i] is set for
+ * each option the file sets (NOPTS entries, zero at first).
+ */
 static int
-parse_stream(struct folio_config *cfg, FILE *f, const char *path, char *err,
-             size_t errlen)
+parse_stream(struct folio_config *cfg, FILE *f, const char *path,
+             unsigned char *seen, char *err, size_t errlen)
 {
-    char line[4096], msg[512], *key, *eq, *value, *p;
-    unsigned char seen_list[NOPTS] = {0}; /* a list option met in this file */
+    char line[4096], msg[512], name[64], *key, *eq, *value, *p;
     unsigned lineno = 0;
     const struct opt *o;
     int bad, rc = 0;
@@ -624,17 +788,17 @@ parse_stream(struct folio_config *cfg, FILE *f, const char *path, char *err,
         }
         o = find_opt(key);
         if (o == NULL || cli_only(o)) {
-            snprintf(err, errlen, "%s:%u: unknown setting '%s'", path, lineno,
-                     key);
+            unknown(msg, sizeof(msg), "setting", key, 0);
+            snprintf(err, errlen, "%s:%u: %s", path, lineno, msg);
             rc = FOLIO_ECONFIG;
             break;
         }
         /* The first `listen` of a file replaces the default list. */
-        if (o->type == T_LIST && !seen_list[o - opts]) {
-            seen_list[o - opts] = 1;
+        if (o->type == T_LIST && !seen[o - opts])
             clear_list(cfg, o);
-        }
-        if ((rc = apply(cfg, o, value, msg, sizeof(msg))) != 0) {
+        seen[o - opts] = cfg->from_file[o - opts] = 1;
+        key_of(o, name, sizeof(name));
+        if ((rc = apply(cfg, o, value, name, msg, sizeof(msg))) != 0) {
             snprintf(err, errlen, "%s:%u: %s", path, lineno, msg);
             rc = FOLIO_ECONFIG;
             break;
@@ -647,9 +811,9 @@ parse_stream(struct folio_config *cfg, FILE *f, const char *path, char *err,
     return rc;
 }
 
-int
-folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
-                        size_t errlen)
+static int
+parse_file(struct folio_config *cfg, const char *path, unsigned char *seen,
+           char *err, size_t errlen)
 {
     FILE *f;
     int rc;
@@ -658,15 +822,25 @@ folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return FOLIO_ECONFIG;
     }
-    rc = parse_stream(cfg, f, path, err, errlen);
+    rc = parse_stream(cfg, f, path, seen, err, errlen);
     fclose(f);
     return rc;
+}
+
+int
+folio_config_parse_file(struct folio_config *cfg, const char *path, char *err,
+                        size_t errlen)
+{
+    unsigned char seen[NOPTS] = {0};
+
+    return parse_file(cfg, path, seen, err, errlen);
 }
 
 int
 folio_config_parse_text(struct folio_config *cfg, const char *text,
                         size_t len, const char *name, char *err, size_t errlen)
 {
+    unsigned char seen[NOPTS] = {0};
     FILE *f;
     int rc;
 
@@ -676,7 +850,7 @@ folio_config_parse_text(struct folio_config *cfg, const char *text,
         snprintf(err, errlen, "%s: %s", name, strerror(errno));
         return FOLIO_ECONFIG;
     }
-    rc = parse_stream(cfg, f, name, err, errlen);
+    rc = parse_stream(cfg, f, name, seen, err, errlen);
     fclose(f);
     return rc;
 }
@@ -716,15 +890,48 @@ opt_of(int ch)
     return NULL;
 }
 
+/* " (see WHERE)" after the message in err, where it fits. */
+static void
+see(char *err, size_t errlen, const char *where)
+{
+    size_t n = strlen(err);
+
+    if (n < errlen)
+        snprintf(err + n, errlen - n, " (see %s)", where);
+}
+
+/*
+ * The per-user defaults (folio_default_paths) of the options neither the
+ * file nor the command line set, for a foliod run by a user without
+ * --user; a root start, or one with --user, keeps the system's.
+ */
+static int
+apply_user_defaults(struct folio_config *cfg, const unsigned char *seen)
+{
+    const char *def;
+    size_t i;
+
+    if (cfg->user != NULL)
+        return 0;
+    for (i = 0; i < NOPTS; i++) {
+        if (seen[i] || (def = user_default(&opts[i])) == NULL)
+            continue;
+        if (set_str(FIELD(cfg, &opts[i], char *), def) != 0)
+            return FOLIO_ENOMEM;
+        cfg->per_user = 1;
+    }
+    return 0;
+}
+
 int
 folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
                   int *action, char *err, size_t errlen)
 {
     struct option lo[NOPTS + 1];
-    char so[2 * NOPTS + 2], msg[512];
+    unsigned char seen[NOPTS] = {0}, cli_seen[NOPTS] = {0};
+    char so[2 * NOPTS + 2], msg[512], name[80];
     const char *file = NULL;
     const struct opt *o;
-    unsigned cli_list = 0;
     int ch, rc;
 
     *action = FOLIO_CONFIG_RUN;
@@ -744,7 +951,9 @@ folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
             else if (optopt != 0)
                 snprintf(err, errlen, "unknown option '-%c'", optopt);
             else
-                snprintf(err, errlen, "unknown option '%s'", bad);
+                unknown(err, errlen, "option",
+                        strncmp(bad, "--", 2) == 0 ? bad + 2 : bad, 1);
+            see(err, errlen, "foliod --help");
             return FOLIO_ECONFIG;
         }
         o = opt_of(ch);
@@ -761,13 +970,16 @@ folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        see(err, errlen, "foliod --help");
         return FOLIO_ECONFIG;
     }
     if (file == NULL && access(folio_default_conf_file(), F_OK) == 0)
         file = folio_default_conf_file();
     if (file != NULL) {
-        if ((rc = folio_config_parse_file(cfg, file, err, errlen)) != 0)
+        if ((rc = parse_file(cfg, file, seen, err, errlen)) != 0) {
+            see(err, errlen, "foliod.conf(5)");
             return rc;
+        }
         if (set_str(&cfg->conf_file, file) != 0)
             return FOLIO_ENOMEM;
     }
@@ -778,16 +990,45 @@ folio_config_load(struct folio_config *cfg, int argc, char *const argv[],
         o = opt_of(ch);
         if (o->type == T_CONF)
             continue;
-        if (o->type == T_LIST && !(cli_list & (1u << (o - opts)))) {
-            cli_list |= 1u << (o - opts);
+        /* A list on the command line replaces the file's. */
+        if (o->type == T_LIST && !cli_seen[o - opts])
             clear_list(cfg, o);
-        }
-        if ((rc = apply(cfg, o, optarg, msg, sizeof(msg))) != 0) {
-            snprintf(err, errlen, "--%s", msg);
+        seen[o - opts] = cli_seen[o - opts] = 1;
+        cfg->from_file[o - opts] = 0;
+        snprintf(name, sizeof(name), "--%s", o->name);
+        if ((rc = apply(cfg, o, optarg, name, msg, sizeof(msg))) != 0) {
+            snprintf(err, errlen, "%s", msg);
+            see(err, errlen, "foliod --help");
             return FOLIO_ECONFIG;
         }
     }
-    return 0;
+    return apply_user_defaults(cfg, seen);
+}
+
+const char *
+folio_config_name(const struct folio_config *cfg, const char *name, char *buf,
+                  size_t len)
+{
+    const struct opt *o = find_opt(name);
+    char key[64];
+
+    if (o != NULL && cfg->from_file[o - opts] && cfg->conf_file != NULL) {
+        key_of(o, key, sizeof(key));
+        snprintf(buf, len, "%s in %s", key, cfg->conf_file);
+    } else {
+        snprintf(buf, len, "--%s", name);
+    }
+    return buf;
+}
+
+const char *
+folio_config_hint(const char *name, char *buf, size_t len)
+{
+    const struct opt *o = find_opt(name);
+
+    snprintf(buf, len, "--%s%s%s", name, o != NULL && o->arg ? " " : "",
+             o != NULL && o->arg ? o->arg : "");
+    return buf;
 }
 
 void
@@ -820,7 +1061,9 @@ folio_config_usage(FILE *f)
             snprintf(left, sizeof(left), "    --%s%s%s", o->name,
                      o->arg ? " " : "", o->arg ? o->arg : "");
         fprintf(f, "  %-36s %s", left, o->help);
-        if (o->def != NULL && o->type != T_FLAG)
+        if (user_default(o) != NULL)
+            fprintf(f, " [%s; as root %s]", user_default(o), o->def);
+        else if (o->def != NULL && o->type != T_FLAG)
             fprintf(f, " [%s]", o->def);
         fputc('\n', f);
     }
@@ -828,16 +1071,6 @@ folio_config_usage(FILE *f)
                "(%s):\n'key = value', with '_' for '-'.  See foliod(8) and "
                "foliod.conf(5).\n",
             folio_default_conf_file());
-}
-
-static void
-key_of(const struct opt *o, char *buf, size_t len)
-{
-    size_t i;
-
-    for (i = 0; o->name[i] != '\0' && i < len - 1; i++)
-        buf[i] = o->name[i] == '-' ? '_' : o->name[i];
-    buf[i] = '\0';
 }
 
 /*
@@ -886,7 +1119,8 @@ folio_config_write(const struct folio_config *cfg, FILE *f)
                     *FIELD(cfg, o, const int) ? "yes" : "no");
             break;
         case T_STR:
-        case T_STR_OFF: {
+        case T_STR_OFF:
+        case T_ADDR_OFF: {
             const char *s = *FIELD(cfg, o, char *const);
 
             write_str(f, key, s != NULL ? s : "off");

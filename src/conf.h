@@ -18,11 +18,13 @@
  * admin socket. */
 #define FOLIO_MAX_SOCKETS (2 * FOLIO_MAX_LISTEN + 1)
 #define FOLIO_MAX_WORKERS 128
+#define FOLIO_CONFIG_MAX_OPTS 128 /* room for the table's options */
 
 struct folio_config {
     char *conf_file;    /* the file read, or NULL */
     int foreground;
     int check_only;     /* --check-config: validate and exit */
+    int per_user;       /* a path is the user's default (folio_default_paths) */
     char *build_data;   /* --build-data DIR: build shipped data and exit */
     char *listen[FOLIO_MAX_LISTEN];
     int nlisten;
@@ -73,6 +75,8 @@ struct folio_config {
     uint32_t stats_log_interval_ms; /* a counters line per worker; 0: off */
     int profiling;      /* enum folio_profiling: /debug/pprof/ */
     uint64_t profile_heap_rate; /* bytes between heap samples; 0: none */
+    /* Each option (the table's order): 1 if conf_file set it, for messages. */
+    unsigned char from_file[FOLIO_CONFIG_MAX_OPTS];
 };
 
 /* profiling = on|off|auto: the order of the option's choices. */
@@ -132,6 +136,20 @@ int folio_config_parse_text(struct folio_config *cfg, const char *text,
 int folio_config_set(struct folio_config *cfg, const char *key,
                      const char *value, char *err, size_t errlen);
 
+/*
+ * folio_config_name - what messages call option `name` (its long name,
+ * "data-dir") of cfg: "data_dir in FILE" when the file set it, else
+ * "--data-dir"; into buf.  Returns buf.
+ */
+const char *folio_config_name(const struct folio_config *cfg,
+                              const char *name, char *buf, size_t len);
+
+/*
+ * folio_config_hint - the option with its argument, "--data-dir DIR", as
+ * advice says how to change it; into buf.  Returns buf.
+ */
+const char *folio_config_hint(const char *name, char *buf, size_t len);
+
 /* folio_config_usage - the --help text, mirroring foliod(8)'s synopsis. */
 void folio_config_usage(FILE *f);
 
@@ -145,6 +163,14 @@ void folio_config_write(const struct folio_config *cfg, FILE *f);
  * `version` goes into the header.  Installed as foliod.conf.
  */
 void folio_config_write_defaults(FILE *f, const char *version);
+
+/*
+ * folio_parse_duration - a duration, a number and its unit ("1.5s",
+ * "250ms", "2m", "100us", "5ns", "1h"), into *ns; a bare number is
+ * `bare_ns` nanoseconds each (1e9: seconds), or refused where bare_ns is
+ * 0 (where seconds are not meant: folio-bench's --max-p99).  0, or -1.
+ */
+int folio_parse_duration(const char *s, double bare_ns, uint64_t *ns);
 
 /* folio_default_conf_file - the file read when -c is not given. */
 const char *folio_default_conf_file(void);

@@ -38,9 +38,55 @@ START_TEST(test_forms)
     roundtrip("*:9", "0.0.0.0:9");
     roundtrip("localhost:1", "127.0.0.1:1");
     roundtrip("unix:/run/folio/admin.sock", "unix:/run/folio/admin.sock");
+    roundtrip("7788", "127.0.0.1:7788"); /* a bare port: the loopback's */
     ck_assert_int_eq(folio_addr_parse("[::1]:80", &a, why, sizeof(why)), 0);
     ck_assert_int_eq(a.family, AF_INET6);
     ck_assert_int_eq(folio_addr_port(&a), 80);
+}
+END_TEST
+
+/* The short forms people type, and what each error says. */
+START_TEST(test_expand)
+{
+    static const char *const good[][3] = {
+        {"7788", "-1", "127.0.0.1:7788"},
+        {"0", "-1", "127.0.0.1:0"},
+        {"127.0.0.1", "7788", "127.0.0.1:7788"},
+        {"localhost", "9788", "localhost:9788"},
+        {"*", "7788", "*:7788"},
+        {"[::1]", "7788", "[::1]:7788"},
+        {"[::1]:80", "7788", "[::1]:80"},
+        {"10.0.0.5:7789", "7788", "10.0.0.5:7789"},
+        {"unix:/tmp/x.sock", "7788", "unix:/tmp/x.sock"},
+    };
+    static const char *const bad[][3] = {
+        {"127.0.0.1:abc", "7788", "the port 'abc' is not a number"},
+        {"127.0.0.1:", "7788", "no port after ':'"},
+        {"127.0.0.1:65536", "7788", "the port 65536 is over 65535"},
+        {"99999", "7788", "the port 99999 is over 65535"},
+        {"127.0.0.1:-1", "7788", "the port '-1' is not a number"},
+        {"127.0.0.1", "-1", "expected HOST:PORT, [V6ADDR]:PORT, PORT or"},
+        {"[::1]", "-1", "no port"},
+        {"::1", "7788", "write IPv6 addresses as [V6ADDR]:PORT"},
+        {"unix:", "7788", "Unix socket path empty"},
+    };
+    char out[FOLIO_ADDR_TEXT + 8], why[256];
+    size_t i;
+
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        ck_assert_msg(folio_addr_expand(good[i][0], atoi(good[i][1]), out,
+                                        sizeof(out), why, sizeof(why)) == 0,
+                      "%s: %s", good[i][0], why);
+        ck_assert_str_eq(out, good[i][2]);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(folio_addr_expand(bad[i][0], atoi(bad[i][1]), out,
+                                        sizeof(out), why,
+                                        sizeof(why)) == FOLIO_EINVAL,
+                      "%s accepted", bad[i][0]);
+        ck_assert_msg(strstr(why, bad[i][2]) != NULL, "%s: '%s' lacks '%s'",
+                      bad[i][0], why, bad[i][2]);
+    }
 }
 END_TEST
 
@@ -97,6 +143,7 @@ addr_suite(void)
 
     tcase_add_test(tc, test_forms);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_expand);
     tcase_add_test(tc, test_unix_stale_and_live);
     suite_add_tcase(s, tc);
     return s;

@@ -160,6 +160,89 @@ START_TEST(test_file_list)
 }
 END_TEST
 
+/* The short forms of addresses: a port alone, a host alone. */
+START_TEST(test_addresses)
+{
+    struct folio_config cfg;
+    const char *argv[] = {"foliod", "-c", NULL, "--metrics-listen", "0.0.0.0",
+                          NULL};
+    char err[256];
+
+    write_conf("listen = 7789\nlisten = 10.1.2.3\nlisten = [::1]\n");
+    argv[2] = path;
+    ck_assert_int_eq(load(&cfg, 5, argv, err, sizeof(err)), 0);
+    ck_assert_int_eq(cfg.nlisten, 3);
+    ck_assert_str_eq(cfg.listen[0], "127.0.0.1:7789"); /* loopback */
+    ck_assert_str_eq(cfg.listen[1], "10.1.2.3:7788");  /* its default port */
+    ck_assert_str_eq(cfg.listen[2], "[::1]:7788");
+    ck_assert_str_eq(cfg.metrics_listen, "0.0.0.0:9788");
+    folio_config_free(&cfg);
+}
+END_TEST
+
+/*
+ * A user (not root) without --user: the per-user paths of XDG's
+ * variables, unless the file or the command line sets them; root, or
+ * --user, keeps the system's.  Run as nobody when the suite is root.
+ */
+START_TEST(test_user_paths)
+{
+    struct folio_config cfg;
+    const char *plain[] = {"foliod", "-c", "/dev/null", NULL};
+    const char *with_user[] = {"foliod", "-c", "/dev/null", "--user",
+                               "nobody", NULL};
+    const char *set[] = {"foliod", "-c", "/dev/null", "--data-dir", "/srv/d",
+                         NULL};
+    char err[256];
+
+    if (geteuid() == 0) {
+        ck_assert_int_eq(setresgid(65534, 65534, 65534), 0);
+        ck_assert_int_eq(setresuid(65534, 65534, 65534), 0);
+    }
+    setenv("XDG_STATE_HOME", "/tmp/folio-state", 1);
+    setenv("XDG_RUNTIME_DIR", "/tmp/folio-run", 1);
+    ck_assert_int_eq(load(&cfg, 3, plain, err, sizeof(err)), 0);
+    ck_assert_str_eq(cfg.data_dir, "/tmp/folio-state/folio");
+    ck_assert_str_eq(cfg.admin_socket, "/tmp/folio-run/folio/admin.sock");
+    ck_assert_int_eq(cfg.per_user, 1);
+    folio_config_free(&cfg);
+    ck_assert_int_eq(load(&cfg, 5, set, err, sizeof(err)), 0);
+    ck_assert_str_eq(cfg.data_dir, "/srv/d");
+    ck_assert_str_eq(cfg.admin_socket, "/tmp/folio-run/folio/admin.sock");
+    folio_config_free(&cfg);
+    ck_assert_int_eq(load(&cfg, 5, with_user, err, sizeof(err)), 0);
+    ck_assert_str_eq(cfg.data_dir, FOLIO_STATEDIR);
+    ck_assert_str_eq(cfg.admin_socket, FOLIO_DEFAULT_ADMIN);
+    ck_assert_int_eq(cfg.per_user, 0);
+    folio_config_free(&cfg);
+}
+END_TEST
+
+/* No home to write (nobody's is /nonexistent): $TMPDIR/folio-UID. */
+START_TEST(test_user_paths_no_home)
+{
+    struct folio_config cfg;
+    const char *plain[] = {"foliod", "-c", "/dev/null", NULL};
+    char err[256], want[64];
+
+    if (geteuid() == 0) {
+        ck_assert_int_eq(setresgid(65534, 65534, 65534), 0);
+        ck_assert_int_eq(setresuid(65534, 65534, 65534), 0);
+    }
+    unsetenv("XDG_STATE_HOME");
+    unsetenv("XDG_RUNTIME_DIR");
+    setenv("HOME", "/nonexistent", 1);
+    setenv("TMPDIR", "/var/tmp", 1);
+    ck_assert_int_eq(load(&cfg, 3, plain, err, sizeof(err)), 0);
+    snprintf(want, sizeof(want), "/var/tmp/folio-%lu",
+             (unsigned long)geteuid());
+    ck_assert_str_eq(cfg.data_dir, want);
+    strcat(want, "/admin.sock"); /* no runtime directory: the data's */
+    ck_assert_str_eq(cfg.admin_socket, want);
+    folio_config_free(&cfg);
+}
+END_TEST
+
 /* The HTTP face's options: a list with off, and the CORS origins. */
 START_TEST(test_http_options)
 {
@@ -240,20 +323,34 @@ START_TEST(test_file_errors)
     expect_file_error("no equals sign\n", ":1: expected 'key = value'");
     expect_file_error("workers = many\n", "workers");
     expect_file_error("workers = 0\n", "workers");
-    expect_file_error("max_message_bytes = 12q\n", "max-message-bytes");
-    expect_file_error("idle_timeout = 5 years\n", "idle-timeout");
-    expect_file_error("max_connections = -1\n", "max-connections");
-    expect_file_error("admin_max_connections = 0\n", "admin-max-connections");
-    expect_file_error("max_output_hard_bytes = 1k\n", "max-output-hard-bytes");
-    expect_file_error("send_timeout = soon\n", "send-timeout");
+    /* In a file, a setting is named as the file writes it. */
+    expect_file_error("max_message_bytes = 12q\n", ":1: max_message_bytes: "
+                                                   "'12q' is not a size");
+    expect_file_error("idle_timeout = 5 years\n",
+                      "idle_timeout: '5 years' is not a duration (ms, s, m, "
+                      "h) in 0..24h");
+    expect_file_error("idle-timeout = 5 years\n", "idle_timeout: ");
+    expect_file_error("max_connections = -1\n", "max_connections");
+    expect_file_error("admin_max_connections = 0\n", "admin_max_connections");
+    expect_file_error("max_output_hard_bytes = 1k\n", "max_output_hard_bytes");
+    expect_file_error("send_timeout = soon\n", "send_timeout");
     expect_file_error("corpus = \"unterminated\n", "quote");
-    expect_file_error("log_level = loud\n", "log-level");
+    expect_file_error("log_level = loud\n", "log_level");
     expect_file_error("stats = maybe\n", "stats");
     expect_file_error("config = /etc/x\n", "unknown setting 'config'");
     expect_file_error("comments_backend = sqlite\n",
-                      "comments-backend: expected lmdb|postgres, got 'sqlite'");
+                      "comments_backend: expected lmdb|postgres, got 'sqlite'");
     expect_file_error("comments_backend = postgresql\n", "lmdb|postgres");
-    expect_file_error("comments_timeout = 0\n", "comments-timeout");
+    expect_file_error("comments_timeout = 0\n", "comments_timeout");
+    /* A slip: the key it is near; and where the syntax is explained. */
+    expect_file_error("wokers = 2\n",
+                      "unknown setting 'wokers', did you mean 'workers'?");
+    expect_file_error("idle_timout = 2s\n", "did you mean 'idle_timeout'?");
+    expect_file_error("workers = many\n", "(see foliod.conf(5))");
+    expect_file_error("listen = 127.0.0.1:abc\n",
+                      "listen: '127.0.0.1:abc': the port 'abc' is not a "
+                      "number");
+    expect_file_error("metrics_listen = [::1\n", "metrics_listen: ");
 }
 END_TEST
 
@@ -304,8 +401,23 @@ START_TEST(test_cli_errors)
     const char *a4[] = {"foliod", "stray", NULL};
     char err[512];
 
+    const char *a5[] = {"foliod", "--wokers", "2", NULL};
+    const char *a6[] = {"foliod", "--idle-timeout", "5years", NULL};
+
     ck_assert_int_eq(load(&cfg, 2, a1, err, sizeof(err)), FOLIO_ECONFIG);
     ck_assert(strstr(err, "--no-such-option") != NULL);
+    ck_assert_msg(strstr(err, "(see foliod --help)") != NULL, "%s", err);
+    folio_config_free(&cfg);
+    /* On the command line, options are named as it writes them. */
+    ck_assert_int_eq(load(&cfg, 3, a5, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert_msg(strstr(err, "unknown option '--wokers', did you mean "
+                              "'--workers'?") != NULL,
+                  "%s", err);
+    folio_config_free(&cfg);
+    ck_assert_int_eq(load(&cfg, 3, a6, err, sizeof(err)), FOLIO_ECONFIG);
+    ck_assert_msg(strncmp(err, "--idle-timeout: '5years' is not a duration",
+                          41) == 0,
+                  "%s", err);
     folio_config_free(&cfg);
     ck_assert_int_eq(load(&cfg, 2, a2, err, sizeof(err)), FOLIO_ECONFIG);
     ck_assert(strstr(err, "needs a value") != NULL);
@@ -429,6 +541,9 @@ config_suite(void)
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_file_and_overrides);
     tcase_add_test(tc, test_file_list);
+    tcase_add_test(tc, test_addresses);
+    tcase_add_test(tc, test_user_paths);
+    tcase_add_test(tc, test_user_paths_no_home);
     tcase_add_test(tc, test_http_options);
     tcase_add_test(tc, test_file_errors);
     tcase_add_test(tc, test_comments_backend);

@@ -226,16 +226,33 @@ cli_pty_start(struct cli_pty *p, const char *const *env,
     return 0;
 }
 
+/*
+ * Read what the terminal shows into p->out, dropping the NULs that
+ * terminfo pads escape sequences with (vt100's): they would end the
+ * text for strstr.  Returns read's result.
+ */
+static ssize_t
+pty_read(struct cli_pty *p)
+{
+    char buf[4096];
+    ssize_t n, i;
+
+    n = read(p->fd, buf, sizeof(buf));
+    for (i = 0; i < n && p->len < sizeof(p->out) - 1; i++)
+        if (buf[i] != '\0')
+            p->out[p->len++] = buf[i];
+    p->out[p->len] = '\0';
+    return n;
+}
+
 int
 cli_pty_expect(struct cli_pty *p, const char *needle, int timeout_ms)
 {
     uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
     struct pollfd pf;
     const char *hit;
-    ssize_t n;
 
     for (;;) {
-        p->out[p->len] = '\0';
         if ((hit = strstr(p->out + p->mark, needle)) != NULL) {
             p->mark = (size_t)(hit - p->out) + strlen(needle);
             return 0;
@@ -247,10 +264,8 @@ cli_pty_expect(struct cli_pty *p, const char *needle, int timeout_ms)
         pf.revents = 0;
         if (poll(&pf, 1, (int)(deadline - e2e_now_ms())) <= 0)
             continue;
-        n = read(p->fd, p->out + p->len, sizeof(p->out) - 1 - p->len);
-        if (n <= 0)
+        if (pty_read(p) <= 0)
             break; /* EIO: the other side is closed */
-        p->len += (size_t)n;
     }
     fprintf(stderr, "---- no '%s' on the terminal; it shows ----\n%s\n----\n",
             needle, p->out);
@@ -272,8 +287,6 @@ cli_pty_finish(struct cli_pty *p, int timeout_ms)
 {
     uint64_t deadline = e2e_now_ms() + (uint64_t)timeout_ms;
     struct pollfd pf;
-    char buf[4096];
-    ssize_t n;
     int st;
     pid_t r;
 
@@ -290,12 +303,8 @@ cli_pty_finish(struct cli_pty *p, int timeout_ms)
         pf.fd = p->fd;
         pf.events = POLLIN;
         pf.revents = 0;
-        if (poll(&pf, 1, 10) > 0 && (n = read(p->fd, buf, sizeof(buf))) > 0 &&
-            p->len + (size_t)n < sizeof(p->out)) {
-            memcpy(p->out + p->len, buf, (size_t)n);
-            p->len += (size_t)n;
-            p->out[p->len] = '\0';
-        }
+        if (poll(&pf, 1, 10) > 0)
+            pty_read(p);
     }
     close(p->fd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

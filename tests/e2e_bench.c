@@ -691,6 +691,10 @@ START_TEST(test_usage)
     expect_status(b, 2, "--stages", "10s");
     expect_status(b, 2, "-w", "nothing");
     expect_status(b, 2, "--max-p99", "soon");
+    /* A bare number: which unit? Not guessed (seconds elsewhere). */
+    expect_status(b, 2, "--max-p99", "1");
+    ck_assert_ptr_nonnull(strstr(b->err, "bad duration '1': give its unit, "
+                                         "as in 5ms or 250us"));
     expect_status(b, 2, "-w", "corpus", "--queries", "/nonexistent");
     ck_assert_ptr_nonnull(strstr(b->err, "/nonexistent"));
     /* --path and --body are --proto http's, and -w http's. */
@@ -699,6 +703,9 @@ START_TEST(test_usage)
     ck_assert_ptr_nonnull(strstr(b->err, "-w http's"));
     /* Nobody listens: exit 3. */
     expect_status(b, 3, "-H", "127.0.0.1:1", "-n", "1");
+    ck_assert_ptr_nonnull(strstr(b->err, "cannot connect to 127.0.0.1:1 (-H): "
+                                         "Connection refused: is the server "
+                                         "running there?"));
     free(b);
 }
 END_TEST

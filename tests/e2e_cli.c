@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "src/client.h"
+#include "src/defaults.h"
 #include "src/mp.h"
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
@@ -148,13 +149,13 @@ START_TEST(test_help)
 
     run(&r, NULL, ARGS("--help"), 0);
     ck_assert_str_eq(r.err, "");
-    text = cli_subst(r.out, FOLIO_RUNDIR, "@RUNDIR@");
+    text = cli_subst(r.out, folio_default_paths()->run_dir, "@RUNDIR@");
     ck_assert_int_eq(cli_golden("usage", text), 0);
     free(text);
     cli_run_free(&r);
     /* The synopsis is the man page's. */
     run(&r, NULL, ARGS("-h"), 0);
-    text = cli_subst(r.out, FOLIO_RUNDIR, "@RUNDIR@");
+    text = cli_subst(r.out, folio_default_paths()->run_dir, "@RUNDIR@");
     ck_assert_int_eq(cli_golden("usage", text), 0);
     free(text);
     cli_run_free(&r);
@@ -174,8 +175,12 @@ START_TEST(test_usage_errors)
         {"--timeout", "soon", "ping"},
         {"--timeout"},
         {"-H", "@ADDR@", "-U", "/nonexistent.sock", "ping"},
-        {"-H", "localhost", "ping"},
+        {"-H", "127.0.0.1:abc", "ping"},
         {"-H", "127.0.0.1:65536", "ping"},
+        {"-p", "http", "ping"},
+        {"-h", "127.0.0.1:1", "-p", "7788", "ping"},
+        {"cuont", "x"},
+        {"--jsno", "ping"},
         {"count"},
         {"count", "a", "b"},
         {"count", "a", "--limit", "3"},
@@ -184,6 +189,7 @@ START_TEST(test_usage_errors)
         {"ping", "extra"},
         {"comments"},
         {"comments", "edit", "1"},
+        {"comments", "lsit", "/p"},
         {"comments", "post", "/p", "alice"},
         {"comments", "delete", "one"},
         {"quote", "01310-100"},
@@ -235,40 +241,61 @@ END_TEST
 START_TEST(test_server_down)
 {
     struct cli_run r;
-    char addr[64], want[128];
+    char addr[64], want[512];
 
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", refused_port());
+    /* Which address, from which setting, and what to check. */
     run(&r, NULL, ARGS("-H", addr, "ping"), 3);
     snprintf(want, sizeof(want),
-             "folio: cannot connect to %s: Connection refused\n", addr);
+             "folio: cannot connect to %s (-H): Connection refused: is foliod "
+             "running there?\n",
+             addr);
     ck_assert_str_eq(r.err, want);
     ck_assert_str_eq(r.out, "");
     cli_run_free(&r);
-    /* FOLIO_ADDR is read the same way. */
+    /* -p alone: the loopback's port; -h HOST -p PORT, as redis-cli. */
+    run(&r, NULL, ARGS("-p", strchr(addr, ':') + 1, "ping"), 3);
+    has(r.err, "cannot connect to 127.0.0.1:");
+    has(r.err, " (-p): Connection refused");
+    cli_run_free(&r);
+    run(&r, NULL, ARGS("-h", "127.0.0.1", "-p", strchr(addr, ':') + 1, "ping"),
+        3);
+    has(r.err, "folio: cannot connect to 127.0.0.1:");
+    cli_run_free(&r);
+    /* FOLIO_ADDR is read the same way, and said. */
     snprintf(want, sizeof(want), "FOLIO_ADDR=%s", addr);
     run(&r, &(struct cli_opts){.env = ARGS(want)}, ARGS("count", "x"), 3);
-    has(r.err, "Connection refused");
+    has(r.err, " (from FOLIO_ADDR): Connection refused");
     cli_run_free(&r);
     /* A Unix socket that is not there; the admin socket by FOLIO_ADMIN. */
     run(&r, NULL, ARGS("-U", "/nonexistent/folio.sock", "ping"), 3);
     ck_assert_str_eq(r.err, "folio: cannot connect to "
-                            "unix:/nonexistent/folio.sock: No such file or "
-                            "directory\n");
+                            "/nonexistent/folio.sock (-U): No such file or "
+                            "directory: is foliod running there?\n");
     cli_run_free(&r);
+    /* FOLIO_ADMIN set: no advice to set it. */
     run(&r,
         &(struct cli_opts){.env = ARGS("FOLIO_ADMIN=/nonexistent/admin.sock")},
         ARGS("stats"), 3);
-    has(r.err, "/nonexistent/admin.sock: No such file or directory\n");
-    has(r.err, "give it with -U SOCKET or FOLIO_ADMIN=SOCKET\n");
+    ck_assert_str_eq(r.err, "folio: cannot connect to /nonexistent/admin.sock "
+                            "(from FOLIO_ADMIN): No such file or directory: "
+                            "is foliod running there?\n");
     cli_run_free(&r);
     /* The default admin socket: where it is, and how to give another. */
     run(&r, NULL, ARGS("comments", "delete", "1"), 3);
-    has(r.err, "cannot connect to unix:" FOLIO_RUNDIR "/admin.sock");
-    has(r.err, "by default " FOLIO_RUNDIR "/admin.sock): give it with -U");
+    snprintf(want, sizeof(want),
+             "folio: cannot connect to %.300s (the default admin socket; set by "
+             "-U, FOLIO_ADMIN): ",
+             folio_default_paths()->admin_socket);
+    has(r.err, want);
+    has(r.err, ": is foliod running?\n");
     cli_run_free(&r);
-    /* -U given: no hint, the user named the socket. */
-    run(&r, NULL, ARGS("-U", "/nonexistent/admin.sock", "stats"), 3);
-    ck_assert(strstr(r.err, "give it with") == NULL);
+    /* The default server, and the settings that change it. */
+    run(&r, NULL, ARGS("--timeout", "1", "ping"), 3);
+    if (strstr(r.err, "Connection refused") != NULL)
+        ck_assert_str_eq(r.err, "folio: cannot connect to 127.0.0.1:7788 (the "
+                                "default; set by -H, FOLIO_ADDR): Connection "
+                                "refused: is foliod running?\n");
     cli_run_free(&r);
 }
 END_TEST
@@ -314,7 +341,7 @@ START_TEST(test_connect_timeout)
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
     run(&r, NULL, ARGS("-H", addr, "--timeout", "1", "ping"), 3);
     snprintf(want, sizeof(want),
-             "folio: cannot connect to %s: timed out after 1 s\n", addr);
+             "folio: cannot connect to %s (-H): timed out after 1 s\n", addr);
     ck_assert_str_eq(r.err, want);
     ck_assert_msg(r.ms >= 900 && r.ms < (uint64_t)e2e_bound_ms(5000, 15000),
                   "took %llu ms",
@@ -406,6 +433,13 @@ START_TEST(test_ping)
     snprintf(env, sizeof(env), "FOLIO_ADDR=%s", srv.addr);
     run(&r, &(struct cli_opts){.env = ARGS(env)}, ARGS("--json", "ping"), 0);
     ck_assert_str_eq(r.out, "\"pong\"\n");
+    cli_run_free(&r);
+    /* Durations with their units, as folio-bench and foliod take them. */
+    run(&r, NULL,
+        ARGS("-H", srv.addr, "--json", "--timeout", "2500ms", "-r", "2", "-i",
+             "10ms", "ping"),
+        0);
+    ck_assert_str_eq(r.out, "\"pong\"\n\"pong\"\n");
     cli_run_free(&r);
     stop();
 }
@@ -511,7 +545,7 @@ START_TEST(test_call)
     text = cli_subst(transcript, srv.addr, "@ADDR@");
     free(transcript);
     transcript = text;
-    text = cli_subst(transcript, FOLIO_RUNDIR, "@RUNDIR@");
+    text = cli_subst(transcript, folio_default_paths()->run_dir, "@RUNDIR@");
     ck_assert_int_eq(cli_golden("call", text), 0);
     free(text);
     free(transcript);
@@ -557,7 +591,7 @@ table_pids(const char *out, long *pids, int max)
 START_TEST(test_stats)
 {
     struct cli_run r;
-    char env[400], head[128];
+    char env[400], head[128], want[600];
     long pids[16];
     pid_t live[16];
     json_error_t jerr;
@@ -625,12 +659,14 @@ START_TEST(test_stats)
 
     /* Not on the admin socket: the server says no, folio says how. */
     run(&r, NULL, ARGS("-H", srv.addr, "stats"), 1);
-    ck_assert_str_eq(r.err, "folio: PERMISSION_DENIED: server.stats is "
-                            "allowed on the admin socket only\n"
-                            "folio: admin methods take foliod's admin socket "
-                            "(its --admin-socket, by default " FOLIO_RUNDIR
-                            "/admin.sock): give it with -U SOCKET or "
-                            "FOLIO_ADMIN=SOCKET\n");
+    snprintf(want, sizeof(want),
+             "folio: PERMISSION_DENIED: server.stats is allowed on the admin "
+             "socket only\n"
+             "folio: admin methods take foliod's admin socket (its "
+             "--admin-socket, by default %.300s): give it with -U SOCKET or "
+             "FOLIO_ADMIN=SOCKET\n",
+             folio_default_paths()->admin_socket);
+    ck_assert_str_eq(r.err, want);
     ck_assert_str_eq(r.out, "");
     cli_run_free(&r);
     stop();

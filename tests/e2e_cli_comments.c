@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "src/defaults.h"
 #include "tests/cli_util.h"
 #include "tests/e2e_util.h"
 #include "tests/check_run.h"
@@ -102,7 +103,7 @@ START_TEST(test_comments)
     }
     text = cli_subst(transcript, srv.addr, "@ADDR@");
     free(transcript);
-    transcript = cli_subst(text, FOLIO_RUNDIR, "@RUNDIR@");
+    transcript = cli_subst(text, folio_default_paths()->run_dir, "@RUNDIR@");
     ck_assert_int_eq(cli_golden("comments", transcript), 0);
     free(text);
     free(transcript);

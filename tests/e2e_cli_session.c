@@ -68,7 +68,7 @@ START_TEST(test_help)
     free(transcript);
     /* help alone is --help. */
     cli_expect(&r, NULL, ARGS("help"), 0);
-    cli_has(r.out, "usage: folio [-H HOST:PORT | -U SOCKET]");
+    cli_has(r.out, "usage: folio [-H HOST:PORT | -h HOST -p PORT | -U SOCKET]");
     cli_has(r.out, "folio [options] help [COMMAND]\n");
     cli_run_free(&r);
 }
@@ -200,6 +200,67 @@ START_TEST(test_interactive_tty)
 }
 END_TEST
 
+/*
+ * As redis-cli's: "not connected> " while the server is away, the
+ * server's prompt once it answers; Tab completes every word (a
+ * subcommand, a method of server.methods, a command's choices); the hint
+ * says what a command takes next; help lists the mode's own commands;
+ * a misspelt command gets the near one.
+ */
+START_TEST(test_interactive_completion)
+{
+    struct cli_pty p;
+    char home[64] = "/tmp/folio-home.XXXXXX", env[96], addr[64], prompt[96];
+    char port[16];
+
+    ck_assert_ptr_nonnull(mkdtemp(home));
+    snprintf(env, sizeof(env), "HOME=%s", home);
+    snprintf(port, sizeof(port), "%d", e2e_free_port());
+    snprintf(addr, sizeof(addr), "127.0.0.1:%s", port);
+    snprintf(prompt, sizeof(prompt), "folio %s> ", addr);
+    /* Nobody there yet. */
+    ck_assert_int_eq(cli_pty_start(&p, ARGS(env), ARGS("-p", port)), 0);
+    ck_assert_int_eq(cli_pty_expect(&p, "not connected> ", 10000), 0);
+    ck_assert_int_eq(e2e_start(&srv, NULL, ARGS("--listen", addr)), 0);
+    cli_pty_send(&p, "\r"); /* an empty line tries again */
+    ck_assert_int_eq(cli_pty_expect(&p, prompt, 10000), 0);
+    /* The hint of a group's subcommands; one completed, and its hint. */
+    cli_pty_send(&p, "comments ");
+    ck_assert_int_eq(cli_pty_expect(&p, "list|post|delete", 10000), 0);
+    cli_pty_send(&p, "l\t");
+    ck_assert_int_eq(cli_pty_expect(&p, "ist", 10000), 0);
+    ck_assert_int_eq(cli_pty_expect(&p, "PATH", 10000), 0);
+    cli_pty_send(&p, "\025count "); /* Ctrl-U: the line goes */
+    ck_assert_int_eq(cli_pty_expect(&p, "QUERY", 10000), 0);
+    /* The server's methods: a family listed, then one completed. */
+    cli_pty_send(&p, "\025call corpus.\t");
+    ck_assert_int_eq(
+        cli_pty_expect(&p, "corpus.match_count  corpus.search", 10000), 0);
+    cli_pty_send(&p, "\025call corpus.m\t");
+    ck_assert_int_eq(cli_pty_expect(&p, "atch_count", 10000), 0);
+    /* A command's choices. */
+    cli_pty_send(&p, "\025profile \t");
+    ck_assert_int_eq(cli_pty_expect(&p, "cpu  heap  allocs", 10000), 0);
+    cli_pty_send(&p, "\025");
+    ck_assert_int_eq(cli_pty_expect(&p, prompt, 10000), 0);
+    /* The mode's help, and a slip. */
+    cli_pty_send(&p, "help\r");
+    ck_assert_int_eq(cli_pty_expect(&p, "clear the screen", 10000), 0);
+    ck_assert_int_eq(cli_pty_expect(&p, "quit", 10000), 0);
+    cli_pty_send(&p, "cuont x\r");
+    ck_assert_int_eq(cli_pty_expect(&p, "did you mean 'count'?", 10000), 0);
+    /* The server goes: the prompt says so. */
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+    cli_pty_send(&p, "ping\r");
+    ck_assert_int_eq(cli_pty_expect(&p, "Connection refused", 10000), 0);
+    ck_assert_int_eq(cli_pty_expect(&p, "not connected> ", 10000), 0);
+    cli_pty_send(&p, "quit\r");
+    /* The session's status is its last command's: the ping refused. */
+    ck_assert_int_eq(cli_pty_finish(&p, 10000), 3);
+    nftw(home, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
 START_TEST(test_repeat)
 {
     struct cli_run r;
@@ -287,6 +348,7 @@ main(void)
     tcase_add_test(tc, test_help);
     tcase_add_test(tc, test_interactive_lines);
     tcase_add_test(tc, test_interactive_tty);
+    tcase_add_test(tc, test_interactive_completion);
     tcase_add_test(tc, test_repeat);
     tcase_add_test(tc, test_latency);
     suite_add_tcase(s, tc);

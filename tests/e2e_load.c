@@ -360,7 +360,7 @@ START_TEST(test_reload_ten_times_under_load)
     fclose(f);
     ck_assert_int_eq(kill(srv.pid, SIGHUP), 0);
     ck_assert_int_eq(
-        e2e_wait_log(&srv, "max-depth: '1000' is not a number", 5000), 0);
+        e2e_wait_log(&srv, "max_depth: '1000' is not a number", 5000), 0);
     ck_assert_int_eq(match_count(c, "folio marker"), 11);
     folio_client_close(c);
     ck_assert_msg(bench_running(&b), "folio-bench ended too soon");

@@ -556,7 +556,8 @@ END_TEST
 
 /*
  * A detached start that fails after it dropped privileges (the data
- * directory is not the user's): the terminal is told why, not just 1.
+ * directory is not the user's): the terminal is told why, and the
+ * status is the daemon's (2: foliod(8) EXIT STATUS).
  */
 START_TEST(test_detached_start_error_shown)
 {
@@ -575,7 +576,7 @@ START_TEST(test_detached_start_error_shown)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(data, sizeof(data), "%s/data", dir);
     ck_assert_int_eq(mkdir(data, 0700), 0);
-    ck_assert_int_eq(run_foliod(args, out, sizeof(out)), 1);
+    ck_assert_int_eq(run_foliod(args, out, sizeof(out)), 2);
     ck_assert_msg(strstr(out, "is not writable by user nobody") != NULL,
                   "the terminal saw: '%s'", out);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

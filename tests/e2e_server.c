@@ -539,7 +539,7 @@ START_TEST(test_check_config)
              e2e_foliod(), s.dir);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof(cmd), "%s/bad.conf", s.dir);
-    e2e_write_file(cmd, "listen = 127.0.0.1\n");
+    e2e_write_file(cmd, "listen = 127.0.0.1:abc\n");
     snprintf(cmd, sizeof(cmd),
              "%s --check-config -c %s/bad.conf 2>/dev/null >/dev/null",
              e2e_foliod(), s.dir);

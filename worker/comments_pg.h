@@ -23,8 +23,11 @@ int folio_comments_pg_dsn_check(const char *dsn, char *err, size_t errlen);
  * folio_comments_pg_probe - connect to `dsn` (blocking, at most
  * timeout_s seconds) and describe what answers: server, database, user,
  * schema version, synchronous_commit.  For foliod --check-config only: it
- * blocks.  Returns 0 with the description in `msg`, or -1 with the
- * reason there.
+ * blocks.  Returns 0 with the description in `msg`; FOLIO_ECONFIG when
+ * the server answers but refuses (authentication, no such database) or
+ * the user lacks the rights the workers need (CREATE in its schema, and
+ * on the tables once they exist): the configuration is wrong; -1 when
+ * nothing answers (the workers will keep trying).  The reason in `msg`.
  */
 int folio_comments_pg_probe(const char *dsn, int timeout_s, char *msg,
                             size_t len);

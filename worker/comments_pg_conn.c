@@ -465,6 +465,28 @@ folio_comments_pg_dsn_check(const char *dsn, char *err, size_t errlen)
     return FOLIO_ECONFIG;
 }
 
+/*
+ * The rights the workers' setup and requests need (sql_setup creates with
+ * IF NOT EXISTS at each connect: CREATE in the schema, always), as one
+ * row: the first missing one's name, or NULL.
+ */
+static const char sql_rights[] =
+    "SELECT CASE"
+    " WHEN current_schema() IS NULL THEN 'a schema (search_path is empty)'"
+    " WHEN NOT has_schema_privilege(current_schema(), 'CREATE')"
+    "  THEN 'CREATE on schema ' || current_schema()"
+    /* A table not there yet: NULL, not false (the functions are strict). */
+    " WHEN NOT has_table_privilege(to_regclass('folio_comments')::oid,"
+    "  'SELECT, INSERT, DELETE')"
+    "  THEN 'SELECT, INSERT, DELETE on folio_comments'"
+    " WHEN NOT has_table_privilege(to_regclass('folio_schema')::oid,"
+    "  'SELECT, INSERT, UPDATE')"
+    "  THEN 'SELECT, INSERT, UPDATE on folio_schema'"
+    " WHEN NOT has_sequence_privilege(to_regclass('folio_comment_ids')::oid,"
+    "  'USAGE')"
+    "  THEN 'USAGE on sequence folio_comment_ids'"
+    " END";
+
 int
 folio_comments_pg_probe(const char *dsn, int timeout_s, char *msg, size_t len)
 {
@@ -481,8 +503,21 @@ folio_comments_pg_probe(const char *dsn, int timeout_s, char *msg, size_t len)
         snprintf(msg, len, "%.*s",
                  c != NULL ? (int)strcspn(PQerrorMessage(c), "\n") : 13,
                  c != NULL ? PQerrorMessage(c) : "out of memory");
+        /* A server that answered and said no: what it was told is wrong. */
+        if (c != NULL && PQpingParams(kw, val, 1) == PQPING_OK)
+            rc = FOLIO_ECONFIG;
         goto done;
     }
+    res = PQexec(c, sql_rights);
+    if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+        !PQgetisnull(res, 0, 0)) {
+        snprintf(msg, len, "user %s in database %s lacks %s", PQuser(c),
+                 PQdb(c), PQgetvalue(res, 0, 0));
+        PQclear(res);
+        rc = FOLIO_ECONFIG;
+        goto done;
+    }
+    PQclear(res);
     res = PQexec(c, "SELECT current_setting('synchronous_commit'),"
                     " to_regclass('folio_schema') IS NOT NULL");
     if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {

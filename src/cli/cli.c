@@ -27,10 +27,12 @@
 #include "src/cli/help.h"
 #include "src/client.h"
 #include "src/clock.h"
+#include "src/conf.h"
 #include "src/defaults.h"
 #include "src/err.h"
 #include "src/page.h"
 #include "src/rpc.h"
+#include "src/suggest.h"
 
 #define DEFAULT_TIMEOUT_S 5
 
@@ -57,18 +59,21 @@ parse_u64(const char *s, uint64_t *v)
     return errno != 0 || *end != '\0' ? -1 : 0;
 }
 
-/* Seconds, fractions allowed: 0, or -1. */
+/*
+ * A duration in seconds: a number of them ("0.5"), or one with its unit
+ * ("500ms", "2m"; folio_parse_duration's, as every folio program takes
+ * them).  0, or -1.
+ */
 static int
 parse_seconds(const char *s, double *v)
 {
-    char *end;
+    uint64_t ns;
 
-    if (*s < '0' || *s > '9')
+    if (folio_parse_duration(s, 1e9, &ns) != 0 ||
+        ns > 86400ULL * 365 * 1000000000)
         return -1;
-    errno = 0;
-    *v = strtod(s, &end);
-    return errno != 0 || *end != '\0' || !isfinite(*v) || *v > 86400 * 365 ? -1
-                                                                           : 0;
+    *v = (double)ns / 1e9;
+    return 0;
 }
 
 /* Read all of standard input (for "-" arguments): a NUL-terminated string. */
@@ -544,9 +549,9 @@ usage(FILE *f)
 {
     size_t i;
 
-    fputs("usage: folio [-H HOST:PORT | -U SOCKET] [--json] [--timeout SEC] "
-          "[-r N] [-i SEC]\n"
-          "             COMMAND [ARG ...]\n",
+    fputs("usage: folio [-H HOST:PORT | -h HOST -p PORT | -U SOCKET] [--json] "
+          "[--timeout SEC]\n"
+          "             [-r N] [-i SEC] COMMAND [ARG ...]\n",
           f);
     for (i = 0; i < NCMDS; i++)
         fprintf(f, "       folio [options] %s\n", cmds[i].usage);
@@ -556,8 +561,12 @@ usage(FILE *f)
           "       folio --help | --version\n"
           "\n"
           "options:\n"
-          "  -H, --host HOST:PORT  the server: HOST:PORT, [V6ADDR]:PORT or"
-          " unix:PATH\n"
+          "  -H, --host HOST:PORT  the server: HOST:PORT, HOST (port 7788), PORT"
+          " (on\n"
+          "                        127.0.0.1), [V6ADDR]:PORT or unix:PATH\n"
+          "  -h HOST, -p PORT      the same, apart, as redis-cli takes them"
+          " (-h alone,\n"
+          "                        or before a command, is --help)\n"
           "  -U, --socket SOCKET   the server's Unix socket (also --unix)\n"
           "      --json            print the result as JSON\n"
           "      --timeout SEC     for connecting and for each reply; 0: none"
@@ -575,8 +584,11 @@ usage(FILE *f)
           "\n"
           "The server: -H or -U, else $FOLIO_ADDR, else " FOLIO_DEFAULT_LISTEN
           ";\nfor stats and comments delete (admin methods): -H or -U, else"
-          " $FOLIO_ADMIN,\nelse " FOLIO_DEFAULT_ADMIN ".\n"
-          "\n"
+          " $FOLIO_ADMIN,\nelse ",
+          f);
+    fprintf(f, "%s.\n", folio_cli_default_admin());
+    fputs("\n"
+          "SEC is seconds (0.5), or a number with its unit: 500ms, 2m, 1h.\n"
           "ITEM is SKU[:QTY] or WEIGHTg[/LxWxH][:QTY] (grams, centimetres),"
           " e.g. 1200g:2.\n"
           "JSON-PARAMS is a JSON array of the params (another value is the"
@@ -630,10 +642,21 @@ group_usage(FILE *f, const char *name)
 static int
 not_found(char **args, int nargs, const char *why)
 {
-    if (strcmp(why, "unknown command") == 0)
-        return folio_cli_usage_error(NULL, "unknown command '%s'", args[0]);
+    const char *const *names = folio_cli_command_names(), *near;
+    const char *subnames[NCMDS];
     char subs[128];
     size_t i, n = 0, k = 0, len = 0;
+
+    if (strcmp(why, "unknown command") == 0) {
+        for (i = 0; names[i] != NULL; i++)
+            ;
+        if ((near = folio_suggest(args[0], names, i)) != NULL)
+            return folio_cli_usage_error(NULL,
+                                         "unknown command '%s', did you "
+                                         "mean '%s'?",
+                                         args[0], near);
+        return folio_cli_usage_error(NULL, "unknown command '%s'", args[0]);
+    }
 
     for (i = 0; i < NCMDS; i++)
         n += strcmp(cmds[i].name, args[0]) == 0;
@@ -641,14 +664,17 @@ not_found(char **args, int nargs, const char *why)
     for (i = 0; i < NCMDS && len < sizeof(subs); i++) {
         if (strcmp(cmds[i].name, args[0]) != 0)
             continue;
-        k++;
+        subnames[k++] = cmds[i].sub;
         len += (size_t)snprintf(subs + len, sizeof(subs) - len, "%s%s",
                                 k == 1   ? ""
                                 : k == n ? " or "
                                          : ", ",
                                 cmds[i].sub);
     }
-    if (nargs > 1)
+    if (nargs > 1 && (near = folio_suggest(args[1], subnames, k)) != NULL)
+        fprintf(stderr, "folio: %s: %s '%s', did you mean '%s'? (%s)\n",
+                args[0], why, args[1], near, subs);
+    else if (nargs > 1)
         fprintf(stderr, "folio: %s: %s '%s' (%s)\n", args[0], why, args[1],
                 subs);
     else
@@ -739,6 +765,41 @@ run_repeated(struct cli *cli, const struct cmd *cmd, char **args, int nargs)
     return failed;
 }
 
+/* The options of a command line (and of a line of the interactive mode). */
+static const char shortopts[] = ":H:U:p:hVr:i:";
+static const struct option longopts[] = {
+    {"host", required_argument, NULL, 'H'},
+    {"port", required_argument, NULL, 'p'},
+    {"socket", required_argument, NULL, 'U'},
+    {"unix", required_argument, NULL, 'U'}, /* folio-bench's old name */
+    {"json", no_argument, NULL, OPT_JSON},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"offset", required_argument, NULL, OPT_OFFSET},
+    {"watch", required_argument, NULL, OPT_WATCH},
+    {"repeat", required_argument, NULL, 'r'},
+    {"interval", required_argument, NULL, 'i'},
+    {"latency", no_argument, NULL, OPT_LATENCY},
+    {"interactive", no_argument, NULL, OPT_INTERACTIVE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+const struct cmd *
+folio_cli_commands(size_t *n)
+{
+    *n = NCMDS;
+    return cmds;
+}
+
+const struct option *
+folio_cli_options(const char **shorts)
+{
+    *shorts = shortopts;
+    return longopts;
+}
+
 const char *const *
 folio_cli_command_names(void)
 {
@@ -757,6 +818,29 @@ folio_cli_command_names(void)
     return names;
 }
 
+/* "unknown option '--jsno'", and the long option it is near, if any. */
+static int
+unknown_option(const struct option *opts, const char *arg)
+{
+    const char *names[32], *near = NULL;
+    char typed[64];
+    size_t n;
+
+    if (strncmp(arg, "--", 2) == 0) {
+        snprintf(typed, sizeof(typed), "%.*s", (int)strcspn(arg + 2, "="),
+                 arg + 2);
+        for (n = 0; opts[n].name != NULL && n < 32; n++)
+            names[n] = opts[n].name;
+        near = folio_suggest(typed, names, n);
+    }
+    if (near != NULL)
+        return folio_cli_usage_error(NULL,
+                                     "unknown option '%s', did you mean "
+                                     "'--%s'?",
+                                     arg, near);
+    return folio_cli_usage_error(NULL, "unknown option '%s'", arg);
+}
+
 /* "-i" with no value after it (the end, or an option) is --interactive. */
 static void
 interactive_alone(int argc, char **argv)
@@ -768,6 +852,84 @@ interactive_alone(int argc, char **argv)
         if (strcmp(argv[i], "-i") == 0 &&
             (i + 1 == argc || argv[i + 1][0] == '-'))
             argv[i] = interactive;
+}
+
+/*
+ * redis-cli's -h HOST: "-h" before a word that is neither an option nor
+ * a command's name is -h HOST (made -H here); else it is --help.  Returns
+ * 1 if one was.
+ */
+static int
+h_is_host(int argc, char **argv)
+{
+    static char host_opt[] = "-H";
+    const char *const *names = folio_cli_command_names();
+    int i, k, found = 0;
+
+    for (i = 1; i + 1 < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "-h") != 0 || argv[i + 1][0] == '-')
+            continue;
+        for (k = 0; names[k] != NULL && strcmp(names[k], argv[i + 1]) != 0;
+             k++)
+            ;
+        if (names[k] == NULL) {
+            argv[i] = host_opt;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+/*
+ * The server of -H/-h HOST and -p PORT, in full, into cli->addr: a HOST
+ * alone has port 7788, a PORT alone is 127.0.0.1's.  0, or the usage
+ * error's status.
+ */
+static int
+host_port(struct cli *cli, const char *host, const char *port,
+          const char *hname)
+{
+    char spec[FOLIO_ADDR_TEXT + 8], why[256];
+    const char *rb;
+
+    if (host != NULL && port == NULL) {
+        if (folio_addr_expand(host, FOLIO_DEFAULT_PORT, cli->addr_buf,
+                              sizeof(cli->addr_buf), why, sizeof(why)) != 0)
+            return folio_cli_usage_error(NULL, "bad address %s (%s)", why,
+                                         hname);
+        cli->addr = cli->addr_buf;
+        cli->addr_from = hname;
+        return 0;
+    }
+    if (*port == '\0' || port[strspn(port, "0123456789")] != '\0' ||
+        strlen(port) > 5 || atol(port) > 65535)
+        return folio_cli_usage_error(NULL,
+                                     "-p: '%s' is not a port (0..65535)",
+                                     port);
+    if (host == NULL)
+        host = "127.0.0.1";
+    if (strncmp(host, "unix:", 5) == 0 || host[0] == '/')
+        return folio_cli_usage_error(NULL, "-p goes with a host, not a Unix "
+                                           "socket");
+    rb = strchr(host, ']');
+    if (host[0] == '[' ? rb != NULL && rb[1] == ':'
+                       : strchr(host, ':') != NULL &&
+                             strchr(host, ':') == strrchr(host, ':'))
+        return folio_cli_usage_error(NULL,
+                                     "-p %s, and %s %s has a port already",
+                                     port, hname, host);
+    /* An IPv6 address, bare (-h ::1): in brackets, as addresses write it. */
+    snprintf(spec, sizeof(spec),
+             host[0] != '[' && strchr(host, ':') != NULL ? "[%s]:%s" : "%s:%s",
+             host, port);
+    if (folio_addr_expand(spec, -1, cli->addr_buf, sizeof(cli->addr_buf), why,
+                          sizeof(why)) != 0)
+        return folio_cli_usage_error(NULL, "bad address %s (%s -p)", why,
+                                     hname);
+    cli->addr = cli->addr_buf;
+    cli->addr_from = host != NULL && strcmp(host, "127.0.0.1") != 0 ? hname
+                                                                    : "-p";
+    return 0;
 }
 
 /* -r N: a count of 1 or more, or -1 (forever): 0, or -1. */
@@ -795,25 +957,9 @@ parse_repeat(const char *s, int64_t *v)
 int
 folio_cli_run_args(struct cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"host", required_argument, NULL, 'H'},
-        {"socket", required_argument, NULL, 'U'},
-        {"unix", required_argument, NULL, 'U'}, /* folio-bench's old name */
-        {"json", no_argument, NULL, OPT_JSON},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {"offset", required_argument, NULL, OPT_OFFSET},
-        {"watch", required_argument, NULL, OPT_WATCH},
-        {"repeat", required_argument, NULL, 'r'},
-        {"interval", required_argument, NULL, 'i'},
-        {"latency", no_argument, NULL, OPT_LATENCY},
-        {"interactive", no_argument, NULL, OPT_INTERACTIVE},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
     const struct cmd *cmd;
     const char *why, *hopt = NULL, *uopt = NULL, *ropt = NULL, *iopt = NULL;
+    const char *popt = NULL, *hname;
     char **args, name[32];
     int ch, nargs, used, st;
 
@@ -821,14 +967,17 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     if (folio_cli_profile_wanted(argc, argv))
         return folio_cli_profile_main(argc, argv);
     interactive_alone(argc, argv);
+    hname = h_is_host(argc, argv) ? "-h" : "-H";
     optind = 0; /* GNU getopt: start again (a line of the interactive mode) */
     opterr = 0;
     /* Options may come before or after the command (GNU getopt permutes). */
-    while ((ch = getopt_long(argc, argv, ":H:U:hVr:i:", longopts, NULL)) !=
-           -1) {
+    while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         switch (ch) {
         case 'H':
             hopt = optarg;
+            break;
+        case 'p':
+            popt = optarg;
             break;
         case 'U':
             uopt = optarg;
@@ -838,10 +987,11 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
             break;
         case OPT_TIMEOUT:
             if (parse_seconds(optarg, &cli->timeout_s) != 0)
-                return folio_cli_usage_error(NULL,
-                                             "--timeout: '%s' is not a number "
-                                             "of seconds",
-                                             optarg);
+                return folio_cli_usage_error(
+                    NULL,
+                    "--timeout: '%s' is not a duration "
+                    "(seconds, or 500ms, 2m...)",
+                    optarg);
             break;
         case OPT_LIMIT: /* checked once the command is known */
             cli->limit_arg = optarg;
@@ -877,22 +1027,24 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
             return folio_cli_usage_error(NULL, "option '%s' needs a value",
                                          argv[optind - 1]);
         default:
-            return folio_cli_usage_error(NULL, "unknown option '%s'",
-                                         argv[optind - 1]);
+            return unknown_option(longopts, argv[optind - 1]);
         }
     }
     args = argv + optind;
     nargs = argc - optind;
     if (cli->help)
         return help_for(args, nargs);
-    if (hopt != NULL && uopt != NULL)
-        return folio_cli_usage_error(NULL, "-H and -U exclude each other");
+    if ((hopt != NULL || popt != NULL) && uopt != NULL)
+        return folio_cli_usage_error(NULL, "%s and -U exclude each other",
+                                     hopt != NULL ? hname : "-p");
     if (uopt != NULL) {
-        snprintf(cli->unix_addr, sizeof(cli->unix_addr), "%s%s",
+        snprintf(cli->addr_buf, sizeof(cli->addr_buf), "%s%s",
                  strncmp(uopt, "unix:", 5) == 0 ? "" : "unix:", uopt);
-        cli->addr = cli->unix_addr;
-    } else if (hopt != NULL) {
-        cli->addr = hopt;
+        cli->addr = cli->addr_buf;
+        cli->addr_from = "-U";
+    } else if ((hopt != NULL || popt != NULL) &&
+               (st = host_port(cli, hopt, popt, hname)) != 0) {
+        return st;
     }
     cli->timeout_ms =
         cli->timeout_s > 0 ? (int)ceil(cli->timeout_s * 1000) : -1;
@@ -904,8 +1056,8 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     if (iopt != NULL) {
         if (parse_seconds(iopt, &cli->interval_s) != 0)
             return folio_cli_usage_error(NULL,
-                                         "-i: '%s' is not a number of "
-                                         "seconds",
+                                         "-i: '%s' is not a duration "
+                                         "(seconds, or 500ms, 2m...)",
                                          iopt);
         cli->have_interval = 1;
     }
@@ -955,8 +1107,9 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
         (parse_seconds(cli->watch_arg, &cli->watch_s) != 0 ||
          cli->watch_s < 0.1))
         return folio_cli_usage_error(cmd,
-                                     "--watch: '%s' is not a number of "
-                                     "seconds (0.1 or more)",
+                                     "--watch: '%s' is not a duration "
+                                     "of 0.1 s or more (seconds, or 500ms, "
+                                     "2m...)",
                                      cli->watch_arg);
     if (ropt != NULL && (cli->opts_seen & O_WATCH))
         return folio_cli_usage_error(cmd, "-r or --watch, not both");

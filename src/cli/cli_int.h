@@ -37,8 +37,10 @@ struct folio_client;
 
 /* One run of the client: its options, and the connection (cli.c). */
 struct cli {
-    const char *addr; /* -H or -U as given, or NULL */
-    char unix_addr[FOLIO_ADDR_TEXT + 8];
+    const char *addr;      /* from -H, -h, -p or -U, in full; or NULL */
+    const char *addr_from; /* the option that gave it: "-H", "-U", ... */
+    char addr_buf[FOLIO_ADDR_TEXT + 8];
+    char target_buf[FOLIO_ADDR_TEXT + 8];
     int json;
     int timeout_ms; /* < 0: none */
     double timeout_s;
@@ -49,6 +51,8 @@ struct cli {
     const struct cmd *cmd;
     int admin;          /* talk to the admin socket by default */
     const char *target; /* the address connected to */
+    const char *target_from; /* where it came from: an option, a variable,
+                                or NULL: the default */
     struct folio_client *c;
     uint32_t msgid;    /* of the request in flight */
     int help;          /* --help: the command's help instead of a call */
@@ -132,9 +136,20 @@ const char *folio_cli_shown(const char *addr);
 
 /*
  * folio_cli_target - the address a call of cli goes to (admin or not),
- * as folio_cli_conn_open chooses it.
+ * as folio_cli_conn_open chooses it: -H, -h, -p or -U; else $FOLIO_ADDR
+ * (or, for admin methods, $FOLIO_ADMIN); else the default: 127.0.0.1:7788,
+ * or the admin socket of folio_default_paths (this user's foliod's, when
+ * it is there, else the system's).  *from (may be NULL) is where it came
+ * from, for messages: the option, the variable, or NULL for the default.
  */
-const char *folio_cli_target(struct cli *cli);
+const char *folio_cli_target(struct cli *cli, const char **from);
+
+/*
+ * folio_cli_default_admin - the admin socket a call goes to when nothing
+ * names one: folio_default_paths()'s (this user's foliod's), unless only
+ * the system's is there.
+ */
+const char *folio_cli_default_admin(void);
 
 /*
  * folio_cli_json_emit - write the msgpack value at *c as JSON text to `f`
@@ -251,11 +266,13 @@ void folio_cli_words_free(char **words);
 
 /*
  * folio_cli_interactive - the interactive mode (repl.c): a prompt
- * naming cli's server, line editing and history (libedit) and completion
- * of the command names when standard input is a terminal; plain lines
- * otherwise.  Each line is a command line run by folio_cli_run_args on a
- * copy of cli (its address, timeout, --json).  Returns the status of the
- * last command.
+ * naming cli's server ("not connected> " while it does not answer), line
+ * editing and history (libedit), completion of every word and a hint of
+ * what a command takes next, when standard input is a terminal; plain
+ * lines otherwise.  Each line is a command line run by
+ * folio_cli_run_args on a copy of cli (its address, timeout, --json), or
+ * one of the mode's own: help, clear, quit, exit.  Returns the status of
+ * the last command.
  */
 int folio_cli_interactive(struct cli *cli);
 
@@ -269,10 +286,18 @@ int folio_cli_interactive(struct cli *cli);
  *   caller then runs folio_cli_interactive(cli).
  * folio_cli_command_names - the commands' names, each once, in the
  *   order of the table; NULL-terminated, static.
+ * folio_cli_commands - the table itself, its rows in *n (for the
+ *   interactive mode's completion, hints and help); static.
+ * folio_cli_options - the command line's long options (getopt_long's
+ *   table, NULL-terminated) and, in *shorts, its short ones (getopt's
+ *   string); for the interactive mode's completion.
  */
 void folio_cli_init(struct cli *cli);
 int folio_cli_run_args(struct cli *cli, int argc, char **argv);
 const char *const *folio_cli_command_names(void);
+const struct cmd *folio_cli_commands(size_t *n);
+struct option;
+const struct option *folio_cli_options(const char **shorts);
 
 /*
  * profile.c: `folio profile`, which talks HTTP to the metrics

@@ -26,22 +26,47 @@
 #include "src/rpc.h"
 
 const char *
-folio_cli_target(struct cli *cli)
+folio_cli_default_admin(void)
 {
-    const char *env;
+    const struct folio_paths *p = folio_default_paths();
 
-    if (cli->addr != NULL)
+    if (p->per_user && access(p->admin_socket, F_OK) != 0 &&
+        access(FOLIO_DEFAULT_ADMIN, F_OK) == 0)
+        return FOLIO_DEFAULT_ADMIN; /* the system's foliod, then */
+    return p->admin_socket;
+}
+
+const char *
+folio_cli_target(struct cli *cli, const char **from)
+{
+    const char *name = cli->admin ? FOLIO_ADMIN_ENV : FOLIO_ADDR_ENV;
+    const char *env = getenv(name), *t;
+    char why[256];
+
+    if (from != NULL)
+        *from = NULL;
+    if (cli->addr != NULL) {
+        if (from != NULL)
+            *from = cli->addr_from;
         return cli->addr;
-    env = getenv(cli->admin ? FOLIO_ADMIN_ENV : FOLIO_ADDR_ENV);
-    if (env != NULL && *env != '\0') {
-        /* FOLIO_ADMIN is a socket path, as -U takes. */
-        if (cli->admin && strncmp(env, "unix:", 5) != 0) {
-            snprintf(cli->unix_addr, sizeof(cli->unix_addr), "unix:%s", env);
-            return cli->unix_addr;
-        }
-        return env;
     }
-    return cli->admin ? "unix:" FOLIO_DEFAULT_ADMIN : FOLIO_DEFAULT_LISTEN;
+    if (env != NULL && *env != '\0') {
+        if (from != NULL)
+            *from = name;
+        /* FOLIO_ADMIN is a socket path, as -U takes; FOLIO_ADDR as -H. */
+        if (cli->admin && strncmp(env, "unix:", 5) != 0)
+            snprintf(cli->target_buf, sizeof(cli->target_buf), "unix:%s", env);
+        else if (folio_addr_expand(env, FOLIO_DEFAULT_PORT, cli->target_buf,
+                                   sizeof(cli->target_buf), why,
+                                   sizeof(why)) != 0)
+            return env; /* said when connecting */
+        return cli->target_buf;
+    }
+    if (!cli->admin)
+        return FOLIO_DEFAULT_LISTEN;
+    t = folio_cli_default_admin();
+    snprintf(cli->target_buf, sizeof(cli->target_buf), "unix:%s", t);
+    return cli->target_buf;
 }
 
 /* The address as the user knows it, for messages. */
@@ -58,53 +83,67 @@ folio_cli_shown(const char *addr)
 static int
 addr_malformed(const char *addr)
 {
-    const char *colon = strrchr(addr, ':');
-    size_t digits;
+    char full[FOLIO_ADDR_TEXT + 8], why[256];
 
-    if (strncmp(addr, "unix:", 5) == 0)
-        return addr[5] == '\0' || strlen(addr + 5) >= FOLIO_ADDR_TEXT - 20;
-    if (colon == NULL || colon == addr)
-        return 1;
-    digits = strspn(colon + 1, "0123456789");
-    return digits == 0 || digits > 5 || colon[1 + digits] != '\0' ||
-           atol(colon + 1) > 65535;
+    return folio_addr_expand(addr, -1, full, sizeof(full), why,
+                             sizeof(why)) != 0;
 }
 
-/* How to reach the admin socket, after a failure to. */
-static void
-admin_hint(void)
+/*
+ * "(the default; set by -H, FOLIO_ADDR)" or "(from FOLIO_ADDR)": where the
+ * address of a call came from, and so how to give another.
+ */
+static const char *
+origin(const struct cli *cli, char *buf, size_t len)
 {
-    fputs("folio: admin methods take foliod's admin socket (its "
-          "--admin-socket, by default " FOLIO_DEFAULT_ADMIN
-          "): give it with -U SOCKET or FOLIO_ADMIN=SOCKET\n",
-          stderr);
+    if (cli->target_from == NULL)
+        snprintf(buf, len, "(the default%s; set by %s, %s)",
+                 cli->admin ? " admin socket" : "", cli->admin ? "-U" : "-H",
+                 cli->admin ? FOLIO_ADMIN_ENV : FOLIO_ADDR_ENV);
+    else if (cli->target_from[0] == '-')
+        snprintf(buf, len, "(%s)", cli->target_from);
+    else
+        snprintf(buf, len, "(from %s)", cli->target_from);
+    return buf;
 }
 
 int
 folio_cli_conn_open(struct cli *cli)
 {
-    char err[256];
-    int rc;
+    char err[256], from[64];
+    int rc, e;
 
     if (cli->c != NULL)
         return 0;
-    cli->target = folio_cli_target(cli);
+    cli->target = folio_cli_target(cli, &cli->target_from);
     rc = folio_client_open(cli->target, cli->timeout_ms, &cli->c, err,
                            sizeof(err));
+    e = errno;
     if (rc == 0)
         return 0;
     if (rc == FOLIO_EINVAL && addr_malformed(cli->target))
-        return folio_cli_usage_error(NULL, "bad address %s", err);
+        return folio_cli_usage_error(NULL, "bad address %s %s", err,
+                                     origin(cli, from, sizeof(from)));
     if (rc == FOLIO_EINVAL) /* a host name that does not resolve */
-        fprintf(stderr, "folio: cannot connect to %s\n", err);
+        fprintf(stderr, "folio: cannot connect to %s %s\n", err,
+                origin(cli, from, sizeof(from)));
     else if (rc == FOLIO_ETIMEDOUT)
-        fprintf(stderr, "folio: cannot connect to %s: timed out after %g s\n",
-                folio_cli_shown(cli->target), cli->timeout_s);
+        fprintf(stderr,
+                "folio: cannot connect to %s %s: timed out after %g s\n",
+                folio_cli_shown(cli->target), origin(cli, from, sizeof(from)),
+                cli->timeout_s);
+    else if (rc == FOLIO_ESYS)
+        fprintf(stderr, "folio: cannot connect to %s %s: %s%s\n",
+                folio_cli_shown(cli->target), origin(cli, from, sizeof(from)),
+                strerror(e),
+                e == ECONNREFUSED || e == ENOENT
+                    ? cli->target_from == NULL ? ": is foliod running?"
+                                               : ": is foliod running there?"
+                : e == EACCES && cli->admin
+                    ? " (the admin socket is for foliod's user and group)"
+                    : "");
     else
         fprintf(stderr, "folio: %s\n", err);
-    /* The default admin socket, or FOLIO_ADMIN's, is not there. */
-    if (cli->admin && cli->addr == NULL)
-        admin_hint();
     return FOLIO_CLI_ECONN;
 }
 
@@ -178,7 +217,11 @@ server_error(const struct folio_reply *r)
         fputs("(malformed error)", stderr);
     fputc('\n', stderr);
     if (r->code == FOLIO_ST_PERMISSION_DENIED)
-        admin_hint();
+        fprintf(stderr,
+                "folio: admin methods take foliod's admin socket (its "
+                "--admin-socket, by default %s): give it with -U SOCKET or "
+                "%s=SOCKET\n",
+                folio_cli_default_admin(), FOLIO_ADMIN_ENV);
     return FOLIO_CLI_ESERVER;
 }
 
