@@ -117,7 +117,7 @@ flood_run(void *arg)
         /* The attack's own pace, not a synchronisation. */
         next += DRIP_MS;
         while (!atomic_load(&f->stop) && e2e_now_ms() < next)
-            poll(NULL, 0, 20);
+            e2e_pace_ms(20);
     }
     for (i = 0; i < FLOOD_CONNS; i++)
         if (f->fds[i] >= 0)
@@ -189,7 +189,7 @@ metric_within(const char *series, int bound)
 static int
 replaced(pid_t dead, int bound)
 {
-    uint64_t deadline = e2e_now_ms() + (uint64_t)bound;
+    uint64_t deadline = e2e_deadline(bound);
     pid_t pids[8];
     int n;
 
@@ -198,8 +198,7 @@ replaced(pid_t dead, int bound)
         if (n == 2 && !e2e_pid_in(dead, pids, n) &&
             e2e_metric(&srv, "folio_workers{state=\"serving\"}") == 2)
             return 0;
-        poll(NULL, 0, 50);
-    } while (e2e_now_ms() < deadline);
+    } while (e2e_wait_more(deadline));
     return -1;
 }
 
@@ -235,9 +234,9 @@ START_TEST(test_metrics_flood)
     t0 = e2e_now_ms();
     ck_assert_int_eq(pthread_create(&f.th, NULL, flood_run, &f), 0);
     /* The flood is on once every connection has had a few bytes. */
-    deadline = e2e_now_ms() + (uint64_t)bound;
-    while (atomic_load(&f.rounds) < 4 && e2e_now_ms() < deadline)
-        poll(NULL, 0, 20);
+    deadline = e2e_deadline(bound);
+    while (atomic_load(&f.rounds) < 4 && e2e_wait_more(deadline))
+        ;
     ck_assert_int_ge(atomic_load(&f.rounds), 4);
 
     hz = healthz_ms(bound);
@@ -295,13 +294,12 @@ START_TEST(test_metrics_flood)
     ck_assert_int_eq(e2e_log_count(&srv, "for worker"), 0);
 
     /* Every connection closed is forgotten: only this GET's is left. */
-    deadline = e2e_now_ms() + (uint64_t)bound;
+    deadline = e2e_deadline(bound);
     do {
         open_after = e2e_metric(&srv, "folio_metrics_http_connections");
         if (open_after <= 1)
             break;
-        poll(NULL, 0, 50);
-    } while (e2e_now_ms() < deadline);
+    } while (e2e_wait_more(deadline));
     ck_assert_msg(open_after <= 1, "%g metrics connections left open",
                   open_after);
     ck_assert_int_eq(e2e_stop(&srv), 0);

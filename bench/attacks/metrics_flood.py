@@ -8,7 +8,7 @@
 # master's CPU time, what the log grew by, how many /healthz were
 # answered, whether the worker was replaced and the reload completed.
 #
-#   python3 tests/metrics_flood.py ./foliod
+#   python3 bench/attacks/metrics_flood.py ./foliod
 import os, re, signal, socket, subprocess, sys, tempfile, time
 foliod = sys.argv[1]
 d = tempfile.mkdtemp(prefix="hm-flood.")
