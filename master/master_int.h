@@ -403,6 +403,9 @@ int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
  * folio_mconn_start - follow the connections of m->metrics, bound by
  * `bound`; 0 or -1 (folio_mconn_stop cleans up).
  * folio_mconn_request - `req`, complete, is being answered.
+ * folio_mconn_on_close - cb(evcon, arg) when req's connection closes (NULL:
+ *     no more); a connection has one close callback, this file's: others
+ *     ask it here, never evhttp_connection_set_closecb.
  * folio_mconn_stop - free m->metrics, its listener and connections.
  * folio_mconn_render - its folio_metrics_http_* series.
  */
@@ -410,6 +413,9 @@ struct evhttp_bound_socket;
 int folio_mconn_start(struct folio_master *m,
                       struct evhttp_bound_socket *bound);
 void folio_mconn_request(struct folio_master *m, struct evhttp_request *req);
+void folio_mconn_on_close(struct folio_master *m, struct evhttp_request *req,
+                          void (*cb)(struct evhttp_connection *, void *),
+                          void *arg);
 void folio_mconn_stop(struct folio_master *m);
 void folio_mconn_render(struct folio_master *m, struct evbuffer *out);
 

@@ -60,6 +60,9 @@ struct folio_mconn {
     struct event *deadline;          /* the header's */
     int in_request;                  /* a request is being answered */
     int doomed;                      /* over the limit: closed at adoption */
+    /* Another's close callback (folio_mconn_on_close): told first. */
+    void (*user_cb)(struct evhttp_connection *, void *);
+    void *user_arg;
 };
 
 enum { CLOSED_LIMIT, CLOSED_HEADER, CLOSED_FDS, CLOSED_N };
@@ -213,7 +216,8 @@ on_close(struct evhttp_connection *evcon, void *arg)
     struct folio_mconn *c = arg;
     struct folio_mconns *s = c->set;
 
-    (void)evcon;
+    if (c->user_cb != NULL)
+        c->user_cb(evcon, c->user_arg);
     unlink_conn(c);
     listener_wake(s);
 }
@@ -346,6 +350,22 @@ find(struct folio_mconns *s, struct evhttp_request *req)
         if (c->evcon == evcon)
             return c;
     return NULL;
+}
+
+void
+folio_mconn_on_close(struct folio_master *m, struct evhttp_request *req,
+                     void (*cb)(struct evhttp_connection *, void *), void *arg)
+{
+    struct folio_mconn *c = m->mconns != NULL ? find(m->mconns, req) : NULL;
+
+    if (c != NULL) {
+        c->user_cb = cb;
+        c->user_arg = arg;
+    } else if (evhttp_request_get_connection(req) != NULL) {
+        /* Not followed (no memory when it came): evhttp's own. */
+        evhttp_connection_set_closecb(evhttp_request_get_connection(req), cb,
+                                      arg);
+    }
 }
 
 /* The reply is out: the next request's header has its deadline. */

@@ -182,8 +182,7 @@ preq_free(struct preq *r)
         if (inflight[i] == r)
             inflight[i] = NULL;
     if (r->req != NULL)
-        evhttp_connection_set_closecb(evhttp_request_get_connection(r->req),
-                                      NULL, NULL);
+        folio_mconn_on_close(r->m, r->req, NULL, NULL);
     if (r->ev_poll != NULL)
         event_free(r->ev_poll);
     for (i = 0; i < r->nparts; i++)
@@ -918,8 +917,7 @@ send_asks(struct folio_master *m, struct evhttp_request *req, struct preq *r,
                  (long)pt->pid, strerror(errno));
     }
     inflight[r->at] = r;
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-                                  on_close, r);
+    folio_mconn_on_close(m, req, on_close, r);
     if ((r->ev_poll = event_new(m->base, -1, EV_PERSIST, on_poll, r)) == NULL ||
         event_add(r->ev_poll, &tv) != 0) {
         say_now(n, 500, "cannot set a timer");
