@@ -44,12 +44,7 @@ static struct e2e_server srv;
 static void
 start(const char *conf)
 {
-    char text[2048];
-
-    snprintf(text, sizeof(text), "metrics_listen = 127.0.0.1:0\n%s",
-             conf != NULL ? conf : "");
-    ck_assert_msg(e2e_start(&srv, text, NULL) == 0, "foliod did not start");
-    ck_assert_msg(srv.metrics[0] != '\0', "no metrics line in the ready file");
+    e2e_start_metrics(&srv, conf);
 }
 
 /* GET path from the metrics listener: the status; the body in *ans. */

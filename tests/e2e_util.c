@@ -922,3 +922,14 @@ e2e_free_port(void)
         close(fd);
     return port;
 }
+
+void
+e2e_start_metrics(struct e2e_server *s, const char *conf)
+{
+    char text[2048];
+
+    snprintf(text, sizeof(text), "metrics_listen = 127.0.0.1:0\n%s",
+             conf != NULL ? conf : "");
+    ck_assert_msg(e2e_start(s, text, NULL) == 0, "foliod did not start");
+    ck_assert_msg(s->metrics[0] != '\0', "no metrics line in the ready file");
+}

@@ -52,6 +52,12 @@ const char *e2e_corpus(void);
 int e2e_start(struct e2e_server *s, const char *conf, const char *const *args);
 
 /*
+ * e2e_start_metrics - e2e_start with a metrics listener on a free port
+ * and `conf` (may be NULL); a failure fails the test case.
+ */
+void e2e_start_metrics(struct e2e_server *s, const char *conf);
+
+/*
  * e2e_restart - start foliod again in the same directory, with the same
  * configuration and data, after the previous one died (a crash test
  * kill -9s it and reaps it first: s->pid <= 0).  Returns 0 or -1 as
