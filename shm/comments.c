@@ -10,6 +10,13 @@
  *   "meta"      "next_id" -> big-endian id of the next post: a counter in
  *               the environment, read and bumped inside the post's write
  *               transaction, so ids increase across every worker.
+ *   "keys"      posts' idempotency keys: 'k' + key -> big-endian
+ *               created_at, then id, of the comment the key stored; and
+ *               't' + big-endian created_at + key -> nothing, oldest
+ *               first, which each post walks to forget a few of the keys
+ *               past the window (so the keys stay as many as a window's
+ *               posts).  A retry is the same comment when encoding it with
+ *               the stored id and created_at gives the stored bytes.
  *
  * The page key is the normalized path when it fits LMDB's key limit (511
  * bytes, with the id); a longer path is keyed by its first bytes, 0xff
@@ -83,11 +90,13 @@ struct folio_comments {
     MDB_dbi dbi_comments;
     MDB_dbi dbi_ids;
     MDB_dbi dbi_meta;
+    MDB_dbi dbi_keys;
     MDB_txn *rtxn;    /* the read transaction: reset between requests */
     MDB_cursor *rcur; /* on "comments", renewed with rtxn */
     int broken;       /* MDB_PANIC seen: reopen before the next use */
     uint64_t map_init;
     uint64_t max_size;
+    uint64_t key_window_ms;
     uint64_t grows, adopts, reopens;
     /*
      * Threaded (see above): cs->lock is held by the reads and by the
@@ -228,7 +237,10 @@ folio_comments_validate(const struct folio_comment_in *in, char *err,
         (rc = check_field("author", in->author, in->author_len,
                           FOLIO_COMMENTS_AUTHOR_MAX, 0, err, errlen)) != 0 ||
         (rc = check_field("body", in->body, in->body_len,
-                          FOLIO_COMMENTS_BODY_MAX, 1, err, errlen)) != 0)
+                          FOLIO_COMMENTS_BODY_MAX, 1, err, errlen)) != 0 ||
+        (in->key != NULL &&
+         (rc = check_field("idempotency_key", in->key, in->key_len,
+                           FOLIO_COMMENTS_KEY_MAX, 0, err, errlen)) != 0))
         return rc;
     return 0;
 }
@@ -390,10 +402,10 @@ env_open(struct folio_comments *cs, char *err, size_t errlen)
             goto fail;
         }
         fl = create ? MDB_CREATE : 0;
-        if ((rc = mdb_dbi_open(txn, "comments", fl, &cs->dbi_comments)) ==
-                0 &&
-            (rc = mdb_dbi_open(txn, "ids", fl, &cs->dbi_ids)) == 0)
-            rc = mdb_dbi_open(txn, "meta", fl, &cs->dbi_meta);
+        if ((rc = mdb_dbi_open(txn, "comments", fl, &cs->dbi_comments)) == 0 &&
+            (rc = mdb_dbi_open(txn, "ids", fl, &cs->dbi_ids)) == 0 &&
+            (rc = mdb_dbi_open(txn, "meta", fl, &cs->dbi_meta)) == 0)
+            rc = mdb_dbi_open(txn, "keys", fl, &cs->dbi_keys);
         if (rc == MDB_NOTFOUND && !create) {
             mdb_txn_abort(txn);
             continue; /* not all there yet: create them */
@@ -462,6 +474,9 @@ folio_comments_open(const char *data_dir,
                        ? opts->max_size
                        : FOLIO_COMMENTS_MAX_SIZE_DEFAULT;
     cs->threaded = opts != NULL && opts->threaded;
+    cs->key_window_ms = opts != NULL && opts->key_window_ms != 0
+                            ? opts->key_window_ms
+                            : FOLIO_COMMENTS_KEY_WINDOW;
     /* LMDB wants whole pages. */
     cs->max_size -= cs->max_size % page;
     if (cs->max_size < 16 * page)
@@ -770,6 +785,7 @@ struct post_arg {
     size_t *ends;   /* end of comment i in out (may be NULL) */
     int *codes;     /* each one's outcome (may be NULL) */
     int bad_reply;  /* without codes: the batch failed on a reply_to */
+    int key_used;   /* without codes: ... on an idempotency key */
     uint64_t first; /* id of the first */
 };
 
@@ -861,6 +877,164 @@ encode(struct folio_buf *out, uint64_t id, const char *np, size_t nlen,
     return folio_comments_encode_tail(out, np, nlen, in, created_at);
 }
 
+/* ---- idempotency keys ---------------------------------------------- */
+
+#define KEYREC_MAX (1 + 8 + FOLIO_COMMENTS_KEY_MAX) /* 't', created_at, key */
+#define PRUNE_ROUND 16 /* expired keys collected per cursor walk */
+
+/* 'k' + the key of post p in rec: its length. */
+static size_t
+key_rec(const struct folio_comment_in *in, unsigned char *rec)
+{
+    rec[0] = 'k';
+    memcpy(rec + 1, in->key, in->key_len);
+    return 1 + in->key_len;
+}
+
+/*
+ * The comment stored under post p's key within the window: 0 with *id,
+ * *at and *v (the stored comment), or MDB_NOTFOUND (none: never used,
+ * past the window, or its comment deleted since), or an LMDB error.
+ */
+static int
+key_find(struct folio_comments *cs, MDB_txn *txn, const struct post_one *p,
+         uint64_t now, uint64_t *id, uint64_t *at, MDB_val *v)
+{
+    unsigned char rec[KEYREC_MAX], idkey[8];
+    MDB_val k;
+    int rc;
+
+    k.mv_data = rec;
+    k.mv_size = key_rec(p->in, rec);
+    if ((rc = mdb_get(txn, cs->dbi_keys, &k, v)) != 0)
+        return rc;
+    if (v->mv_size != 16)
+        return MDB_CORRUPTED;
+    *at = folio_be64_get(v->mv_data);
+    *id = folio_be64_get((const unsigned char *)v->mv_data + 8);
+    if (*at + cs->key_window_ms <= now)
+        return MDB_NOTFOUND; /* forgotten, though not pruned yet */
+    folio_be64_put(idkey, *id);
+    k.mv_data = idkey;
+    k.mv_size = 8;
+    if ((rc = mdb_get(txn, cs->dbi_ids, &k, &k)) != 0)
+        return rc;
+    if ((rc = mdb_get(txn, cs->dbi_comments, &k, v)) != 0)
+        return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+    return 0;
+}
+
+/* Remember post p's key: it stored comment id at `at`. */
+static int
+key_put(struct folio_comments *cs, MDB_txn *txn, const struct post_one *p,
+        uint64_t id, uint64_t at)
+{
+    unsigned char rec[KEYREC_MAX], val[16];
+    MDB_val k, v;
+    int rc;
+
+    k.mv_data = rec;
+    k.mv_size = key_rec(p->in, rec);
+    folio_be64_put(val, at);
+    folio_be64_put(val + 8, id);
+    v.mv_data = val;
+    v.mv_size = 16;
+    if ((rc = mdb_put(txn, cs->dbi_keys, &k, &v, 0)) != 0)
+        return rc;
+    rec[0] = 't';
+    folio_be64_put(rec + 1, at);
+    memcpy(rec + 9, p->in->key, p->in->key_len);
+    k.mv_size = 9 + p->in->key_len;
+    v.mv_size = 0;
+    return mdb_put(txn, cs->dbi_keys, &k, &v, 0);
+}
+
+/*
+ * Forget up to `budget` keys past the window, oldest first: each 't'
+ * record, and its 'k' record unless a later post took the key again.
+ * Collected by a cursor, then deleted (no delete under the cursor).
+ */
+static int
+key_prune(struct folio_comments *cs, MDB_txn *txn, uint64_t now, size_t budget)
+{
+    unsigned char recs[PRUNE_ROUND][KEYREC_MAX];
+    size_t lens[PRUNE_ROUND], n, i;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+
+    while (budget > 0) {
+        if ((rc = mdb_cursor_open(txn, cs->dbi_keys, &cur)) != 0)
+            return rc;
+        k.mv_data = (void *)"t";
+        k.mv_size = 1;
+        n = 0;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        while (rc == 0 && n < PRUNE_ROUND && n < budget && k.mv_size > 9 &&
+               k.mv_size <= KEYREC_MAX &&
+               ((const unsigned char *)k.mv_data)[0] == 't' &&
+               folio_be64_get((const unsigned char *)k.mv_data + 1) +
+                       cs->key_window_ms <=
+                   now) {
+            memcpy(recs[n], k.mv_data, k.mv_size);
+            lens[n++] = k.mv_size;
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        }
+        mdb_cursor_close(cur);
+        if (rc != 0 && rc != MDB_NOTFOUND)
+            return rc;
+        for (i = 0; i < n; i++) {
+            unsigned char kr[KEYREC_MAX];
+
+            k.mv_data = recs[i];
+            k.mv_size = lens[i];
+            if ((rc = mdb_del(txn, cs->dbi_keys, &k, NULL)) != 0)
+                return rc;
+            kr[0] = 'k';
+            memcpy(kr + 1, recs[i] + 9, lens[i] - 9);
+            k.mv_data = kr;
+            k.mv_size = lens[i] - 8;
+            rc = mdb_get(txn, cs->dbi_keys, &k, &v);
+            if (rc == 0 && v.mv_size == 16 &&
+                memcmp(v.mv_data, recs[i] + 1, 8) == 0)
+                rc = mdb_del(txn, cs->dbi_keys, &k, NULL);
+            if (rc != 0 && rc != MDB_NOTFOUND)
+                return rc;
+        }
+        if (n < PRUNE_ROUND)
+            break;
+        budget -= n;
+    }
+    return 0;
+}
+
+/*
+ * Post p carries a key that stored a comment within the window: append
+ * that comment (0: p is done), or fail (FOLIO_EKEYUSED: another comment);
+ * MDB_NOTFOUND: no such key, store p; else an LMDB error or ENOMEM.
+ */
+static int
+key_replay(struct folio_comments *cs, MDB_txn *txn, struct post_arg *a,
+           const struct post_one *p, uint64_t now, uint64_t *id_out)
+{
+    uint64_t id, at;
+    size_t start = folio_buf_mark(a->out);
+    MDB_val v;
+    int rc;
+
+    if ((rc = key_find(cs, txn, p, now, &id, &at, &v)) != 0)
+        return rc;
+    if (encode(a->out, id, p->np, p->nlen, p->in, at) != 0)
+        return ENOMEM;
+    if (folio_buf_mark(a->out) - start == v.mv_size &&
+        memcmp(folio_buf_at(a->out, start), v.mv_data, v.mv_size) == 0) {
+        *id_out = id;
+        return 0; /* the same comment: answered with the stored one */
+    }
+    folio_buf_truncate(a->out, start);
+    return FOLIO_EKEYUSED;
+}
+
 /* Every comment of the batch, in order, in the one transaction. */
 static int
 post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
@@ -868,7 +1042,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     struct post_arg *a = arg;
     unsigned char idkey[8], next[8];
     MDB_val k, v;
-    uint64_t id = 1, now = folio_unix_ms();
+    uint64_t id = 1, kid = 0, now = folio_unix_ms();
     size_t i, start;
     int rc;
 
@@ -884,7 +1058,7 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
     }
     if (id == 0 || id > UINT64_MAX - a->n)
         return MDB_CORRUPTED;
-    a->first = id;
+    a->first = 0;
     folio_buf_truncate(a->out, a->mark);
     for (i = 0; i < a->n; i++) {
         struct post_one *p = &a->p[i];
@@ -899,6 +1073,22 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
                 return MDB_NOTFOUND;
             }
             a->codes[i] = FOLIO_EINVAL; /* not stored; the others are */
+            if (a->ends != NULL)
+                a->ends[i] = folio_buf_mark(a->out);
+            continue;
+        }
+        if (p->in->key != NULL &&
+            (rc = key_replay(cs, txn, a, p, now, &kid)) != MDB_NOTFOUND) {
+            if (rc == FOLIO_EKEYUSED && a->codes == NULL) {
+                a->key_used = 1;
+                return MDB_NOTFOUND;
+            }
+            if (rc == FOLIO_EKEYUSED)
+                a->codes[i] = FOLIO_EKEYUSED; /* not stored */
+            else if (rc != 0)
+                return rc;
+            else if (a->first == 0)
+                a->first = kid;
             if (a->ends != NULL)
                 a->ends[i] = folio_buf_mark(a->out);
             continue;
@@ -922,8 +1112,15 @@ post_txn(struct folio_comments *cs, MDB_txn *txn, void *arg)
         /* Ids only grow: append, no search. */
         if ((rc = mdb_put(txn, cs->dbi_ids, &k, &v, MDB_APPEND)) != 0)
             return rc;
+        if (p->in->key != NULL && (rc = key_put(cs, txn, p, id, now)) != 0)
+            return rc;
+        if (a->first == 0)
+            a->first = id;
         id++;
     }
+    /* Forget more keys than the batch remembers, so they never pile up. */
+    if ((rc = key_prune(cs, txn, now, a->n + PRUNE_ROUND)) != 0)
+        return rc;
     folio_be64_put(next, id);
     k.mv_data = (void *)next_id_key;
     k.mv_size = sizeof(next_id_key) - 1;
@@ -969,11 +1166,15 @@ folio_comments_post_batch(struct folio_comments *cs,
     a.ends = ends;
     a.codes = codes;
     a.bad_reply = 0;
+    a.key_used = 0;
     a.first = 0;
     rc = write_txn(cs, post_txn, &a, "post", err, errlen);
     if (rc == FOLIO_ENOTFOUND && a.bad_reply) {
         seterr(err, errlen, "%s", FOLIO_COMMENTS_BAD_REPLY);
         rc = FOLIO_EINVAL;
+    } else if (rc == FOLIO_ENOTFOUND && a.key_used) {
+        seterr(err, errlen, "%s", FOLIO_COMMENTS_KEY_USED);
+        rc = FOLIO_EKEYUSED;
     }
     if (rc != 0)
         folio_buf_truncate(out, a.mark);
@@ -1319,6 +1520,12 @@ folio_comments_info(struct folio_comments *cs, struct folio_comments_info *info)
     rc = mdb_get(cs->rtxn, cs->dbi_meta, &k, &v);
     if (rc == 0 && v.mv_size == 8)
         info->next_id = folio_be64_get(v.mv_data);
+    {
+        MDB_stat st;
+
+        if (mdb_stat(cs->rtxn, cs->dbi_keys, &st) == 0)
+            info->keys = st.ms_entries / 2; /* a 'k' and a 't' record each */
+    }
     list_end(cs);
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : FOLIO_ESTORE;
 }

@@ -31,6 +31,20 @@ struct folio_bytes;
 #define FOLIO_COMMENTS_PATH_MAX 1024
 #define FOLIO_COMMENTS_AUTHOR_MAX 128
 #define FOLIO_COMMENTS_BODY_MAX 65536
+#define FOLIO_COMMENTS_KEY_MAX 128 /* an idempotency key */
+
+/*
+ * How long a post's idempotency key is remembered by default (a retry
+ * within it gets the first comment back): comments_key_window in
+ * foliod.conf(5), a day, as Stripe's API keeps its keys.
+ */
+#define FOLIO_COMMENTS_KEY_WINDOW (24ull * 3600 * 1000)
+
+/* What a post is told when its key stored another comment. */
+#define FOLIO_COMMENTS_KEY_USED                                                \
+    "idempotency_key was used within comments_key_window by a post of "        \
+    "another path, author, body or reply_to: a retry must send the same "      \
+    "comment, a new comment a new key"
 
 /* A normalized path: a '/' may be added at each end. */
 #define FOLIO_COMMENTS_NPATH_MAX (FOLIO_COMMENTS_PATH_MAX + 2)
@@ -46,6 +60,7 @@ struct folio_comments_opts {
     uint64_t map_init; /* initial map size; 0: FOLIO_COMMENTS_MAP_INIT */
     uint64_t max_size; /* the map never grows past it; 0: the default */
     int threaded; /* a reading thread and a writing one (see above) */
+    uint64_t key_window_ms; /* 0: FOLIO_COMMENTS_KEY_WINDOW */
 };
 
 /*
@@ -76,6 +91,8 @@ struct folio_comment_in {
     size_t body_len;
     int has_reply_to;
     uint64_t reply_to;
+    const char *key; /* the idempotency key; NULL: none */
+    size_t key_len;
 };
 
 /* What a post with a reply_to that names no such comment is told. */
@@ -112,9 +129,9 @@ int folio_comments_path_check(const char *path, size_t len, char *err,
 
 /*
  * folio_comments_validate - check a post against PROTOCOL.md: path 1..1024,
- * author 1..128, body 1..65536 bytes, valid UTF-8, no control characters
- * (body: '\n' and '\t' allowed).  Returns 0, or FOLIO_EINVAL with a
- * message for the client in `err`.
+ * author 1..128, body 1..65536 bytes, idempotency key (if any) 1..128,
+ * valid UTF-8, no control characters (body: '\n' and '\t' allowed).  Returns 0,
+ * or FOLIO_EINVAL with a message for the client in `err`.
  */
 int folio_comments_validate(const struct folio_comment_in *in, char *err,
                             size_t errlen);
@@ -169,7 +186,12 @@ int folio_comments_maintain(struct folio_comments *cs, char *err,
  * every process.  Appends the stored comment (msgpack map {"id", "path",
  * "author", "body", "created_at", "reply_to"?}) to `out`, and sets *id
  * (may be NULL).  Grows the map when it fills up, up to the configured
- * ceiling.  Returns 0; FOLIO_EINVAL (bad input, or a reply_to that is not
+ * ceiling.  A post with an idempotency key (in->key) under which a
+ * comment still stored was posted within the window stores nothing: that
+ * comment is appended (the first one's id and created_at), or, if it is
+ * not the same comment (path, author, body, reply_to), FOLIO_EKEYUSED with
+ * FOLIO_COMMENTS_KEY_USED.  Each post forgets a few keys past the window.
+ * Returns 0; FOLIO_EINVAL (bad input, or a reply_to that is not
  * a comment of the page that is no reply: FOLIO_COMMENTS_BAD_REPLY),
  * FOLIO_EFULL (ceiling reached or disk full), FOLIO_ENOMEM (out cannot
  * grow) or FOLIO_ESTORE (logged), each with a message in `err`; on error
@@ -183,11 +205,13 @@ int folio_comments_post(struct folio_comments *cs,
 /*
  * folio_comments_post_batch - folio_comments_post for n comments in ONE
  * write transaction and one synced commit (group commit), in the order
- * given, with increasing ids (*first, may be NULL: the first one's).
+ * given, with increasing ids (*first, may be NULL: the first one's, or
+ * for a retry with a key, the id it is answered with).
  * Comment i is appended to `out` ending at ends[i] (ends may be NULL).
  * With `codes` (may be NULL), a comment whose reply_to is bad is not
- * stored (codes[i] = FOLIO_EINVAL, nothing appended for it) and the
- * others are; the others' codes[i] = 0.  Without it, a bad reply_to
+ * stored (codes[i] = FOLIO_EINVAL, nothing appended for it) nor is one
+ * whose key names another comment (FOLIO_EKEYUSED), and the others are;
+ * the others' codes[i] = 0.  Without it, a bad reply_to
  * fails the batch.  Returns as folio_comments_post; FOLIO_EINVAL names
  * the first comment that fails validation (none is stored then);
  * FOLIO_ECANCELED when the writer's holding hook gave the lock back
@@ -260,6 +284,7 @@ struct folio_comments_info {
     uint64_t adopts;   /* times it adopted a size another process set */
     uint64_t reopens;  /* times it reopened after an LMDB panic */
     uint64_t next_id;  /* the id the next post will get */
+    uint64_t keys;     /* idempotency keys remembered */
 };
 
 /*

@@ -97,6 +97,10 @@ static const struct opt opts[] = {
      "DURATION",
      "answer UNAVAILABLE, nothing stored, past this wait for the database "
      "(postgres) or the store's writer lock (lmdb)"},
+    {"comments-key-window", 0, T_MS, O(comments_key_window_ms), 1000,
+     2592000000u, "24h", "DURATION",
+     "a post's idempotency_key is remembered so long (a retry within it "
+     "gets the first comment back)"},
     {"freight-dir", 0, T_STR_OFF, O(freight_dir), 0, 0, "auto",
      "DIR|auto|off",
      "directory of carrier freight tables (CSV) (auto: the installed "

@@ -42,6 +42,7 @@ struct folio_config {
                                    defaults (PG* variables) */
     uint64_t comments_cache_size; /* postgres: per-worker page cache bytes */
     uint32_t comments_timeout_ms; /* postgres: longest wait for an answer */
+    uint32_t comments_key_window_ms; /* idempotency keys are kept so long */
     char *freight_dir;  /* NULL: off; "auto": installed, else the build's */
     char *catalog;      /* NULL: off; "auto": installed, else the build's */
     char *metrics_listen; /* NULL: off */

@@ -37,6 +37,8 @@ folio_strerror(int err)
         return "cancelled";
     case FOLIO_EFULL:
         return "storage full";
+    case FOLIO_EKEYUSED:
+        return "idempotency key used by another request";
     }
     return "unknown error";
 }

@@ -20,7 +20,8 @@ enum {
     FOLIO_EPROTO = -10,   /* malformed msgpack or msgpack-RPC */
     FOLIO_ETIMEDOUT = -11,
     FOLIO_EFULL = -12,    /* storage full */
-    FOLIO_ECANCELED = -13 /* given up on before it was done: nothing done */
+    FOLIO_ECANCELED = -13, /* given up on before it was done: nothing done */
+    FOLIO_EKEYUSED = -14   /* an idempotency key another request used */
 };
 
 /* RPC status codes (PROTOCOL.md section 2). */
@@ -30,6 +31,7 @@ enum folio_status {
     FOLIO_ST_NOT_FOUND = 5,
     FOLIO_ST_PERMISSION_DENIED = 7,
     FOLIO_ST_RESOURCE_EXHAUSTED = 8,
+    FOLIO_ST_FAILED_PRECONDITION = 9,
     FOLIO_ST_OUT_OF_RANGE = 11,
     FOLIO_ST_UNIMPLEMENTED = 12,
     FOLIO_ST_INTERNAL = 13,

@@ -21,6 +21,7 @@
 #include "shm/comments.h"
 #include "src/alloc.h"
 #include "src/buf.h"
+#include "src/clock.h"
 #include "src/err.h"
 #include "src/mp.h"
 #include "tests/check_run.h"
@@ -64,7 +65,7 @@ teardown(void)
 static struct folio_comments *
 open_store(uint64_t map_init, uint64_t max_size)
 {
-    struct folio_comments_opts o = {map_init, max_size, 0};
+    struct folio_comments_opts o = {map_init, max_size, 0, 0};
     struct folio_comments *cs;
     int rc = folio_comments_open(dir, &o, &cs, err, sizeof(err));
 
@@ -222,7 +223,7 @@ static int
 validate_sizes(size_t p, size_t a, size_t b)
 {
     static char buf[FOLIO_COMMENTS_BODY_MAX + 2];
-    struct folio_comment_in in;
+    struct folio_comment_in in = {0};
 
     memset(buf, 'x', sizeof(buf));
     in.path = buf;
@@ -571,6 +572,171 @@ START_TEST(test_post_batch)
     ck_assert_int_eq(folio_comments_info(cs, &info), 0);
     ck_assert_uint_eq(info.next_id, 7);
     ck_assert_uint_eq(list(cs, "/b1/", &b, &c), 3);
+    folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
+/* A store whose idempotency keys are remembered window_ms. */
+static struct folio_comments *
+open_keyed(uint64_t window_ms)
+{
+    struct folio_comments_opts o = {0, 0, 0, window_ms};
+    struct folio_comments *cs;
+    int rc = folio_comments_open(dir, &o, &cs, err, sizeof(err));
+
+    ck_assert_msg(rc == 0, "open: %s", err);
+    return cs;
+}
+
+static struct folio_comment_in
+keyed(const char *path, const char *body, const char *key)
+{
+    struct folio_comment_in in = comment(path, "k", body);
+
+    in.key = key;
+    in.key_len = strlen(key);
+    return in;
+}
+
+/* A retry with the key gets the first comment, stored once. */
+START_TEST(test_key_retry)
+{
+    struct folio_comments *cs = open_keyed(0);
+    struct folio_comments_info info;
+    struct folio_comment_in in = keyed("/k", "once", "key-1"), in2;
+    struct folio_buf first, again, b;
+    struct folio_mp_cur c;
+    uint64_t id = 0, id2 = 0;
+    int codes[3];
+    size_t ends[3];
+
+    ck_assert_int_eq(folio_buf_init(&first, 16, 0), 0);
+    ck_assert_int_eq(folio_buf_init(&again, 16, 0), 0);
+    ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
+    ck_assert_int_eq(
+        folio_comments_post(cs, &in, &first, &id, err, sizeof(err)), 0);
+    post1(cs, "/k", "between"); /* the clock and the ids move on */
+    ck_assert_int_eq(
+        folio_comments_post(cs, &in, &again, &id2, err, sizeof(err)), 0);
+    /* the same id and created_at: the very bytes stored */
+    ck_assert_uint_eq(id2, id);
+    ck_assert_uint_eq(again.b_len, first.b_len);
+    ck_assert_int_eq(memcmp(again.b_data, first.b_data, first.b_len), 0);
+    ck_assert_uint_eq(list(cs, "/k", &b, &c), 2);
+    ck_assert_int_eq(folio_comments_info(cs, &info), 0);
+    ck_assert_uint_eq(info.keys, 1);
+    ck_assert_uint_eq(info.next_id, id + 2);
+    /* the key with another comment: refused, nothing stored */
+    in2 = keyed("/k", "another body", "key-1");
+    folio_buf_reset(&again);
+    ck_assert_int_eq(
+        folio_comments_post(cs, &in2, &again, NULL, err, sizeof(err)),
+        FOLIO_EKEYUSED);
+    ck_assert_str_eq(err, FOLIO_COMMENTS_KEY_USED);
+    ck_assert_uint_eq(again.b_len, 0);
+    in2 = keyed("/other", "once", "key-1");
+    ck_assert_int_eq(
+        folio_comments_post(cs, &in2, &again, NULL, err, sizeof(err)),
+        FOLIO_EKEYUSED);
+    /* in a batch: the one refused, the others stored or answered */
+    {
+        struct folio_comment_in bat[3];
+
+        bat[0] = keyed("/k", "new", "key-2");
+        bat[1] = keyed("/k", "another body", "key-1");
+        bat[2] = keyed("/k", "new", "key-2"); /* twice in one batch */
+        folio_buf_reset(&again);
+        ck_assert_int_eq(folio_comments_post_batch(cs, bat, 3, &again, ends,
+                                                   codes, NULL, err,
+                                                   sizeof(err)),
+                         0);
+        ck_assert_int_eq(codes[0], 0);
+        ck_assert_int_eq(codes[1], FOLIO_EKEYUSED);
+        ck_assert_int_eq(codes[2], 0);
+        ck_assert_uint_eq(ends[1], ends[0]);
+        ck_assert_uint_eq(ends[2] - ends[1], ends[0]);
+        ck_assert_int_eq(memcmp(again.b_data, again.b_data + ends[1], ends[0]),
+                         0);
+    }
+    ck_assert_uint_eq(list(cs, "/k", &b, &c), 3);
+    /* bad keys */
+    in2 = keyed("/k", "x", "");
+    ck_assert_int_eq(
+        folio_comments_post(cs, &in2, &again, NULL, err, sizeof(err)),
+        FOLIO_EINVAL);
+    ck_assert_msg(strstr(err, "idempotency_key must be 1 to 128") != NULL, "%s",
+                  err);
+    {
+        char big[130];
+
+        memset(big, 'a', 129);
+        big[129] = '\0';
+        in2 = keyed("/k", "x", big);
+        ck_assert_int_eq(
+            folio_comments_post(cs, &in2, &again, NULL, err, sizeof(err)),
+            FOLIO_EINVAL);
+        in2 = keyed("/k", "x", "bad\x01key");
+        ck_assert_int_eq(
+            folio_comments_post(cs, &in2, &again, NULL, err, sizeof(err)),
+            FOLIO_EINVAL);
+        ck_assert_msg(strstr(err, "idempotency_key: control") != NULL, "%s",
+                      err);
+    }
+    /* a deleted comment's key stores anew */
+    ck_assert_int_eq(folio_comments_delete(cs, id, err, sizeof(err)), 0);
+    folio_buf_reset(&again);
+    ck_assert_int_eq(
+        folio_comments_post(cs, &in, &again, &id2, err, sizeof(err)), 0);
+    ck_assert_uint_gt(id2, id);
+    folio_buf_free(&first);
+    folio_buf_free(&again);
+    folio_buf_free(&b);
+    folio_comments_close(cs);
+}
+END_TEST
+
+/* Past the window a key is forgotten: stored anew, and pruned. */
+START_TEST(test_key_window)
+{
+    enum { WINDOW = 300 };
+    struct folio_comments *cs = open_keyed(WINDOW);
+    struct folio_comments_info info;
+    struct folio_comment_in in = keyed("/w", "body", "key-w"), many[100];
+    struct folio_buf b;
+    uint64_t id = 0, id2 = 0, t = folio_unix_ms();
+    char keys[100][16];
+    int i;
+
+    ck_assert_int_eq(folio_buf_init(&b, 16, 0), 0);
+    for (i = 0; i < 100; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "many-%d", i);
+        many[i] = keyed("/w/many", "x", keys[i]);
+    }
+    ck_assert_int_eq(folio_comments_post_batch(cs, many, 100, &b, NULL, NULL,
+                                               NULL, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(folio_comments_post(cs, &in, &b, &id, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(folio_comments_info(cs, &info), 0);
+    if (folio_unix_ms() < t + WINDOW) /* else some went already */
+        ck_assert_uint_eq(info.keys, 101);
+    /* the window is the clock's: let it pass (a short spin) */
+    t = folio_unix_ms();
+    while (folio_unix_ms() < t + WINDOW + 10)
+        ;
+    ck_assert_int_eq(folio_comments_post(cs, &in, &b, &id2, err, sizeof(err)),
+                     0);
+    ck_assert_uint_gt(id2, id);
+    /* each post forgets more keys than it adds: a few posts, all gone */
+    for (i = 0; i < 8; i++) {
+        struct folio_comment_in k = comment("/w/plain", "x", "y");
+
+        ck_assert_int_eq(
+            folio_comments_post(cs, &k, &b, NULL, err, sizeof(err)), 0);
+    }
+    ck_assert_int_eq(folio_comments_info(cs, &info), 0);
+    ck_assert_uint_le(info.keys, 1); /* the last one, if still within */
     folio_buf_free(&b);
     folio_comments_close(cs);
 }
@@ -940,7 +1106,7 @@ START_TEST(test_grow_in_other_process)
     if (pid == 0) {
         /* never use the parent's environment after fork: open our own */
         struct folio_comments *mine;
-        struct folio_comments_opts o = {0, 64 << 20, 0};
+        struct folio_comments_opts o = {0, 64 << 20, 0, 0};
         char *body = malloc(20000);
         int i;
 
@@ -1102,6 +1268,8 @@ comments_suite(void)
     tcase_add_test(store, test_post_and_list_after_compaction);
     tcase_add_test(store, test_post_batch);
     tcase_add_test(store, test_post_batch_grows);
+    tcase_add_test(store, test_key_retry);
+    tcase_add_test(store, test_key_window);
     tcase_add_test(store, test_replies);
     tcase_add_test(store, test_list_order_and_bytes);
     tcase_add_test(store, test_list_invalid_path);

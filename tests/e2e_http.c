@@ -318,6 +318,35 @@ START_TEST(test_routes)
     ck_assert_ptr_null(
         strchr(json_string_value(json_object_get(j, "body")), '<'));
     json_decref(j);
+    /* Its retry with the Idempotency-Key: the first one, not a second */
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
+             "-X POST http://%s/v1/comments -H 'Content-Type: text/plain' "
+             "-H 'Idempotency-Key: k-1' --data '{\"Body\":\"<script>alert(1)"
+             "</script><img src=x onerror=alert(2)>\",\"Author\":\"O'\\''Brien"
+             "\",\"Path\":\"test\",\"ReplyTo\":%lld}'",
+             srv.http, id1),
+        200);
+    ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "id")), id2);
+    json_decref(j);
+    /* the key again for another comment: 422, as Stripe answers */
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
+             "-X POST http://%s/v1/comments -H 'Idempotency-Key: k-1' "
+             "--data '{\"body\":\"other\",\"author\":\"a\","
+             "\"path\":\"/test\"}'",
+             srv.http),
+        422);
+    ck_assert_ptr_nonnull(strstr(out, "idempotency_key"));
+    ck_assert_int_eq(
+        curl(out, sizeof(out),
+             "-X POST http://%s/v1/comments -H 'Idempotency-Key: %0129d' "
+             "--data '{\"body\":\"other\",\"author\":\"a\","
+             "\"path\":\"/test\"}'",
+             srv.http, 0),
+        400);
+    ck_assert_ptr_nonnull(strstr(out, "idempotency_key must be 1 to 128"));
     /* A reply to a reply, and the honeypot: 400, then 200 but not stored. */
     ck_assert_int_eq(
         curl(out, sizeof(out),

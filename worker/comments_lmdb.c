@@ -57,8 +57,8 @@
 /* A post waiting for its batch's commit. */
 struct pending {
     struct folio_hold hold;
-    size_t off; /* path, author, body back to back in the arena */
-    uint32_t path_len, author_len, body_len;
+    size_t off; /* path, author, body, key back to back in the arena */
+    uint32_t path_len, author_len, body_len, key_len; /* key_len 0: none */
     int has_reply_to;
     uint64_t reply_to;
 };
@@ -263,6 +263,10 @@ hand_over(struct folio_lmdb *lm, struct batch *b)
             b->in[i].body_len = p->body_len;
             b->in[i].has_reply_to = p->has_reply_to;
             b->in[i].reply_to = p->reply_to;
+            if (p->key_len > 0) {
+                b->in[i].key = t + p->path_len + p->author_len + p->body_len;
+                b->in[i].key_len = p->key_len;
+            }
             b->codes[i] = 0;
             need += p->path_len + p->author_len + p->body_len + ENCODED_EXTRA;
         }
@@ -327,6 +331,8 @@ status_of(int rc)
     case FOLIO_EAGAIN:
     case FOLIO_ECANCELED:
         return FOLIO_ST_UNAVAILABLE;
+    case FOLIO_EKEYUSED:
+        return FOLIO_ST_FAILED_PRECONDITION;
     default:
         return FOLIO_ST_INTERNAL;
     }
@@ -381,6 +387,9 @@ complete(struct folio_lmdb *lm, struct batch *b)
         else if (j->rc == 0 && b->codes[i] == FOLIO_EINVAL)
             folio_hold_release(&b->p[i].hold, NULL, 0, code,
                                FOLIO_COMMENTS_BAD_REPLY);
+        else if (j->rc == 0 && b->codes[i] == FOLIO_EKEYUSED)
+            folio_hold_release(&b->p[i].hold, NULL, 0, code,
+                               FOLIO_COMMENTS_KEY_USED);
         else
             folio_hold_release(&b->p[i].hold, NULL, 0, code, j->err);
         if (j->rc == 0)
@@ -550,6 +559,10 @@ lmdb_open(struct folio_worker *w, struct folio_comments_be **out)
      */
     opts.map_init = cfg->comments_max_size;
     opts.threaded = 1;
+    /* One rule for both backends: never shorter than comments_timeout. */
+    opts.key_window_ms = cfg->comments_key_window_ms > cfg->comments_timeout_ms
+                             ? cfg->comments_key_window_ms
+                             : cfg->comments_timeout_ms;
     if ((rc = folio_comments_open(cfg->data_dir, &opts, &lm->store, err,
                                   sizeof(err))) != 0) {
         folio_log_errorx("%s", err);
@@ -710,7 +723,8 @@ static int
 enqueue(struct folio_lmdb *lm, struct folio_call *call,
         const struct folio_comment_in *in)
 {
-    size_t need = in->path_len + in->author_len + in->body_len, off;
+    size_t need = in->path_len + in->author_len + in->body_len + in->key_len,
+           off;
     struct batch *b = lm->open;
     struct pending *p;
 
@@ -728,7 +742,9 @@ enqueue(struct folio_lmdb *lm, struct folio_call *call,
     off = folio_buf_mark(&b->arena);
     if (folio_buf_append(&b->arena, in->path, in->path_len) != 0 ||
         folio_buf_append(&b->arena, in->author, in->author_len) != 0 ||
-        folio_buf_append(&b->arena, in->body, in->body_len) != 0) {
+        folio_buf_append(&b->arena, in->body, in->body_len) != 0 ||
+        (in->key_len > 0 &&
+         folio_buf_append(&b->arena, in->key, in->key_len) != 0)) {
         folio_buf_truncate(&b->arena, off);
         return folio_call_error(call, FOLIO_ST_RESOURCE_EXHAUSTED,
                                 "out of memory");
@@ -755,6 +771,7 @@ enqueue(struct folio_lmdb *lm, struct folio_call *call,
         p->body_len = (uint32_t)in->body_len;
         p->has_reply_to = in->has_reply_to;
         p->reply_to = in->reply_to;
+        p->key_len = (uint32_t)in->key_len;
         one->n = 1;
         return write_now(lm, call, one);
     }
@@ -770,6 +787,7 @@ enqueue(struct folio_lmdb *lm, struct folio_call *call,
     p->body_len = (uint32_t)in->body_len;
     p->has_reply_to = in->has_reply_to;
     p->reply_to = in->reply_to;
+    p->key_len = (uint32_t)in->key_len;
     if (b->n++ == 0) {
         b->job.deadline_ms = folio_mono_ms() + lm->w->cfg->comments_timeout_ms;
         event_active(lm->ev_commit, EV_TIMEOUT, 1);

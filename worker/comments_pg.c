@@ -139,6 +139,10 @@ pg_open(struct folio_worker *w, struct folio_comments_be **out)
         seed[1] = folio_mono_ns();
     }
     pg->key_hi = seed[0];
+    /* A key outlives every re-send of its post (comments_timeout). */
+    pg->key_window_ms = cfg->comments_key_window_ms > cfg->comments_timeout_ms
+                            ? cfg->comments_key_window_ms
+                            : cfg->comments_timeout_ms;
     pg->rnd = seed[1] | 1;
     /* Defaults the connection string may override, then what it may not. */
     pg->kw[i] = "application_name";
@@ -365,8 +369,18 @@ pg_post(struct folio_comments_be *be, struct folio_call *call,
     r->alen = (uint32_t)in->author_len;
     r->blen = (uint32_t)in->body_len;
     folio_be64_put(r->created_at, now);
-    folio_be64_put(r->key, pg->key_hi);
-    folio_be64_put(r->key + 8, ++pg->key_seq);
+    folio_be64_put(r->key_cut,
+                   now > pg->key_window_ms ? now - pg->key_window_ms : 0);
+    r->client_key = in->key != NULL;
+    if (r->client_key) {
+        r->key[0] = 0x01; /* ours are 16 bytes: never one of these */
+        memcpy(r->key + 1, in->key, in->key_len);
+        r->klen = (uint8_t)(1 + in->key_len);
+    } else {
+        folio_be64_put(r->key, pg->key_hi);
+        folio_be64_put(r->key + 8, ++pg->key_seq);
+        r->klen = 16;
+    }
     r->has_reply_to = (uint8_t)in->has_reply_to;
     folio_be64_put(r->reply_to, in->reply_to);
     if ((r->text.b_data == NULL &&
@@ -376,6 +390,7 @@ pg_post(struct folio_comments_be *be, struct folio_call *call,
         folio_buf_append(&r->text, in->body, in->body_len) != 0 ||
         folio_comments_encode_tail(&r->text, r->path, r->plen, in, now) != 0)
         return no_memory(pg, call, r);
+    r->tend = (uint32_t)folio_buf_mark(&r->text);
     if (hold(pg, call, r, R_POST) != 0)
         return -1;
     q_push(&pg->posts, r);

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 /* The schema version this foliod creates and serves. */
-#define FOLIO_COMMENTS_PG_SCHEMA 2
+#define FOLIO_COMMENTS_PG_SCHEMA 3
 
 /*
  * folio_comments_pg_dsn_check - whether `dsn` (may be NULL: libpq's

@@ -65,7 +65,15 @@
          "  WHERE id = r AND path = p AND reply_to IS NULL) THEN"              \
          "  RAISE EXCEPTION '" FOLIO_COMMENTS_BAD_REPLY "'"                    \
          "  USING ERRCODE = '22023'; END IF;"                                  \
-         " RETURN r; END $f$;")
+         " RETURN r; END $f$;")                                                \
+    /* keys past the window are forgotten (post_key NULL), not notified */     \
+    X(3, "DROP TRIGGER folio_comments_notify ON folio_comments;"               \
+         "CREATE TRIGGER folio_comments_notify"                                \
+         " AFTER INSERT OR DELETE OR UPDATE OF path, author, body, reply_to,"  \
+         " encoded ON folio_comments"                                          \
+         " FOR EACH ROW EXECUTE FUNCTION folio_comments_notify();"             \
+         "CREATE INDEX folio_comments_keys ON folio_comments (created_at)"     \
+         " WHERE post_key IS NOT NULL;")
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

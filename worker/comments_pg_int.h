@@ -41,13 +41,20 @@ struct req {
     uint8_t kind;
     uint8_t in_doubt; /* sent before a connection was lost */
     uint8_t alone;    /* post: its batch failed; commit it on its own */
+    uint8_t klen;     /* post: the key's bytes */
+    uint8_t client_key; /* post: the key is the client's idempotency_key */
+    uint8_t key_used;   /* post: the key stored another comment */
+    uint8_t replay;     /* post: answered with the comment stored first */
+    uint32_t tend;      /* post: text's end of the stored tail */
     uint32_t plen;
     char path[FOLIO_COMMENTS_NPATH_MAX]; /* normalized */
     /* post: author, body, then the comment after its id */
     struct folio_buf text;
     uint32_t alen, blen;
-    unsigned char key[16];
+    /* ours (16 random bytes), or 0x01 and the client's */
+    unsigned char key[1 + FOLIO_COMMENTS_KEY_MAX];
     unsigned char created_at[8]; /* big-endian, as sent */
+    unsigned char key_cut[8];    /* created_at less the key window */
     uint8_t has_reply_to;        /* post: a reply to comment reply_to */
     unsigned char reply_to[8];   /* big-endian, as sent */
 };
@@ -104,6 +111,8 @@ struct folio_pg {
     uint64_t backoff_ms;
     uint64_t down_since_ms;
     uint64_t key_hi, key_seq;
+    uint64_t key_window_ms; /* comments_key_window, comments_timeout at least */
+    uint64_t prune_at;      /* keys past the window forgotten next then */
     uint64_t rnd;
     int ever_up;
     int down_logged; /* the current outage was logged */

@@ -11,6 +11,7 @@
 #include "shm/stats.h"
 #include "src/buf.h"
 #include "src/bytes.h"
+#include "src/clock.h"
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/log.h"
@@ -36,20 +37,45 @@ static const char comment_head[5] = {'\x85', '\xa2', 'i', 'd', '\xcf'};
  * A post: $1 key, $2 path, $3 author, $4 body, $5 created_at, $6 the
  * stored comment after its id, $7 the comment it replies to (NULL: none),
  * checked by folio_comments_reply_to (a comment of the page that is no
- * reply, else SQLSTATE 22023: INVALID_ARGUMENT).  Returns the id stored
+ * reply, else SQLSTATE 22023: INVALID_ARGUMENT).  Returns the row stored
  * under the key: the new one, or the one of an earlier attempt that did
- * commit.
+ * commit (ours, re-sent after a lost connection, or the client's retry
+ * with its idempotency_key): its id, whether it is the same comment, and
+ * its encoding when it was stored at another time than this post's (a
+ * client's retry: answered with the first one).  DO UPDATE (of the key
+ * alone: no notification) rather than DO NOTHING, so that a row another
+ * transaction committed since this statement's snapshot is returned too.
  */
 static const char sql_post[] =
-    "WITH n AS (SELECT nextval('folio_comment_ids') AS id),"
-    " ins AS (INSERT INTO folio_comments"
+    "WITH n AS (SELECT nextval('folio_comment_ids') AS id)"
+    " INSERT INTO folio_comments"
     " (id, post_key, path, author, body, created_at, reply_to, encoded)"
     " SELECT n.id, $1, $2, $3, $4, $5, folio_comments_reply_to($7, $2),"
     " (CASE WHEN $7 IS NULL THEN '\\x85a26964cf'::bytea"
     " ELSE '\\x86a26964cf'::bytea END) || int8send(n.id) || $6 FROM n"
-    " ON CONFLICT (post_key) DO NOTHING RETURNING id)"
-    " SELECT id FROM ins UNION ALL"
-    " SELECT id FROM folio_comments WHERE post_key = $1 LIMIT 1";
+    " ON CONFLICT (post_key) DO UPDATE SET post_key = EXCLUDED.post_key"
+    " RETURNING id, (path = $2 AND author = $3 AND body = $4"
+    " AND reply_to IS NOT DISTINCT FROM $7),"
+    " CASE WHEN created_at = $5 THEN NULL ELSE encoded END";
+
+/*
+ * Before a post with the client's key: forget the key if it is past the
+ * window ($2: the post's created_at less the window), so that the post
+ * stores anew even if no pruning came by yet.
+ */
+static const char sql_key_cut[] = "UPDATE folio_comments SET post_key = NULL"
+                                  " WHERE post_key = $1 AND created_at <= $2";
+
+/*
+ * Forget some keys past the window ($1: now less the window), at most
+ * once a second per worker; rows another worker is pruning are skipped.
+ */
+#define PRUNE_ROWS "5000"
+#define PRUNE_EVERY_MS 1000
+static const char sql_prune[] =
+    "UPDATE folio_comments SET post_key = NULL WHERE id IN"
+    " (SELECT id FROM folio_comments WHERE post_key IS NOT NULL"
+    " AND created_at <= $1 LIMIT " PRUNE_ROWS " FOR UPDATE SKIP LOCKED)";
 
 static const char sql_list[] =
     "SELECT encoded FROM folio_comments WHERE path = $1 ORDER BY id";
@@ -75,12 +101,21 @@ send_post(struct folio_pg *pg, struct req *r)
 {
     static const Oid types[7] = {OID_BYTEA, OID_TEXT,  OID_TEXT, OID_TEXT,
                                  OID_INT8,  OID_BYTEA, OID_INT8};
+    static const Oid types_cut[2] = {OID_BYTEA, OID_INT8};
     const char *t = folio_buf_at(&r->text, 0);
     const char *vals[7];
     int lens[7];
 
+    if (r->client_key) {
+        vals[0] = (const char *)r->key;
+        lens[0] = r->klen;
+        vals[1] = (const char *)r->key_cut;
+        lens[1] = 8;
+        if (send_stmt(pg, sql_key_cut, 2, types_cut, vals, lens) != 0)
+            return -1;
+    }
     vals[0] = (const char *)r->key;
-    lens[0] = sizeof(r->key);
+    lens[0] = r->klen;
     vals[1] = r->path;
     lens[1] = (int)r->plen;
     vals[2] = t;
@@ -90,7 +125,7 @@ send_post(struct folio_pg *pg, struct req *r)
     vals[4] = (const char *)r->created_at;
     lens[4] = 8;
     vals[5] = t + r->alen + r->blen;
-    lens[5] = (int)(folio_buf_mark(&r->text) - r->alen - r->blen);
+    lens[5] = (int)(r->tend - r->alen - r->blen);
     vals[6] = r->has_reply_to ? (const char *)r->reply_to : NULL;
     lens[6] = 8;
     return send_stmt(pg, sql_post, 7, types, vals, lens);
@@ -126,6 +161,18 @@ send_unit(struct folio_pg *pg, struct unit *u)
         /* No BEGIN: the Sync commits them all, or none */
         u->cur = r;
         pg->batches_out++;
+        if (folio_mono_ms() >= pg->prune_at) {
+            uint64_t now = folio_unix_ms();
+            unsigned char cut[8];
+
+            pg->prune_at = folio_mono_ms() + PRUNE_EVERY_MS;
+            folio_be64_put(
+                cut, now > pg->key_window_ms ? now - pg->key_window_ms : 0);
+            v[0] = (const char *)cut;
+            l[0] = 8;
+            if (send_stmt(pg, sql_prune, 1, t_int8, v, l) != 0)
+                return -1;
+        }
         for (; r != NULL; r = r->next)
             if (send_post(pg, r) != 0)
                 return -1;
@@ -238,6 +285,24 @@ nomem:
     snprintf(u->msg, sizeof(u->msg), "out of memory");
 }
 
+/*
+ * Post r's row (sql_post): its id; the stored comment when it is a first
+ * one answered again (after the tail in r->text); a key another comment
+ * has.
+ */
+static void
+post_row(struct req *r, PGresult *res)
+{
+    r->id = folio_be64_get((const unsigned char *)PQgetvalue(res, 0, 0));
+    r->key_used = PQgetvalue(res, 0, 1)[0] == 0;
+    folio_buf_truncate(&r->text, r->tend);
+    r->replay = 0;
+    if (!PQgetisnull(res, 0, 2) &&
+        folio_buf_append(&r->text, PQgetvalue(res, 0, 2),
+                         (size_t)PQgetlength(res, 0, 2)) == 0)
+        r->replay = 1;
+}
+
 /* A successful result of u's current statement. */
 static void
 result_ok(struct folio_pg *pg, struct unit *u, PGresult *res)
@@ -259,11 +324,11 @@ result_ok(struct folio_pg *pg, struct unit *u, PGresult *res)
         }
         break;
     default:
-        /* each post's id, in order */
+        /* each post's row, in order (the key cuts and prunes have none) */
         if (u->cur != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
-            if (PQntuples(res) == 1 && PQgetlength(res, 0, 0) == 8) {
-                u->cur->id =
-                    folio_be64_get((const unsigned char *)PQgetvalue(res, 0, 0));
+            if (PQntuples(res) == 1 && PQnfields(res) == 3 &&
+                PQgetlength(res, 0, 0) == 8 && PQgetlength(res, 0, 1) == 1) {
+                post_row(u->cur, res);
             } else if (!u->failed) {
                 u->failed = 1;
                 snprintf(u->state, sizeof(u->state), "XX000");
@@ -298,6 +363,9 @@ post_reply(struct folio_pg *pg, struct req *r)
     size_t tail = r->alen + r->blen;
 
     folio_buf_reset(&pg->scratch);
+    if (r->replay)
+        return folio_buf_append(&pg->scratch, folio_buf_at(&r->text, r->tend),
+                                folio_buf_mark(&r->text) - r->tend);
     folio_be64_put(id, r->id);
     return folio_buf_append(&pg->scratch, r->has_reply_to ? "\x86" : "\x85",
                             1) != 0 ||
@@ -305,7 +373,7 @@ post_reply(struct folio_pg *pg, struct req *r)
                                     sizeof(comment_head) - 1) != 0 ||
                    folio_buf_append(&pg->scratch, id, 8) != 0 ||
                    folio_buf_append(&pg->scratch, folio_buf_at(&r->text, tail),
-                                    folio_buf_mark(&r->text) - tail) != 0
+                                    r->tend - tail) != 0
                ? -1
                : 0;
 }
@@ -335,7 +403,10 @@ complete_batch(struct folio_pg *pg, struct unit *u)
             if (pg->cache != NULL)
                 folio_ccache_drop(pg->cache, r->path, r->plen);
         while ((r = q_pop(&u->reqs)) != NULL) {
-            if (post_reply(pg, r) != 0)
+            if (r->key_used)
+                folio_pg_release_error(pg, r, FOLIO_ST_FAILED_PRECONDITION,
+                                       FOLIO_COMMENTS_KEY_USED);
+            else if (post_reply(pg, r) != 0)
                 folio_pg_release_error(pg, r, FOLIO_ST_RESOURCE_EXHAUSTED,
                                        "out of memory");
             else

@@ -40,6 +40,9 @@ folio_pg_req_get(struct folio_pg *pg)
     r->next = NULL;
     r->in_doubt = 0;
     r->alone = 0;
+    r->client_key = 0;
+    r->key_used = 0;
+    r->replay = 0;
     r->id = 0;
     r->plen = 0;
     return r;

@@ -278,6 +278,8 @@ http_status(int code)
         return 403;
     case FOLIO_ST_RESOURCE_EXHAUSTED:
         return 429;
+    case FOLIO_ST_FAILED_PRECONDITION:
+        return 422; /* an Idempotency-Key reused: Stripe's, the IETF draft's */
     case FOLIO_ST_UNIMPLEMENTED:
         return 501;
     case FOLIO_ST_UNAVAILABLE:

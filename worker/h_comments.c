@@ -75,6 +75,22 @@ folio_h_comments_post(struct folio_call *call)
             return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
                                     "comment keys must be str, got %s",
                                     folio_mp_type_name(folio_mp_type(c)));
+        if (folio_mp_str_eq(key, klen, "idempotency_key")) {
+            if (in.key != NULL)
+                return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
+                                        "duplicate key \"idempotency_key\"");
+            if (folio_mp_read_nil(c) == 0)
+                continue; /* nil: none */
+            if (folio_mp_read_str(c, &s, &slen) != 0)
+                return folio_call_error(
+                    call, FOLIO_ST_INVALID_ARGUMENT,
+                    "idempotency_key must be a str of 1 to %d bytes, got %s",
+                    FOLIO_COMMENTS_KEY_MAX,
+                    folio_mp_type_name(folio_mp_type(c)));
+            in.key = s;
+            in.key_len = slen;
+            continue;
+        }
         if (folio_mp_str_eq(key, klen, "reply_to")) {
             if (in.has_reply_to)
                 return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT,
