@@ -67,13 +67,25 @@
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
-/* Answer, from the front, what waited past its deadline in q. */
+/*
+ * Answer, from the front, what waited past its deadline in q: a post
+ * sent before a connection was lost may have been stored (release_error
+ * says so), others were not.
+ */
 static void
 expire_queue(struct folio_pg *pg, struct queue *q, uint64_t now,
              const char *msg)
 {
-    while (q->head != NULL && q->head->deadline_ms <= now)
-        folio_pg_release_error(pg, q_pop(q), FOLIO_ST_UNAVAILABLE, msg);
+    static const char gone[] =
+        "the comments database did not come back within comments_timeout";
+
+    while (q->head != NULL && q->head->deadline_ms <= now) {
+        struct req *r = q_pop(q);
+
+        folio_pg_release_error(pg, r, FOLIO_ST_UNAVAILABLE,
+                               r->in_doubt && pg->state != C_READY ? gone
+                                                                   : msg);
+    }
 }
 
 static void

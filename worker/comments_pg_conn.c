@@ -23,6 +23,7 @@
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
+#define BACKOFF_HELD_MS 250 /* at most, while requests wait to be re-sent */
 
 /* ---- the schema ---------------------------------------------------- */
 
@@ -318,13 +319,48 @@ folio_pg_on_io(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * The database is down: answer 14 what was never sent (posts, lists and
+ * deletes: nothing of them done), keep what was (in_doubt) for the
+ * reconnect.  Returns whether any is kept.
+ */
+static int
+fail_unsent(struct folio_pg *pg, const char *msg)
+{
+    struct queue keep = {NULL, NULL};
+    struct uqueue units = pg->waiting;
+    struct unit *u;
+    struct req *r;
+
+    while ((r = q_pop(&pg->posts)) != NULL) {
+        if (r->in_doubt)
+            q_push(&keep, r);
+        else
+            folio_pg_release_error(pg, r, FOLIO_ST_UNAVAILABLE, msg);
+    }
+    pg->posts = keep;
+    pg->waiting.head = pg->waiting.tail = NULL;
+    while ((u = uq_pop(&units)) != NULL) {
+        if (u->reqs.head != NULL && u->reqs.head->in_doubt) {
+            uq_push(&pg->waiting, u); /* a delete sent once */
+            continue;
+        }
+        folio_pg_fail_queue(pg, &u->reqs, FOLIO_ST_UNAVAILABLE, msg);
+        folio_pg_unit_put(pg, u);
+    }
+    return pg->posts.head != NULL || pg->waiting.head != NULL;
+}
+
+/*
  * The connection failed (or never came up, failed_connect): close it.
  * What was in flight waits again, in order, with its deadline: posts are
  * sent again (their keys make that safe), deletes too (then a missing id
  * means our first attempt deleted it).  After losing a working connection
  * the first reconnect is at once; after a failed attempt the database is
- * down: everything waiting is answered 14 and the next attempt is on the
- * backoff timer.
+ * down: what was never sent is answered 14 (nothing of it stored) and the
+ * next attempt is on the backoff timer, while what was sent waits for a
+ * reconnect until its own deadline (comments_timeout, on_timer), which
+ * alone answers it 14 "may have been stored": each is answered once, and
+ * the attempts are at most BACKOFF_HELD_MS apart meanwhile.
  */
 void
 folio_pg_reset(struct folio_pg *pg, const char *why, int failed_connect)
@@ -332,7 +368,7 @@ folio_pg_reset(struct folio_pg *pg, const char *why, int failed_connect)
     struct unit *u;
     struct uqueue keep = {NULL, NULL};
     char msg[384];
-    int was_up = pg->state == C_READY;
+    int was_up = pg->state == C_READY, held;
 
     if (why != pg->why)
         folio_pg_set_why(pg, why);
@@ -386,9 +422,9 @@ folio_pg_reset(struct folio_pg *pg, const char *why, int failed_connect)
     }
     pg->state = C_DOWN;
     folio_pg_unavailable_msg(pg, msg, sizeof(msg));
-    folio_pg_fail_queue(pg, &pg->posts, FOLIO_ST_UNAVAILABLE, msg);
-    folio_pg_fail_units(pg, &pg->waiting, FOLIO_ST_UNAVAILABLE, msg);
+    held = fail_unsent(pg, msg);
     folio_pg_cache_gauge(pg);
+    folio_pg_arm_timer(pg);
     {
         uint64_t b = pg->backoff_ms == 0 ? BACKOFF_MIN_MS : pg->backoff_ms * 2;
         struct timeval tv;
@@ -396,6 +432,8 @@ folio_pg_reset(struct folio_pg *pg, const char *why, int failed_connect)
         if (b > BACKOFF_MAX_MS)
             b = BACKOFF_MAX_MS;
         pg->backoff_ms = b;
+        if (held && b > BACKOFF_HELD_MS)
+            b = BACKOFF_HELD_MS;
         b = b * 4 / 5 +
             next_random(pg) % (b / 5 + 1); /* jitter: workers differ */
         tv.tv_sec = (time_t)(b / 1000);

@@ -209,10 +209,8 @@ void folio_pg_release_ok(struct folio_pg *pg, struct req *r, const void *result,
 struct folio_bytes;
 void folio_pg_release_page(struct folio_pg *pg, struct req *r,
                            struct folio_bytes *b);
-/* folio_pg_fail_queue, folio_pg_fail_units - answer all with an error. */
+/* folio_pg_fail_queue - answer all with an error. */
 void folio_pg_fail_queue(struct folio_pg *pg, struct queue *q, int code,
-                         const char *msg);
-void folio_pg_fail_units(struct folio_pg *pg, struct uqueue *q, int code,
                          const char *msg);
 /* folio_pg_unavailable_msg - "the comments database is unavailable: why" */
 const char *folio_pg_unavailable_msg(struct folio_pg *pg, char *buf,

@@ -140,18 +140,6 @@ folio_pg_fail_queue(struct folio_pg *pg, struct queue *q, int code,
         folio_pg_release_error(pg, r, code, msg);
 }
 
-void
-folio_pg_fail_units(struct folio_pg *pg, struct uqueue *q, int code,
-                    const char *msg)
-{
-    struct unit *u;
-
-    while ((u = uq_pop(q)) != NULL) {
-        folio_pg_fail_queue(pg, &u->reqs, code, msg);
-        folio_pg_unit_put(pg, u);
-    }
-}
-
 const char *
 folio_pg_unavailable_msg(struct folio_pg *pg, char *buf, size_t len)
 {
