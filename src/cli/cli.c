@@ -9,6 +9,8 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -35,6 +37,7 @@
 #include "src/suggest.h"
 
 #define DEFAULT_TIMEOUT_S 5
+#define KEY_MAX 128 /* idempotency_key: PROTOCOL.md section 3 */
 
 enum {
     OPT_LIMIT = 256,
@@ -43,7 +46,9 @@ enum {
     OPT_TIMEOUT,
     OPT_JSON,
     OPT_LATENCY,
-    OPT_INTERACTIVE
+    OPT_INTERACTIVE,
+    OPT_RETRIES,
+    OPT_KEY
 };
 
 /* A decimal integer, all of `s`: 0, or -1. */
@@ -294,13 +299,78 @@ cmd_comments_list(struct cli *cli, char **args, int nargs)
     return st;
 }
 
+/* A random key, as a UUID (version 4): 36 characters and a NUL. */
+static int
+random_key(char *buf, size_t len)
+{
+    unsigned char u[16];
+
+    if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
+        return -1;
+    u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
+    u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
+    snprintf(buf, len,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x"
+             "%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+             u[11], u[12], u[13], u[14], u[15]);
+    return 0;
+}
+
+/*
+ * Whether a failed post may be sent again with its key: the server was
+ * unavailable (14: a database or a writer lock away, or the post's fate
+ * unknown), or the connection failed or timed out before the answer.
+ */
+static int
+post_retryable(const struct cli *cli, int st)
+{
+    return st == FOLIO_CLI_ECONN ||
+           (st == FOLIO_CLI_ESERVER && cli->last_code == FOLIO_ST_UNAVAILABLE);
+}
+
+/* One comments.post of args, with `key` (may be NULL). */
+static int
+post_once(struct cli *cli, char **args, const char *body, size_t len,
+          const char *key, struct folio_mp_cur *res)
+{
+    msgpack_packer *pk;
+    int st;
+
+    if ((st = folio_cli_rpc_begin(cli, "comments.post", 1, &pk)) != 0)
+        return st;
+    msgpack_pack_map(pk, key != NULL ? 4 : 3);
+    folio_pack_cstr(pk, "path");
+    folio_pack_cstr(pk, args[0]);
+    folio_pack_cstr(pk, "author");
+    folio_pack_cstr(pk, args[1]);
+    folio_pack_cstr(pk, "body");
+    if (body != NULL)
+        folio_pack_str(pk, body, len);
+    else
+        folio_pack_cstr(pk, args[2]);
+    if (key != NULL) {
+        folio_pack_cstr(pk, "idempotency_key");
+        folio_pack_cstr(pk, key);
+    }
+    return folio_cli_rpc_end(cli, res);
+}
+
+/*
+ * comments post: with a key (--idempotency-key, else a random one unless
+ * --retries 0), sent again after an ambiguous failure, backing off from
+ * 0.2 s (doubling, at most 3.2 s): the server answers a retry with the
+ * comment the first try stored, if it did, never with a second one.
+ */
 static int
 cmd_comments_post(struct cli *cli, char **args, int nargs)
 {
     struct folio_mp_cur res;
-    msgpack_packer *pk;
-    char *body = NULL;
-    size_t len;
+    char *body = NULL, gen[40];
+    const char *key = cli->key_arg;
+    double wait = 0.2;
+    size_t len = 0;
+    uint64_t tries;
     int st;
 
     if (strcmp(args[2], "-") == 0) {
@@ -312,19 +382,30 @@ cmd_comments_post(struct cli *cli, char **args, int nargs)
         if (len > 0 && body[len - 1] == '\n')
             body[--len] = '\0';
     }
-    if ((st = folio_cli_rpc_begin(cli, "comments.post", 1, &pk)) != 0)
-        goto done;
-    msgpack_pack_map(pk, 3);
-    folio_pack_cstr(pk, "path");
-    folio_pack_cstr(pk, args[0]);
-    folio_pack_cstr(pk, "author");
-    folio_pack_cstr(pk, args[1]);
-    folio_pack_cstr(pk, "body");
-    if (body != NULL)
-        folio_pack_str(pk, body, len);
-    else
-        folio_pack_cstr(pk, args[2]);
-    if ((st = folio_cli_rpc_end(cli, &res)) != 0)
+    if (key == NULL && cli->retries > 0) {
+        if (random_key(gen, sizeof(gen)) != 0) {
+            fprintf(stderr, "folio: getrandom: %s\n", strerror(errno));
+            st = FOLIO_CLI_ECONN;
+            goto done;
+        }
+        key = gen;
+    }
+    for (tries = 0;; tries++) {
+        st = post_once(cli, args, body, len, key, &res);
+        if (st == 0 || tries >= cli->retries || key == NULL ||
+            !post_retryable(cli, st))
+            break;
+        fprintf(stderr,
+                "folio: trying again in %.1f s with idempotency key %s "
+                "(retry %llu of %llu)\n",
+                wait, key, (unsigned long long)tries + 1,
+                (unsigned long long)cli->retries);
+        if (folio_cli_nap(wait) != 0)
+            break;
+        if (wait < 3.2)
+            wait *= 2;
+    }
+    if (st != 0)
         goto done;
     st = folio_cli_print_result(
         cli, res, cli->json ? 0 : folio_cli_show_comment_posted(res));
@@ -529,7 +610,8 @@ static const struct cmd cmds[] = {
     {"quote", NULL, 2, -1, 0, 0, "quote CEP ITEM...", cmd_quote, H_QUOTE},
     {"comments", "list", 1, 1, 0, 0, "comments list PATH", cmd_comments_list,
      H_COMMENTS_LIST},
-    {"comments", "post", 3, 3, 0, 0, "comments post PATH AUTHOR BODY",
+    {"comments", "post", 3, 3, O_RETRIES | O_KEY, 0,
+     "comments post [--retries N] [--idempotency-key KEY] PATH AUTHOR BODY",
      cmd_comments_post, H_COMMENTS_POST},
     {"comments", "delete", 1, 1, 0, 1, "comments delete ID",
      cmd_comments_delete, H_COMMENTS_DELETE},
@@ -777,6 +859,8 @@ static const struct option longopts[] = {
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"offset", required_argument, NULL, OPT_OFFSET},
     {"watch", required_argument, NULL, OPT_WATCH},
+    {"retries", required_argument, NULL, OPT_RETRIES},
+    {"idempotency-key", required_argument, NULL, OPT_KEY},
     {"repeat", required_argument, NULL, 'r'},
     {"interval", required_argument, NULL, 'i'},
     {"latency", no_argument, NULL, OPT_LATENCY},
@@ -1005,6 +1089,14 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
             cli->watch_arg = optarg;
             cli->opts_seen |= O_WATCH;
             break;
+        case OPT_RETRIES:
+            cli->retries_arg = optarg;
+            cli->opts_seen |= O_RETRIES;
+            break;
+        case OPT_KEY:
+            cli->key_arg = optarg;
+            cli->opts_seen |= O_KEY;
+            break;
         case 'r':
             ropt = optarg;
             break;
@@ -1093,9 +1185,22 @@ folio_cli_run_args(struct cli *cli, int argc, char **argv)
     if (cli->opts_seen & ~cmd->opts)
         return folio_cli_usage_error(
             cmd, "%s takes no %s", name,
-            cli->opts_seen & ~cmd->opts & O_WATCH   ? "--watch"
-            : cli->opts_seen & ~cmd->opts & O_LIMIT ? "--limit"
-                                                    : "--offset");
+            cli->opts_seen & ~cmd->opts & O_WATCH     ? "--watch"
+            : cli->opts_seen & ~cmd->opts & O_LIMIT   ? "--limit"
+            : cli->opts_seen & ~cmd->opts & O_RETRIES ? "--retries"
+            : cli->opts_seen & ~cmd->opts & O_KEY     ? "--idempotency-key"
+                                                      : "--offset");
+    cli->retries = FOLIO_CLI_RETRIES;
+    if (cli->retries_arg != NULL &&
+        (parse_u64(cli->retries_arg, &cli->retries) != 0 || cli->retries > 100))
+        return folio_cli_usage_error(cmd,
+                                     "--retries: '%s' is not a count of 0 "
+                                     "to 100",
+                                     cli->retries_arg);
+    if (cli->key_arg != NULL &&
+        (cli->key_arg[0] == '\0' || strlen(cli->key_arg) > KEY_MAX))
+        return folio_cli_usage_error(cmd, "--idempotency-key: 1 to %d bytes",
+                                     KEY_MAX);
     if (cli->limit_arg != NULL && parse_u64(cli->limit_arg, &cli->limit) != 0)
         return folio_cli_usage_error(cmd, "--limit: '%s' is not a count",
                                      cli->limit_arg);

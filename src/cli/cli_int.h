@@ -32,6 +32,11 @@ enum {
 #define O_LIMIT 0x1u
 #define O_OFFSET 0x2u
 #define O_WATCH 0x4u
+#define O_RETRIES 0x8u
+#define O_KEY 0x10u
+
+/* comments post: tries after the first one, by default (folio(1)). */
+#define FOLIO_CLI_RETRIES 5
 
 struct folio_client;
 
@@ -45,7 +50,8 @@ struct cli {
     int timeout_ms; /* < 0: none */
     double timeout_s;
     unsigned opts_seen; /* O_* given on the command line */
-    const char *limit_arg, *offset_arg, *watch_arg;
+    const char *limit_arg, *offset_arg, *watch_arg, *retries_arg, *key_arg;
+    uint64_t retries; /* comments post: --retries */
     uint64_t limit, offset;
     double watch_s;
     const struct cmd *cmd;
@@ -55,6 +61,7 @@ struct cli {
                                 or NULL: the default */
     struct folio_client *c;
     uint32_t msgid;    /* of the request in flight */
+    int last_code;     /* the server's error code of the last call, or 0 */
     int help;          /* --help: the command's help instead of a call */
     int interactive;   /* --interactive, or -i alone */
     int latency;       /* --latency */

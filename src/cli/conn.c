@@ -236,14 +236,17 @@ folio_cli_rpc_end(struct cli *cli, struct folio_mp_cur *res)
     struct folio_reply r;
     int rc;
 
+    cli->last_code = 0;
     if ((rc = folio_client_flush(cli->c)) != 0)
         return transport_error(cli, rc, 1);
     if ((rc = folio_client_reply(cli->c, &r)) != 1)
         return transport_error(cli, rc, 0);
     if (r.msgid != cli->msgid)
         return transport_error(cli, FOLIO_EPROTO, 0);
-    if (r.code != 0)
+    if (r.code != 0) {
+        cli->last_code = (int)r.code;
         return server_error(&r);
+    }
     *res = r.result;
     return 0;
 }

@@ -29,7 +29,12 @@
     "  folio comments list /blog/hello\n"
 #define H_COMMENTS_POST                                                        \
     "Post a comment by AUTHOR on the page PATH (comments.post); it is on\n"    \
-    "disk when folio prints it.  BODY '-' is read from standard input.\n\n"    \
+    "disk when folio prints it.  BODY '-' is read from standard input.\n"      \
+    "It carries an idempotency key (a random one, or --idempotency-key\n"      \
+    "KEY) and is sent again, up to --retries N times (default 5; 0: once,\n"   \
+    "no key), when the server is unavailable or the connection fails\n"        \
+    "before the answer: a retry gets the comment stored first, never a\n"      \
+    "second one.\n\n"                                                          \
     "  folio comments post /blog/hello alice 'Nice post!'\n"
 #define H_COMMENTS_DELETE                                                      \
     "Delete the comment ID (comments.delete): an admin method, sent to the\n"  \
