@@ -12,15 +12,19 @@
 #include "src/rpc.h"
 #include "tests/comments_util.h"
 
-/* A post, a reply to comment `to` if has_to. */
+/* A post, a reply to comment `to` if has_to, with `key` if not NULL. */
 static int
 post(struct folio_client *c, const char *path, const char *author,
      const char *body, size_t body_len, int has_to, uint64_t to,
-     struct folio_reply *r)
+     const char *key, struct folio_reply *r)
 {
     msgpack_packer *pk = folio_client_request(c, 0, "comments.post", 1, NULL);
 
-    msgpack_pack_map(pk, has_to ? 4 : 3);
+    msgpack_pack_map(pk, 3 + (has_to ? 1 : 0) + (key != NULL ? 1 : 0));
+    if (key != NULL) {
+        folio_pack_cstr(pk, "idempotency_key");
+        folio_pack_cstr(pk, key);
+    }
     folio_pack_cstr(pk, "path");
     folio_pack_cstr(pk, path);
     folio_pack_cstr(pk, "author");
@@ -40,7 +44,15 @@ int
 e2e_comment_post(struct folio_client *c, const char *path, const char *author,
                  const char *body, size_t body_len, struct folio_reply *r)
 {
-    return post(c, path, author, body, body_len, 0, 0, r);
+    return post(c, path, author, body, body_len, 0, 0, NULL, r);
+}
+
+int
+e2e_comment_post_key(struct folio_client *c, const char *path,
+                     const char *author, const char *body, const char *key,
+                     struct folio_reply *r)
+{
+    return post(c, path, author, body, strlen(body), 0, 0, key, r);
 }
 
 int
@@ -48,7 +60,7 @@ e2e_comment_reply(struct folio_client *c, const char *path,
                   const char *author, const char *body, uint64_t to,
                   struct folio_reply *r)
 {
-    return post(c, path, author, body, strlen(body), 1, to, r);
+    return post(c, path, author, body, strlen(body), 1, to, NULL, r);
 }
 
 int

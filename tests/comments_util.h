@@ -32,6 +32,14 @@ int e2e_comment_post(struct folio_client *c, const char *path,
                      struct folio_reply *r);
 
 /*
+ * e2e_comment_post_key - e2e_comment_post with an idempotency_key (may be
+ * NULL: none).
+ */
+int e2e_comment_post_key(struct folio_client *c, const char *path,
+                         const char *author, const char *body, const char *key,
+                         struct folio_reply *r);
+
+/*
  * e2e_comment_reply - comments.post of a reply to comment `to`, as
  * e2e_comment_post.
  */

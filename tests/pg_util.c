@@ -326,6 +326,58 @@ pg_stop_immediate(struct pg_cluster *c)
 }
 
 int
+pg_kill9(struct pg_cluster *c)
+{
+    uint64_t deadline = e2e_now_ms() + START_MS;
+    pid_t kids[256];
+    char path[64], buf[4096], *p, *end;
+    int fd, n = 0, i, st, left;
+    ssize_t len;
+
+    if (c->pid <= 0)
+        return -1;
+    /*
+     * Its children (each in a session of its own: setsid), listed before
+     * the postmaster goes and they are handed to init.
+     */
+    snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)c->pid,
+             (long)c->pid);
+    if ((fd = open(path, O_RDONLY)) >= 0) {
+        if ((len = read(fd, buf, sizeof(buf) - 1)) > 0) {
+            buf[len] = '\0';
+            for (p = buf; n < 256; p = end) {
+                long v = strtol(p, &end, 10);
+
+                if (end == p)
+                    break;
+                kids[n++] = (pid_t)v;
+            }
+        }
+        close(fd);
+    }
+    if (kill(c->pid, SIGKILL) != 0) {
+        perror("kill -9 postgres");
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        kill(kids[i], SIGKILL);
+    /* not our child (started before a fork): gone is gone */
+    if (waitpid(c->pid, &st, 0) != c->pid && errno != ECHILD) {
+        perror("pg_kill9: waitpid");
+        return -1;
+    }
+    c->pid = 0;
+    /* all of them, or the restart finds its shared memory in use */
+    do {
+        for (i = 0, left = 0; i < n; i++)
+            left += !e2e_pid_gone(kids[i]);
+    } while (left > 0 && e2e_wait_more(deadline));
+    if (left > 0)
+        fprintf(stderr, "pg_kill9: %d postgres processes still there\n", left);
+    return left > 0 ? -1 : 0;
+}
+
+int
 pg_restart(struct pg_cluster *c)
 {
     if (c->pid > 0) {

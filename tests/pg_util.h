@@ -58,6 +58,12 @@ int pg_start(struct pg_cluster *c, const char *conf);
  */
 int pg_stop_immediate(struct pg_cluster *c);
 
+/*
+ * pg_kill9 - kill -9 the postmaster and every process it started: a
+ * crash, and wait until they are all gone.  0 or -1.
+ */
+int pg_kill9(struct pg_cluster *c);
+
 /* pg_restart - start the stopped cluster again (crash recovery). 0 or -1. */
 int pg_restart(struct pg_cluster *c);
 
