@@ -62,15 +62,22 @@ teardown(void)
     nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A store; keys remembered window_ms (0: the default). */
 static struct folio_comments *
-open_store(uint64_t map_init, uint64_t max_size)
+open_store_window(uint64_t map_init, uint64_t max_size, uint64_t window_ms)
 {
-    struct folio_comments_opts o = {map_init, max_size, 0, 0};
+    struct folio_comments_opts o = {map_init, max_size, 0, window_ms};
     struct folio_comments *cs;
     int rc = folio_comments_open(dir, &o, &cs, err, sizeof(err));
 
     ck_assert_msg(rc == 0, "open: %s", err);
     return cs;
+}
+
+static struct folio_comments *
+open_store(uint64_t map_init, uint64_t max_size)
+{
+    return open_store_window(map_init, max_size, 0);
 }
 
 static struct folio_comment_in
@@ -577,18 +584,6 @@ START_TEST(test_post_batch)
 }
 END_TEST
 
-/* A store whose idempotency keys are remembered window_ms. */
-static struct folio_comments *
-open_keyed(uint64_t window_ms)
-{
-    struct folio_comments_opts o = {0, 0, 0, window_ms};
-    struct folio_comments *cs;
-    int rc = folio_comments_open(dir, &o, &cs, err, sizeof(err));
-
-    ck_assert_msg(rc == 0, "open: %s", err);
-    return cs;
-}
-
 static struct folio_comment_in
 keyed(const char *path, const char *body, const char *key)
 {
@@ -602,7 +597,7 @@ keyed(const char *path, const char *body, const char *key)
 /* A retry with the key gets the first comment, stored once. */
 START_TEST(test_key_retry)
 {
-    struct folio_comments *cs = open_keyed(0);
+    struct folio_comments *cs = open_store(0, 0);
     struct folio_comments_info info;
     struct folio_comment_in in = keyed("/k", "once", "key-1"), in2;
     struct folio_buf first, again, b;
@@ -700,7 +695,7 @@ END_TEST
 START_TEST(test_key_window)
 {
     enum { WINDOW = 300 };
-    struct folio_comments *cs = open_keyed(WINDOW);
+    struct folio_comments *cs = open_store_window(0, 0, WINDOW);
     struct folio_comments_info info;
     struct folio_comment_in in = keyed("/w", "body", "key-w"), many[100];
     struct folio_buf b;

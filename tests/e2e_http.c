@@ -265,6 +265,13 @@ request(const char *raw, size_t n, char *out, size_t cap)
 
 /* ---- every route, with curl ---- */
 
+/* mouthful's widget posting a reply with markup, and an Idempotency-Key */
+#define WIDGET_POST                                                            \
+    "-X POST http://%s/v1/comments -H 'Content-Type: text/plain' "             \
+    "-H 'Idempotency-Key: k-1' --data '{\"Body\":\"<script>alert(1)"           \
+    "</script><img src=x onerror=alert(2)>\",\"Author\":\"O'\\''Brien"         \
+    "\",\"Path\":\"test\",\"ReplyTo\":%lld}'"
+
 START_TEST(test_routes)
 {
     static char out[65536];
@@ -304,14 +311,7 @@ START_TEST(test_routes)
     ck_assert_int_gt(id1, 0);
     json_decref(j);
     /* The widget: capitalized keys, text/plain, a reply, markup. */
-    ck_assert_int_eq(
-        curl(out, sizeof(out),
-             "-X POST http://%s/v1/comments -H 'Content-Type: text/plain' "
-             "-H 'Idempotency-Key: k-1' --data '{\"Body\":\"<script>alert(1)"
-             "</script><img src=x onerror=alert(2)>\",\"Author\":\"O'\\''Brien"
-             "\",\"Path\":\"test\",\"ReplyTo\":%lld}'",
-             srv.http, id1),
-        200);
+    ck_assert_int_eq(curl(out, sizeof(out), WIDGET_POST, srv.http, id1), 200);
     ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
     ck_assert_int_eq(json_integer_value(json_object_get(j, "replyTo")), id1);
     id2 = json_integer_value(json_object_get(j, "id"));
@@ -319,14 +319,7 @@ START_TEST(test_routes)
         strchr(json_string_value(json_object_get(j, "body")), '<'));
     json_decref(j);
     /* Its retry with the Idempotency-Key: the first one, not a second */
-    ck_assert_int_eq(
-        curl(out, sizeof(out),
-             "-X POST http://%s/v1/comments -H 'Content-Type: text/plain' "
-             "-H 'Idempotency-Key: k-1' --data '{\"Body\":\"<script>alert(1)"
-             "</script><img src=x onerror=alert(2)>\",\"Author\":\"O'\\''Brien"
-             "\",\"Path\":\"test\",\"ReplyTo\":%lld}'",
-             srv.http, id1),
-        200);
+    ck_assert_int_eq(curl(out, sizeof(out), WIDGET_POST, srv.http, id1), 200);
     ck_assert_ptr_nonnull(j = json_loads(out, 0, &je));
     ck_assert_int_eq(json_integer_value(json_object_get(j, "id")), id2);
     json_decref(j);
