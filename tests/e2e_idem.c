@@ -6,8 +6,10 @@
  *     retry on a new connection gets the same comment (id, created_at,
  *     bytes), stored once; the key with another comment gets error 9;
  *     bad keys error 3; `folio comments post --idempotency-key` twice
- *     prints one id; with comments_key_window = 1s a retry after the
- *     window stores anew.
+ *     prints one id.
+ *   - Both: with comments_key_window = 1s a retry within the window gets
+ *     the first comment (another comment with the key: error 9), one
+ *     after it stores anew.
  *   - PostgreSQL (e2e_idem_pg, -DE2E_POSTGRES): 10 crashes (kill -9 of
  *     the postmaster and every backend, then a restart) under clients that
  *     post with keys and retry each post until it is acknowledged: every
@@ -44,8 +46,10 @@
 #endif
 
 static struct e2e_server srv;
-
-#ifndef E2E_POSTGRES
+#ifdef E2E_POSTGRES
+static struct pg_cluster pgc;
+static char db[64];
+#endif
 
 /* A post with `key`; asserts a reply came.  The reply in *r. */
 static void
@@ -66,6 +70,60 @@ posted(struct folio_reply *r, struct e2e_comment *d)
                   r->message != NULL ? r->message : "");
     ck_assert_int_eq(e2e_comment_decode(&cur, d), 0);
 }
+
+#define WINDOW_CONF "comments_key_window = 1s\ncomments_timeout = 1s\n"
+
+/* Past comments_key_window, a retry is a new comment. */
+START_TEST(test_window)
+{
+    struct folio_client *c;
+    struct folio_reply r;
+    struct e2e_comment d, d2, *v;
+    uint64_t t, deadline;
+    char conf[1024];
+
+#ifdef E2E_POSTGRES
+    ck_assert_int_eq(pg_start(&pgc, NULL), 0);
+    ck_assert_int_eq(
+        pg_new_db_conf(&pgc, db, sizeof(db), WINDOW_CONF, conf, sizeof(conf)),
+        0);
+#else
+    snprintf(conf, sizeof(conf), "%s", WINDOW_CONF);
+#endif
+    ck_assert_int_eq(e2e_start(&srv, conf, NULL), 0);
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    t = e2e_now_ms();
+    post_key(c, "/window", "w", "window-1", &r);
+    posted(&r, &d);
+    post_key(c, "/window", "w", "window-1", &r);
+    posted(&r, &d2);
+    if (e2e_now_ms() < t + 1000) { /* within the window: the same one */
+        ck_assert_uint_eq(d2.id, d.id);
+        ck_assert_uint_eq(d2.created_at, d.created_at);
+        ck_assert_uint_eq(d2.len, d.len);
+    }
+    post_key(c, "/window", "not w", "window-1", &r);
+    if (e2e_now_ms() < t + 1000)
+        ck_assert_int_eq(r.code, FOLIO_ST_FAILED_PRECONDITION);
+    /* the window is the clock's: let it pass */
+    deadline = t + 1100 + 5000;
+    while (e2e_now_ms() < t + 1100)
+        ck_assert(e2e_wait_more(deadline));
+    post_key(c, "/window", "w", "window-1", &r);
+    posted(&r, &d2);
+    ck_assert_uint_gt(d2.id, d.id);
+    ck_assert_uint_gt(d2.created_at, d.created_at);
+    ck_assert_int_ge(e2e_comment_list(c, "/window", &v), 2);
+    free(v);
+    folio_client_close(c);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+#ifdef E2E_POSTGRES
+    pg_destroy(&pgc);
+#endif
+}
+END_TEST
+
+#ifndef E2E_POSTGRES
 
 /* Kill -9 every worker; wait for as many new ones, serving. */
 static void
@@ -206,42 +264,6 @@ START_TEST(test_cli_retries)
 }
 END_TEST
 
-/* Past comments_key_window, a retry is a new comment. */
-START_TEST(test_window)
-{
-    struct folio_client *c;
-    struct folio_reply r;
-    struct e2e_comment d, d2, *v;
-    uint64_t t, deadline;
-
-    ck_assert_int_eq(e2e_start(&srv,
-                               "comments_key_window = 1s\n"
-                               "comments_timeout = 1s\n",
-                               NULL),
-                     0);
-    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
-    t = e2e_now_ms();
-    post_key(c, "/window", "w", "window-1", &r);
-    posted(&r, &d);
-    post_key(c, "/window", "w", "window-1", &r);
-    posted(&r, &d2);
-    if (e2e_now_ms() < t + 1000) /* within the window: the same one */
-        ck_assert_uint_eq(d2.id, d.id);
-    /* the window is the clock's: let it pass */
-    deadline = t + 1100 + 5000;
-    while (e2e_now_ms() < t + 1100)
-        ck_assert(e2e_wait_more(deadline));
-    post_key(c, "/window", "w", "window-1", &r);
-    posted(&r, &d2);
-    ck_assert_uint_gt(d2.id, d.id);
-    ck_assert_uint_gt(d2.created_at, d.created_at);
-    ck_assert_int_ge(e2e_comment_list(c, "/window", &v), 2);
-    free(v);
-    folio_client_close(c);
-    ck_assert_int_eq(e2e_stop(&srv), 0);
-}
-END_TEST
-
 #else /* E2E_POSTGRES */
 
 #define NPOSTERS 4
@@ -249,8 +271,6 @@ END_TEST
 #define NLONG 2         /* the last crashes: down past comments_timeout */
 #define TIMEOUT_MS 2000 /* comments_timeout */
 
-static struct pg_cluster pgc;
-static char db[64];
 static atomic_int stop;
 static atomic_int ambiguous_all; /* every poster's "may have been stored" */
 
@@ -496,10 +516,10 @@ idem_suite(void)
 #ifndef E2E_POSTGRES
     tcase_add_test(tc, test_lmdb_retry);
     tcase_add_test(tc, test_cli_retries);
-    tcase_add_test(tc, test_window);
 #else
     tcase_add_test(tc, test_pg_crashes);
 #endif
+    tcase_add_test(tc, test_window);
     suite_add_tcase(s, tc);
     return s;
 }
