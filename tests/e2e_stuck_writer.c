@@ -16,10 +16,18 @@
  * And a holder that is not stopped (its loop turns, its writer keeps the
  * lock) is taken for hung once it has held it for worker_timeout.
  *
- * The lock is held with the writer's test hook: while the file named by
- * FOLIO_TEST_WRITER_HOLD exists, a writer that got the lock keeps it (and
- * writes nothing before the file is gone).  The file is removed only once
- * the holder is dead, so what it held is never written.
+ * The lock is held by a disk that does not answer: foliod runs with the
+ * failing-disk shim (tests/eio_shim.c, LD_PRELOAD), whose "stall" makes
+ * the sync of the store's data file wait while the trigger file exists,
+ * so that the commit in progress keeps LMDB's writer lock, its meta page
+ * not written.  No hook in foliod itself.  The trigger is removed only
+ * once the holder is dead, so what it held is never committed.  Not under
+ * sanitizers or Valgrind (the shim cannot be preloaded there: ASan wants
+ * to be the first library), as e2e_faults.
+ *
+ * TRIALS is issue 26's ten, each as cheap as it can be: the watchdog's
+ * worker_timeout is 2 s, the attack's, and every wait is for a state the
+ * server reports.
  */
 #include "config.h"
 
@@ -40,9 +48,9 @@
 #include "tests/comments_util.h"
 #include "tests/e2e_util.h"
 
-#define TRIALS 4
+#define TRIALS 10
 #define COMMENTS_TIMEOUT_MS 1000
-#define WORKER_TIMEOUT_MS 3000
+#define WORKER_TIMEOUT_MS 2000
 
 static struct e2e_server srv;
 static char hold[64];
@@ -54,7 +62,28 @@ remove_hold(void)
         unlink(hold);
 }
 
-/* Two workers whose writers hold the lock while the hold file exists. */
+/*
+ * Whether the shim can run here: built by make check (check_DATA), and
+ * not under the sanitizers or Valgrind.  Else the cases say why and pass.
+ */
+static int
+have_shim(const char *what)
+{
+#ifdef FOLIO_SANITIZED
+    fprintf(stderr, "%s: sanitizers: no LD_PRELOAD shim, not tested\n", what);
+    return 0;
+#else
+    if (getenv("E2E_VALGRIND") != NULL) {
+        fprintf(stderr, "%s: Valgrind: no LD_PRELOAD shim, not tested\n", what);
+        return 0;
+    }
+    return e2e_want(access(FOLIO_EIO_SHIM, R_OK) == 0, "eio-shim",
+                    "tests/libeio_shim.so is not built (make check builds "
+                    "it)");
+#endif
+}
+
+/* Two workers on a disk whose syncs stall while the hold file says so. */
 static void
 start(void)
 {
@@ -62,11 +91,13 @@ start(void)
 
     snprintf(hold, sizeof(hold), "/tmp/folio-writer-hold.%ld", (long)getpid());
     atexit(remove_hold);
-    ck_assert_int_eq(setenv("FOLIO_TEST_WRITER_HOLD", hold, 1), 0);
+    ck_assert_int_eq(setenv("FOLIO_EIO_TRIGGER", hold, 1), 0);
     snprintf(conf, sizeof(conf),
              "workers = 2\ncomments_timeout = %dms\nworker_timeout = %dms\n",
              COMMENTS_TIMEOUT_MS, WORKER_TIMEOUT_MS);
+    ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
     ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+    ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
 }
 
 /* comments.post of body on path, its reply not read. */
@@ -145,12 +176,12 @@ trial(int t, pid_t *killed)
     struct folio_reply r;
     pid_t pids[4], holder, innocent = 0;
     char body[64], line[128];
-    uint64_t t0, waited, deadline;
-    int i, n, pings = 0, k;
+    uint64_t t0, waited, deadline, stored;
+    int i, n, pings = 0, k, refused;
     double waiting = 0;
 
     /* A post that takes the lock and keeps it, in whichever worker. */
-    ck_assert_int_eq(e2e_write_file(hold, "hold"), 0);
+    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
     ck_assert_ptr_nonnull(a = e2e_connect(&srv));
     send_post(a, "/stuck/held", "held by the holder");
     ck_assert_msg((holder = wait_holder()) != 0,
@@ -218,16 +249,20 @@ trial(int t, pid_t *killed)
     deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
     b->timeout_ms = 30000; /* a synced commit, on a loaded machine */
     snprintf(body, sizeof(body), "stored, trial %d", t);
-    for (;;) {
+    t0 = e2e_now_ms();
+    for (refused = 0;; refused++) {
         ck_assert_int_eq(e2e_comment_post(b, "/stuck/page", "t", body,
                                           strlen(body), &r),
                          0);
         if (r.code == 0)
             break;
+        printf("stuck writer: trial %d: after the holder: %d %.*s\n", t, r.code,
+               (int)r.message_len, r.message);
         ck_assert_int_eq(r.code, 14); /* the writer not back yet */
         ck_assert_msg(e2e_wait_more(deadline), "trial %d: posts still fail",
                       t);
     }
+    stored = e2e_now_ms() - t0;
     /* Nothing of what was given up on, or held, was written. */
     snprintf(line, sizeof(line), "given up on, trial %d", t);
     ck_assert(!listed(b, "/stuck/page", line));
@@ -235,9 +270,9 @@ trial(int t, pid_t *killed)
     ck_assert(!listed(b, "/stuck/held", "held by the holder"));
     printf("stuck writer: trial %d: %d pings answered while the post waited; "
            "the post answered 14 after %llu ms; holder %ld killed, waiter "
-           "%ld spared\n",
-           t, pings, (unsigned long long)waited, (long)holder,
-           (long)innocent);
+           "%ld spared; the next post stored in %llu ms, %d refused\n",
+           t, pings, (unsigned long long)waited, (long)holder, (long)innocent,
+           (unsigned long long)stored, refused);
     folio_client_close(a);
     folio_client_close(b);
     folio_client_close(c);
@@ -250,6 +285,8 @@ START_TEST(test_stuck_writer)
     char needle[64];
     int t;
 
+    if (!have_shim("test_stuck_writer"))
+        return;
     start();
     for (t = 0; t < TRIALS; t++) {
         trial(t, &killed[t]);
@@ -287,8 +324,10 @@ START_TEST(test_holder_loop_turning)
     uint64_t deadline;
     int i, n;
 
+    if (!have_shim("test_holder_loop_turning"))
+        return;
     start();
-    ck_assert_int_eq(e2e_write_file(hold, "hold"), 0);
+    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
     ck_assert_ptr_nonnull(a = e2e_connect(&srv));
     send_post(a, "/stuck/held", "held by the holder");
     ck_assert((holder = wait_holder()) != 0);

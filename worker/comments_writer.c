@@ -49,7 +49,6 @@
 struct folio_writer {
     struct folio_comments *cs;
     struct folio_worker_slot *slot; /* NULL: nothing published */
-    char *hold_file;                /* the test hook, or NULL */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -97,12 +96,6 @@ hook_holding(void *arg)
         st == FOLIO_WJ_CANCELLED)
         return 1; /* given up on: nothing is written */
     publish(wr, 0, 1);
-    /* The test hook: hold the lock while the file is there. */
-    while (wr->hold_file != NULL && access(wr->hold_file, F_OK) == 0) {
-        struct timespec ts = {0, 1000000};
-
-        nanosleep(&ts, NULL);
-    }
     return 0;
 }
 
@@ -199,13 +192,12 @@ writer_free(struct folio_writer *wr)
         close(wr->efd);
     pthread_cond_destroy(&wr->cv);
     pthread_mutex_destroy(&wr->mu);
-    folio_free(wr->hold_file);
     folio_free(wr);
 }
 
 int
 folio_writer_start(struct folio_comments *cs, struct folio_worker_slot *slot,
-                   const char *hold_file, struct folio_writer **out, int *fd)
+                   struct folio_writer **out, int *fd)
 {
     struct folio_comments_hooks h;
     struct folio_writer *wr;
@@ -227,9 +219,7 @@ folio_writer_start(struct folio_comments *cs, struct folio_worker_slot *slot,
         folio_free(wr);
         return FOLIO_ESYS;
     }
-    if ((hold_file != NULL &&
-         (wr->hold_file = folio_strdup(hold_file)) == NULL) ||
-        (wr->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+    if ((wr->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
         folio_log_error("comments: eventfd for the writer thread");
         writer_free(wr);
         return FOLIO_ESYS;
