@@ -370,6 +370,40 @@ START_TEST(test_holder_loop_turning)
 }
 END_TEST
 
+/*
+ * A commit whose sync takes longer than comments_timeout (the disk
+ * stalls 1.5 s, then answers) is not given up on once it holds the lock:
+ * its post is acknowledged and stored, and the log says how long the
+ * write held the lock (what a post answered 14 "the writer is busy"
+ * meanwhile waited for).
+ */
+START_TEST(test_slow_commit)
+{
+    struct folio_client *a;
+    struct folio_reply r;
+
+    if (!have_shim("test_slow_commit"))
+        return;
+    start();
+    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
+    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
+    send_post(a, "/stuck/slow", "slow but stored");
+    ck_assert(wait_holder() != 0);
+    e2e_pace_ms(1500); /* the disk does not answer for a while */
+    remove_hold();
+    a->timeout_ms = e2e_bound_ms(10000, 30000);
+    ck_assert_int_eq(folio_client_reply(a, &r), 1);
+    ck_assert_int_eq(r.code, 0);
+    ck_assert(listed(a, "/stuck/slow", "slow but stored"));
+    ck_assert_int_eq(e2e_wait_log(&srv,
+                                  "a write held the store's writer lock for",
+                                  e2e_bound_ms(5000, 15000)),
+                     0);
+    folio_client_close(a);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 static Suite *
 stuck_suite(void)
 {
@@ -379,6 +413,7 @@ stuck_suite(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_stuck_writer);
     tcase_add_test(tc, test_holder_loop_turning);
+    tcase_add_test(tc, test_slow_commit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,7 @@
 #include "worker/comments_writer.h"
 
 #define STOP_WAIT_MS 200      /* at exit: a wait for the thread, in steps */
+#define SLOW_HOLD_MS 1000     /* a write that held the lock this long: logged */
 #define STOP_WAIT_MAX_MS 30000 /* and in all, while it is not stuck */
 
 struct folio_writer {
@@ -56,6 +57,7 @@ struct folio_writer {
     struct folio_wjob *done, *done_tail; /* under mu */
     struct folio_wjob *cur;              /* the thread's job; under mu */
     _Atomic uint64_t waiting_since;      /* cur waits for the lock since */
+    uint64_t holding_since;              /* the thread's: 0, or since */
     int quit;                            /* under mu */
     int efd;
 };
@@ -95,17 +97,32 @@ hook_holding(void *arg)
         !atomic_compare_exchange_strong(&j->state, &st, FOLIO_WJ_WRITING) &&
         st == FOLIO_WJ_CANCELLED)
         return 1; /* given up on: nothing is written */
+    wr->holding_since = folio_mono_ms();
     publish(wr, 0, 1);
     return 0;
 }
 
+/*
+ * The lock is given back.  A write that held it long (its commit's sync,
+ * on a disk that answers slowly) kept this worker's other posts waiting,
+ * and every other worker's: said in the log, so that posts answered 14
+ * "the writer is busy" can be told from a lock held elsewhere.
+ */
 static void
 hook_released(void *arg)
 {
     struct folio_writer *wr = arg;
+    uint64_t held = 0;
 
+    if (wr->holding_since != 0)
+        held = folio_mono_ms() - wr->holding_since;
+    wr->holding_since = 0;
     atomic_store(&wr->waiting_since, 0);
     publish(wr, 0, 0);
+    if (held >= SLOW_HOLD_MS)
+        folio_log_notice("comments: a write held the store's writer lock "
+                         "for %.1f s (its commit's sync: a slow disk)",
+                         held / 1e3);
 }
 
 /* Do job j (the thread's, in cur). */
