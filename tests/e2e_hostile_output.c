@@ -323,6 +323,61 @@ read_big_page(struct folio_client *c, uint32_t id)
     }
 }
 
+/* Post the big page at path (BIG_POSTS comments of BIG_BODY bytes). */
+static void
+post_big_page(const char *path)
+{
+    struct folio_client *p;
+    struct folio_reply r;
+    char *body = malloc(BIG_BODY);
+    int i;
+
+    ck_assert_ptr_nonnull(body);
+    ck_assert_ptr_nonnull(p = e2e_connect(&srv));
+    for (i = 0; i < BIG_POSTS; i++) {
+        memset(body, 'a' + i % 26, BIG_BODY);
+        ck_assert_int_eq(e2e_comment_post(p, path, "a", body, BIG_BODY, &r), 0);
+        ck_assert_int_eq(r.code, 0);
+    }
+    folio_client_close(p);
+    free(body);
+}
+
+/* Worker 0's stat `name` (server.stats on admin). */
+static double
+worker_stat(struct folio_client *admin, const char *name)
+{
+    struct folio_reply r;
+
+    ck_assert_int_eq(e2e_stats(admin, &r), 0);
+    return e2e_stat_num(&r, "workers", "#0", name, NULL);
+}
+
+/*
+ * The attack kept on for 3 s, sampled every 100 ms: the worker's heap,
+ * and its output_bytes within `bound` at every sample.  Returns the
+ * output_bytes peak.
+ */
+static double
+sample_attack(struct mem *m, double bound)
+{
+    struct folio_reply r;
+    uint64_t t0 = e2e_now_ms();
+    double out, peak = 0;
+
+    while (e2e_now_ms() - t0 < 3000) {
+        mem_sample(m);
+        ck_assert_int_eq(e2e_stats(m->admin, &r), 0);
+        out = e2e_stat_num(&r, "workers", "#0", "output_bytes", NULL);
+        if (out > peak)
+            peak = out;
+        ck_assert_msg(out <= bound, "output_bytes %.0f over max_output_total",
+                      out);
+        e2e_pace_ms(100); /* the attack kept on, sampled */
+    }
+    return peak;
+}
+
 /*
  * Issue 26's first attack: 60 comments of 65 KB on one page (a 3.9 MB
  * list), and 200 connections that each pipeline 3 comments.list of it
@@ -337,28 +392,17 @@ read_big_page(struct folio_client *c, uint32_t id)
 START_TEST(test_big_page_unread)
 {
     static int fds[BIG_CONNS];
-    struct folio_client *p, *rd[4];
-    struct folio_reply r;
+    struct folio_client *rd[4];
     struct watch w;
     struct mem m;
-    char *body, *batch;
+    char *batch;
     size_t blen;
-    uint64_t t0;
     int i;
-    double out, out_peak = 0;
+    double out_peak;
 
     raise_nofile(BIG_CONNS + 256);
     start("workers = 1\n");
-    body = malloc(BIG_BODY);
-    ck_assert_ptr_nonnull(p = e2e_connect(&srv));
-    for (i = 0; i < BIG_POSTS; i++) {
-        memset(body, 'a' + i % 26, BIG_BODY);
-        ck_assert_int_eq(e2e_comment_post(p, "/big", "a", body, BIG_BODY, &r),
-                         0);
-        ck_assert_int_eq(r.code, 0);
-    }
-    folio_client_close(p);
-    free(body);
+    post_big_page("/big");
     mem_before(&m, 1);
     watch_start(&w);
     batch = lists("/big", BIG_LISTS, &blen);
@@ -373,18 +417,8 @@ START_TEST(test_big_page_unread)
         ck_assert_int_eq(send(fds[i], batch, blen, MSG_NOSIGNAL), (ssize_t)blen);
     }
     free(batch);
-    t0 = e2e_now_ms();
-    while (e2e_now_ms() - t0 < 3000) {
-        mem_sample(&m);
-        ck_assert_int_eq(e2e_stats(m.admin, &r), 0);
-        out = e2e_stat_num(&r, "workers", "#0", "output_bytes", NULL);
-        if (out > out_peak)
-            out_peak = out;
-        /* the budget, and one page's reservation on top at most */
-        ck_assert_msg(out <= (32 << 20) + (4 << 20),
-                      "output_bytes %.0f over max_output_total", out);
-        e2e_pace_ms(100); /* the attack kept on, sampled */
-    }
+    /* the budget, and one page's reservation on top at most */
+    out_peak = sample_attack(&m, (32 << 20) + (4 << 20));
     watch_stop(&w, "big page unread");
     printf("hostile: big page unread: %d connections x %d lists of a %.1f MB "
            "page, unread: output_bytes at most %.1f MB\n",
@@ -499,50 +533,18 @@ read_big_json(int fd, char *b, size_t *n, size_t cap)
  * heap stays within the budget plus a fixed overhead; whoever reads gets
  * every answer whole, in order.
  */
-/* Post the big page at path (BIG_POSTS comments of BIG_BODY bytes). */
-static void
-post_big_page(const char *path)
-{
-    struct folio_client *p;
-    struct folio_reply r;
-    char *body = malloc(BIG_BODY);
-    int i;
-
-    ck_assert_ptr_nonnull(body);
-    ck_assert_ptr_nonnull(p = e2e_connect(&srv));
-    for (i = 0; i < BIG_POSTS; i++) {
-        memset(body, 'a' + i % 26, BIG_BODY);
-        ck_assert_int_eq(e2e_comment_post(p, path, "a", body, BIG_BODY, &r), 0);
-        ck_assert_int_eq(r.code, 0);
-    }
-    folio_client_close(p);
-    free(body);
-}
-
-/* Worker 0's stat `name` (server.stats on admin). */
-static double
-worker_stat(struct folio_client *admin, const char *name)
-{
-    struct folio_reply r;
-
-    ck_assert_int_eq(e2e_stats(admin, &r), 0);
-    return e2e_stat_num(&r, "workers", "#0", name, NULL);
-}
-
 START_TEST(test_big_page_http_unread)
 {
     static int fds[BIG_CONNS];
     static char rb[BIG_POSTS * (4 * BIG_BODY)]; /* a reader's answers */
     const char *get = "GET /v1/comments?uri=/big HTTP/1.1\r\n"
                       "Host: folio\r\n\r\n";
-    struct folio_reply r;
     struct watch w;
     struct mem m;
     char batch[512];
     size_t blen = 0, rn, len0 = 0, len;
-    uint64_t t0;
     int i, k, rd[4];
-    double out, out_peak = 0;
+    double out_peak;
 
     raise_nofile(BIG_CONNS + 256);
     start("workers = 1\n");
@@ -564,18 +566,8 @@ START_TEST(test_big_page_http_unread)
         ck_assert_int_eq(send(fds[i], batch, blen, MSG_NOSIGNAL),
                          (ssize_t)blen);
     }
-    t0 = e2e_now_ms();
-    while (e2e_now_ms() - t0 < 3000) {
-        mem_sample(&m);
-        ck_assert_int_eq(e2e_stats(m.admin, &r), 0);
-        out = e2e_stat_num(&r, "workers", "#0", "output_bytes", NULL);
-        if (out > out_peak)
-            out_peak = out;
-        /* the budget, and one page's reservation on top at most */
-        ck_assert_msg(out <= (32 << 20) + (8 << 20),
-                      "output_bytes %.0f over max_output_total", out);
-        e2e_pace_ms(100); /* the attack kept on, sampled */
-    }
+    /* the budget, and one page's reservation on top at most */
+    out_peak = sample_attack(&m, (32 << 20) + (8 << 20));
     watch_stop(&w, "big page over HTTP");
     printf("hostile: big page over HTTP: %d connections x %d GETs of a "
            "%.1f MB page, unread: output_bytes at most %.1f MB\n",

@@ -141,6 +141,22 @@ wait_holder(void)
     return 0;
 }
 
+/*
+ * Stall the disk and send a post on a new connection (*a): its writer
+ * takes the lock and keeps it.  Returns the holder's pid, waited for.
+ */
+static pid_t
+hold_post(struct folio_client **a, const char *path, const char *body)
+{
+    pid_t holder;
+
+    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
+    ck_assert_ptr_nonnull(*a = e2e_connect(&srv));
+    send_post(*a, path, body);
+    ck_assert_msg((holder = wait_holder()) != 0, "no writer took the lock");
+    return holder;
+}
+
 /* The slot index of worker pid in server.stats, or -1. */
 static int
 slot_of(pid_t pid)
@@ -181,11 +197,7 @@ trial(int t, pid_t *killed)
     double waiting = 0;
 
     /* A post that takes the lock and keeps it, in whichever worker. */
-    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
-    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
-    send_post(a, "/stuck/held", "held by the holder");
-    ck_assert_msg((holder = wait_holder()) != 0,
-                  "trial %d: no writer took the lock", t);
+    holder = hold_post(&a, "/stuck/held", "held by the holder");
     ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
     for (i = 0; i < n; i++)
         if (pids[i] != holder)
@@ -327,10 +339,7 @@ START_TEST(test_holder_loop_turning)
     if (!have_shim("test_holder_loop_turning"))
         return;
     start();
-    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
-    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
-    send_post(a, "/stuck/held", "held by the holder");
-    ck_assert((holder = wait_holder()) != 0);
+    holder = hold_post(&a, "/stuck/held", "held by the holder");
     ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
     deadline = e2e_deadline(WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000));
     while (!e2e_pid_gone(holder)) {
@@ -385,10 +394,7 @@ START_TEST(test_slow_commit)
     if (!have_shim("test_slow_commit"))
         return;
     start();
-    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
-    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
-    send_post(a, "/stuck/slow", "slow but stored");
-    ck_assert(wait_holder() != 0);
+    (void)hold_post(&a, "/stuck/slow", "slow but stored");
     e2e_pace_ms(1500); /* the disk does not answer for a while */
     remove_hold();
     a->timeout_ms = e2e_bound_ms(10000, 30000);
