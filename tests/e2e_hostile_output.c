@@ -950,6 +950,7 @@ START_TEST(test_fd_exhaustion)
      * (the worker stopped a moment, so that it is): error 8 for it, then
      * the close.
      */
+    watch_pause(&w);
     ck_assert_int_eq(kill(pid, SIGSTOP), 0);
     for (i = 0; i < 5; i++) {
         late[i] = raw_connect();
@@ -962,6 +963,7 @@ START_TEST(test_fd_exhaustion)
         while (server_rx_queue(late[i]) < (long)sizeof(ping))
             ck_assert_msg(e2e_wait_more(deadline), "ping %d not queued", i);
     ck_assert_int_eq(kill(pid, SIGCONT), 0);
+    watch_resume(&w);
     for (i = 0; i < 5; i++) {
         struct folio_rpc_msg m;
         const char *why;
@@ -980,7 +982,9 @@ START_TEST(test_fd_exhaustion)
             else
                 poll(&pf, 1, 100);
         }
-        ck_assert_int_eq(got, 0);
+        ck_assert_msg(got == 0, "late connection %d: recv %zd (%s) after "
+                      "%zu bytes", i, got, got < 0 ? strerror(errno) : "",
+                      n);
         ck_assert_int_eq(folio_rpc_parse(buf, n, &m, &why), 0);
         ck_assert_int_eq(m.type, FOLIO_RPC_RESPONSE);
         ck_assert_uint_eq(m.msgid, 1);

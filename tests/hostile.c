@@ -61,6 +61,12 @@ watch_main(void *arg)
     uint64_t t0, dt;
 
     while (!atomic_load(&w->stop)) {
+        if (atomic_load(&w->pause)) {
+            atomic_store(&w->paused, 1);
+            e2e_pace_ms(1); /* held by the test, not a wait on the server */
+            continue;
+        }
+        atomic_store(&w->paused, 0);
         t0 = folio_mono_ns() / 1000;
         if (e2e_ping(w->c) != 0)
             w->failures++;
@@ -83,6 +89,23 @@ watch_start(struct watch *w)
     ck_assert_ptr_nonnull(w->c);
     ck_assert_int_eq(e2e_ping(w->c), 0);
     ck_assert_int_eq(pthread_create(&w->th, NULL, watch_main, w), 0);
+}
+
+void
+watch_pause(struct watch *w)
+{
+    uint64_t deadline = e2e_deadline(e2e_bound_ms(10000, 20000));
+
+    atomic_store(&w->pause, 1);
+    while (!atomic_load(&w->paused))
+        ck_assert_msg(e2e_wait_more(deadline), "the good client's ping "
+                                               "did not end");
+}
+
+void
+watch_resume(struct watch *w)
+{
+    atomic_store(&w->pause, 0);
 }
 
 int

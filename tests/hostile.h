@@ -45,6 +45,8 @@ struct watch {
     pthread_t th;
     struct folio_client *c;
     atomic_int stop;
+    atomic_int pause;  /* asked: no new ping until it is cleared */
+    atomic_int paused; /* answered: no ping in flight */
     unsigned long pings, failures;
     uint64_t max_us;
     uint32_t lat_us[MAX_SAMPLES];
@@ -65,6 +67,15 @@ void watch_start(struct watch *w);
  * p99 and max ("hostile: WHAT: good client: ...": bench/hostile.sh).
  */
 void watch_stop(struct watch *w, const char *what);
+
+/*
+ * watch_pause - hold the good client between two pings (returns once none
+ * is in flight), while the test itself stops the server: a ping waiting
+ * out the test's own stop says nothing of the attack.  watch_resume lets
+ * it go on.
+ */
+void watch_pause(struct watch *w);
+void watch_resume(struct watch *w);
 
 /* cmp_u32 - qsort's comparison of uint32_t. */
 int cmp_u32(const void *a, const void *b);
