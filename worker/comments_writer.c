@@ -43,9 +43,9 @@
 #include "src/log.h"
 #include "worker/comments_writer.h"
 
-#define STOP_WAIT_MS 200      /* at exit: a wait for the thread, in steps */
-#define SLOW_HOLD_MS 1000     /* a write that held the lock this long: logged */
+#define STOP_WAIT_MS 200       /* at exit: a wait for the thread, in steps */
 #define STOP_WAIT_MAX_MS 30000 /* and in all, while it is not stuck */
+#define SLOW_HOLD_MS 1000 /* a write that held the lock this long: logged */
 
 struct folio_writer {
     struct folio_comments *cs;
