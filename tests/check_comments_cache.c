@@ -171,6 +171,7 @@ START_TEST(test_attach)
 {
     struct folio_ccache *c;
     struct folio_ccache_info info;
+    struct folio_bytes *x;
     const char *p;
     size_t len;
     char big[2100];
@@ -179,13 +180,13 @@ START_TEST(test_attach)
     ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91x", 2, "[1]", 3),
                      FOLIO_ENOTFOUND);
     ck_assert_int_eq(put(c, "/a/", "\x91x"), 0);
-    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3, &len));
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3));
     /* Made from another reply (the page moved on): refused. */
     ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91y", 2, "[2]", 3),
                      FOLIO_ENOTFOUND);
     ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91x", 2, "[1]", 3), 0);
-    ck_assert_ptr_nonnull(p = folio_ccache_get_extra(c, "/a/", 3, &len));
-    ck_assert(len == 3 && memcmp(p, "[1]", 3) == 0);
+    ck_assert_ptr_nonnull(x = folio_ccache_get_extra(c, "/a/", 3));
+    ck_assert(x->fb_len == 3 && memcmp(x->fb_data, "[1]", 3) == 0);
     /* The reply is as it was, and counted with the JSON. */
     ck_assert_ptr_nonnull(p = get(c, "/a/", &len));
     ck_assert(len == 2 && memcmp(p, "\x91x", 2) == 0);
@@ -193,14 +194,14 @@ START_TEST(test_attach)
     ck_assert_uint_eq(info.entries, 1);
     /* Replaced: a new reply has no JSON. */
     ck_assert_int_eq(put(c, "/a/", "\x91z"), 0);
-    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3, &len));
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3));
     ck_assert_int_eq(folio_ccache_attach(c, "/a/", 3, "\x91z", 2, "[3]", 3), 0);
     folio_ccache_drop(c, "/a/", 3);
-    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3, &len));
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/a/", 3));
     ck_assert_int_eq(put(c, "/b/", "\x90"), 0);
     ck_assert_int_eq(folio_ccache_attach(c, "/b/", 3, "\x90", 1, "[]", 2), 0);
     folio_ccache_clear(c);
-    ck_assert_ptr_null(folio_ccache_get_extra(c, "/b/", 3, &len));
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/b/", 3));
     /* The bound holds with the JSON: older pages go to make room. */
     folio_ccache_free(c);
     ck_assert_int_eq(folio_ccache_new(8192, &c), 0);
@@ -216,8 +217,8 @@ START_TEST(test_attach)
     folio_ccache_info(c, &info);
     ck_assert_uint_le(info.bytes, info.max_bytes);
     ck_assert_uint_gt(info.evictions, 0);
-    ck_assert_ptr_null(folio_ccache_get_extra(c, "/p0/", 4, &len));
-    ck_assert_ptr_nonnull(folio_ccache_get_extra(c, "/p4/", 4, &len));
+    ck_assert_ptr_null(folio_ccache_get_extra(c, "/p0/", 4));
+    ck_assert_ptr_nonnull(folio_ccache_get_extra(c, "/p4/", 4));
     /* More than a quarter of the cache: not kept. */
     ck_assert_int_eq(
         folio_ccache_attach(c, "/p4/", 4, "\x90", 1, big, sizeof(big)),

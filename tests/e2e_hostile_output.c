@@ -10,6 +10,7 @@
  *   big page unread       200 connections x 3 pipelined lists of a 3.9 MB
  *                         page, never read: the page held once, by
  *                         reference, the heap within the budget
+ *   big page over HTTP    the same with GET /v1/comments: its JSON too
  *   send timeout          replies that do not move: closed
  *   admin under flood     9,500 connections: server.stats still answers
  *   fd exhaustion         over RLIMIT_NOFILE: refused at once, not hung
@@ -322,6 +323,61 @@ read_big_page(struct folio_client *c, uint32_t id)
     }
 }
 
+/* Post the big page at path (BIG_POSTS comments of BIG_BODY bytes). */
+static void
+post_big_page(const char *path)
+{
+    struct folio_client *p;
+    struct folio_reply r;
+    char *body = malloc(BIG_BODY);
+    int i;
+
+    ck_assert_ptr_nonnull(body);
+    ck_assert_ptr_nonnull(p = e2e_connect(&srv));
+    for (i = 0; i < BIG_POSTS; i++) {
+        memset(body, 'a' + i % 26, BIG_BODY);
+        ck_assert_int_eq(e2e_comment_post(p, path, "a", body, BIG_BODY, &r), 0);
+        ck_assert_int_eq(r.code, 0);
+    }
+    folio_client_close(p);
+    free(body);
+}
+
+/* Worker 0's stat `name` (server.stats on admin). */
+static double
+worker_stat(struct folio_client *admin, const char *name)
+{
+    struct folio_reply r;
+
+    ck_assert_int_eq(e2e_stats(admin, &r), 0);
+    return e2e_stat_num(&r, "workers", "#0", name, NULL);
+}
+
+/*
+ * The attack kept on for 3 s, sampled every 100 ms: the worker's heap,
+ * and its output_bytes within `bound` at every sample.  Returns the
+ * output_bytes peak.
+ */
+static double
+sample_attack(struct mem *m, double bound)
+{
+    struct folio_reply r;
+    uint64_t t0 = e2e_now_ms();
+    double out, peak = 0;
+
+    while (e2e_now_ms() - t0 < 3000) {
+        mem_sample(m);
+        ck_assert_int_eq(e2e_stats(m->admin, &r), 0);
+        out = e2e_stat_num(&r, "workers", "#0", "output_bytes", NULL);
+        if (out > peak)
+            peak = out;
+        ck_assert_msg(out <= bound, "output_bytes %.0f over max_output_total",
+                      out);
+        e2e_pace_ms(100); /* the attack kept on, sampled */
+    }
+    return peak;
+}
+
 /*
  * Issue 26's first attack: 60 comments of 65 KB on one page (a 3.9 MB
  * list), and 200 connections that each pipeline 3 comments.list of it
@@ -336,28 +392,17 @@ read_big_page(struct folio_client *c, uint32_t id)
 START_TEST(test_big_page_unread)
 {
     static int fds[BIG_CONNS];
-    struct folio_client *p, *rd[4];
-    struct folio_reply r;
+    struct folio_client *rd[4];
     struct watch w;
     struct mem m;
-    char *body, *batch;
+    char *batch;
     size_t blen;
-    uint64_t t0;
     int i;
-    double out, out_peak = 0;
+    double out_peak;
 
     raise_nofile(BIG_CONNS + 256);
     start("workers = 1\n");
-    body = malloc(BIG_BODY);
-    ck_assert_ptr_nonnull(p = e2e_connect(&srv));
-    for (i = 0; i < BIG_POSTS; i++) {
-        memset(body, 'a' + i % 26, BIG_BODY);
-        ck_assert_int_eq(e2e_comment_post(p, "/big", "a", body, BIG_BODY, &r),
-                         0);
-        ck_assert_int_eq(r.code, 0);
-    }
-    folio_client_close(p);
-    free(body);
+    post_big_page("/big");
     mem_before(&m, 1);
     watch_start(&w);
     batch = lists("/big", BIG_LISTS, &blen);
@@ -372,18 +417,8 @@ START_TEST(test_big_page_unread)
         ck_assert_int_eq(send(fds[i], batch, blen, MSG_NOSIGNAL), (ssize_t)blen);
     }
     free(batch);
-    t0 = e2e_now_ms();
-    while (e2e_now_ms() - t0 < 3000) {
-        mem_sample(&m);
-        ck_assert_int_eq(e2e_stats(m.admin, &r), 0);
-        out = e2e_stat_num(&r, "workers", "#0", "output_bytes", NULL);
-        if (out > out_peak)
-            out_peak = out;
-        /* the budget, and one page's reservation on top at most */
-        ck_assert_msg(out <= (32 << 20) + (4 << 20),
-                      "output_bytes %.0f over max_output_total", out);
-        e2e_pace_ms(100); /* the attack kept on, sampled */
-    }
+    /* the budget, and one page's reservation on top at most */
+    out_peak = sample_attack(&m, (32 << 20) + (4 << 20));
     watch_stop(&w, "big page unread");
     printf("hostile: big page unread: %d connections x %d lists of a %.1f MB "
            "page, unread: output_bytes at most %.1f MB\n",
@@ -403,6 +438,222 @@ START_TEST(test_big_page_unread)
      * and each connection's base buffers (32 KiB): at most 48 MiB more.
      */
     mem_after(&m, "big page unread", 48, 48);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/* ---- the same big page over HTTP ---- */
+
+/* What non-blocking fd has, read into b[*n..cap): at least a byte. */
+static void
+http_read_more(int fd, char *b, size_t *n, size_t cap, uint64_t deadline)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    ssize_t k;
+
+    for (;;) {
+        ck_assert_msg(*n < cap, "an HTTP answer over %zu bytes", cap);
+        if ((k = recv(fd, b + *n, cap - *n, 0)) > 0) {
+            *n += (size_t)k;
+            return;
+        }
+        ck_assert_msg(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                                errno == EINTR),
+                      "the HTTP connection closed: %s",
+                      k == 0 ? "EOF" : strerror(errno));
+        ck_assert_msg(e2e_now_ms() < deadline, "no HTTP answer in time");
+        (void)poll(&pfd, 1, 100);
+    }
+}
+
+/* Count of needle in p[0..len). */
+static unsigned
+count_of(const char *p, size_t len, const char *needle)
+{
+    size_t nl = strlen(needle);
+    const char *q = p, *end = p + len;
+    unsigned k = 0;
+
+    while ((q = memmem(q, (size_t)(end - q), needle, nl)) != NULL) {
+        k++;
+        q += nl;
+    }
+    return k;
+}
+
+/*
+ * The head of the next HTTP answer on fd (buffered in b, *n bytes of
+ * which are read), a 200: its length in *head, its Content-Length
+ * returned.
+ */
+static size_t
+read_head(int fd, char *b, size_t *n, size_t cap, size_t *head,
+          uint64_t deadline)
+{
+    const char *eoh, *cl;
+    int status;
+
+    while ((eoh = memmem(b, *n, "\r\n\r\n", 4)) == NULL)
+        http_read_more(fd, b, n, cap, deadline);
+    *head = (size_t)(eoh - b) + 4;
+    ck_assert_int_eq(sscanf(b, "HTTP/1.1 %d", &status), 1);
+    ck_assert_int_eq(status, 200);
+    ck_assert_ptr_nonnull(cl = memmem(b, *head, "Content-Length:", 15));
+    return strtoul(cl + 15, NULL, 10);
+}
+
+/*
+ * The next HTTP answer on fd (as read_head): a 200 whose JSON body holds
+ * BIG_POSTS comments; consumed from b.  Returns the body's length.
+ */
+static size_t
+read_big_json(int fd, char *b, size_t *n, size_t cap)
+{
+    uint64_t deadline = e2e_deadline(e2e_bound_ms(60000, 120000));
+    size_t head, len, whole;
+
+    len = read_head(fd, b, n, cap, &head, deadline);
+    whole = head + len;
+    while (*n < whole)
+        http_read_more(fd, b, n, cap, deadline);
+    ck_assert_int_eq(b[head], '[');
+    ck_assert_int_eq(b[whole - 1], ']');
+    ck_assert_uint_eq(count_of(b + head, len, "\"Body\":"), BIG_POSTS);
+    memmove(b, b + whole, *n - whole);
+    *n -= whole;
+    return len;
+}
+
+/*
+ * Issue 26's first attack over the HTTP face: the same page, 200
+ * connections that each pipeline 3 GET /v1/comments for it and never
+ * read.  The page's JSON, cached with it, is sent by reference (it took
+ * a copy per connection) and budgeted as the RPC replies are: it counts
+ * once, a connection's second GET waits for its client to read, and the
+ * heap stays within the budget plus a fixed overhead; whoever reads gets
+ * every answer whole, in order.
+ */
+START_TEST(test_big_page_http_unread)
+{
+    static int fds[BIG_CONNS];
+    static char rb[BIG_POSTS * (4 * BIG_BODY)]; /* a reader's answers */
+    const char *get = "GET /v1/comments?uri=/big HTTP/1.1\r\n"
+                      "Host: folio\r\n\r\n";
+    struct watch w;
+    struct mem m;
+    char batch[512];
+    size_t blen = 0, rn, len0 = 0, len;
+    int i, k, rd[4];
+    double out_peak;
+
+    raise_nofile(BIG_CONNS + 256);
+    start("workers = 1\n");
+    ck_assert_msg(srv.http[0] != '\0', "no HTTP face");
+    post_big_page("/big");
+    for (i = 0; i < BIG_LISTS; i++) {
+        memcpy(batch + blen, get, strlen(get));
+        blen += strlen(get);
+    }
+    mem_before(&m, 1);
+    watch_start(&w);
+    /* Four that will read at the end; the others never do. */
+    for (i = 0; i < 4; i++) {
+        rd[i] = raw_connect_to(srv.http, 0);
+        ck_assert_int_eq(send(rd[i], batch, blen, MSG_NOSIGNAL), (ssize_t)blen);
+    }
+    for (i = 0; i < BIG_CONNS; i++) {
+        fds[i] = raw_connect_to(srv.http, 4096);
+        ck_assert_int_eq(send(fds[i], batch, blen, MSG_NOSIGNAL),
+                         (ssize_t)blen);
+    }
+    /* the budget, and one page's reservation on top at most */
+    out_peak = sample_attack(&m, (32 << 20) + (8 << 20));
+    watch_stop(&w, "big page over HTTP");
+    printf("hostile: big page over HTTP: %d connections x %d GETs of a "
+           "%.1f MB page, unread: output_bytes at most %.1f MB\n",
+           BIG_CONNS, BIG_LISTS, BIG_POSTS * (BIG_BODY + 60) / 1e6,
+           out_peak / 1e6);
+    /* Nothing is lost: whoever reads gets every answer, whole, in order. */
+    for (i = 0; i < 4; i++) {
+        for (rn = 0, k = 0; k < BIG_LISTS; k++) {
+            len = read_big_json(rd[i], rb, &rn, sizeof(rb));
+            if (len0 == 0)
+                len0 = len;
+            ck_assert_uint_eq(len, len0);
+        }
+        close(rd[i]);
+    }
+    for (i = 0; i < BIG_CONNS; i++)
+        close(fds[i]);
+    /*
+     * The heap: the budget (32 MiB), the page and its JSON once in the
+     * cache (9 MiB), the face's scratch for them (9 MiB) and each
+     * connection's base buffers (32 KiB): at most 56 MiB more.
+     */
+    mem_after(&m, "big page over HTTP", 56, 56);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
+ * Over the budget, an HTTP answer of a page waits its turn, as an RPC
+ * reply does (not copied, not refused): with max_output_total 4m, eight
+ * connections that GET page /a and do not read hold its JSON (3.9 MB);
+ * a GET of page /b waits (output_waits moves, output_bytes stays one
+ * page) until they close, then is answered whole.  A HEAD of the page
+ * then says its length, and sends no body (the next answer follows).
+ */
+START_TEST(test_http_page_waits)
+{
+    const char *get_a = "GET /v1/comments?uri=/a HTTP/1.1\r\nHost: f\r\n\r\n",
+               *get_b = "GET /v1/comments?uri=/b HTTP/1.1\r\nHost: f\r\n\r\n",
+               *head_b = "HEAD /v1/comments?uri=/b HTTP/1.1\r\nHost: f\r\n\r\n"
+                         "GET /status HTTP/1.1\r\nHost: f\r\n\r\n";
+    static char rb[BIG_POSTS * (4 * BIG_BODY)];
+    struct folio_client *admin;
+    uint64_t deadline;
+    size_t rn = 0, len, hl;
+    double waits0, page;
+    int fds[8], b, i;
+
+    start("workers = 1\nmax_output_total = 4m\n");
+    post_big_page("/a");
+    post_big_page("/b");
+    ck_assert_ptr_nonnull(admin = e2e_connect_admin(&srv));
+    for (i = 0; i < 8; i++) {
+        fds[i] = raw_connect_to(srv.http, 4096);
+        ck_assert_int_eq(send(fds[i], get_a, strlen(get_a), MSG_NOSIGNAL),
+                         (ssize_t)strlen(get_a));
+    }
+    /* /a's JSON counts, once: its readers have not taken it. */
+    deadline = e2e_deadline(e2e_bound_ms(10000, 30000));
+    while ((page = worker_stat(admin, "output_bytes")) < BIG_POSTS * BIG_BODY)
+        ck_assert_msg(e2e_wait_more(deadline), "output_bytes %.0f", page);
+    waits0 = worker_stat(admin, "output_waits");
+    b = raw_connect_to(srv.http, 0);
+    ck_assert_int_eq(send(b, get_b, strlen(get_b), MSG_NOSIGNAL),
+                     (ssize_t)strlen(get_b));
+    deadline = e2e_deadline(e2e_bound_ms(10000, 30000));
+    while (worker_stat(admin, "output_waits") == waits0)
+        ck_assert_msg(e2e_wait_more(deadline), "the GET of /b did not wait");
+    /* one page held, not a copy per reader (it was 8) */
+    ck_assert_double_lt(worker_stat(admin, "output_bytes"),
+                        2.0 * BIG_POSTS * BIG_BODY);
+    ck_assert_int_eq(recv(b, rb, sizeof(rb), MSG_DONTWAIT), -1);
+    for (i = 0; i < 8; i++)
+        close(fds[i]);
+    len = read_big_json(b, rb, &rn, sizeof(rb));
+    ck_assert_int_eq(send(b, head_b, strlen(head_b), MSG_NOSIGNAL),
+                     (ssize_t)strlen(head_b));
+    deadline = e2e_deadline(e2e_bound_ms(10000, 30000));
+    ck_assert_uint_eq(read_head(b, rb, &rn, sizeof(rb), &hl, deadline), len);
+    memmove(rb, rb + hl, rn - hl);
+    rn -= hl;
+    while (rn < 5)
+        http_read_more(b, rb, &rn, sizeof(rb), deadline);
+    ck_assert_msg(memcmp(rb, "HTTP/", 5) == 0, "a body after the HEAD");
+    close(b);
+    folio_client_close(admin);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
 END_TEST
@@ -1041,6 +1292,8 @@ main(void)
     tc = tcase_create("output");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_big_page_unread);
+    tcase_add_test(tc, test_big_page_http_unread);
+    tcase_add_test(tc, test_http_page_waits);
     tcase_add_test(tc, test_send_timeout);
     suite_add_tcase(s, tc);
     /* CK_RUN_CASE=access: the operator's way in, at the limits. */

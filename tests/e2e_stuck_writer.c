@@ -7,19 +7,28 @@
  *   - the other worker's loop goes on: its pings and the admin socket
  *     answer while its post waits for the writer, and its stats say so
  *     (comments_writer_waiting);
- *   - that post is answered 14 within comments_timeout (and not much
- *     later), saying the lock is held by another process and that it
- *     was not stored; it is not stored;
+ *   - that post is answered 14 at comments_timeout, saying the lock is
+ *     held by another process and that it was not stored; it is not
+ *     stored;
  *   - the watchdog kills the worker that holds the lock, never the one
  *     that waits for it; once the holder is gone, posts go through.
  *
  * And a holder that is not stopped (its loop turns, its writer keeps the
  * lock) is taken for hung once it has held it for worker_timeout.
  *
- * The lock is held with the writer's test hook: while the file named by
- * FOLIO_TEST_WRITER_HOLD exists, a writer that got the lock keeps it (and
- * writes nothing before the file is gone).  The file is removed only once
- * the holder is dead, so what it held is never written.
+ * The lock is held by a disk that does not answer: foliod runs with the
+ * failing-disk shim (tests/eio_shim.c, LD_PRELOAD), whose "stall" makes
+ * the sync of the store's data file wait while the trigger file exists,
+ * so that the commit in progress keeps LMDB's writer lock, its meta page
+ * not written.  No hook in foliod itself.  The trigger is removed only
+ * once the holder is dead, so what it held is never committed.  Under the
+ * sanitizers the shim (built with them) is preloaded before ASan's
+ * runtime, which is told not to mind (verify_asan_link_order=0); not
+ * under Valgrind.
+ *
+ * TRIALS is issue 26's ten, each as cheap as it can be: the watchdog's
+ * worker_timeout is 2 s, the attack's, and every wait is for a state the
+ * server reports.
  */
 #include "config.h"
 
@@ -40,9 +49,9 @@
 #include "tests/comments_util.h"
 #include "tests/e2e_util.h"
 
-#define TRIALS 4
+#define TRIALS 10
 #define COMMENTS_TIMEOUT_MS 1000
-#define WORKER_TIMEOUT_MS 3000
+#define WORKER_TIMEOUT_MS 2000
 
 static struct e2e_server srv;
 static char hold[64];
@@ -54,7 +63,54 @@ remove_hold(void)
         unlink(hold);
 }
 
-/* Two workers whose writers hold the lock while the hold file exists. */
+/*
+ * Whether the shim can run here: built by make check (check_DATA), and
+ * not under Valgrind.  Else the cases say why and pass.
+ */
+static int
+have_shim(const char *what)
+{
+    if (getenv("E2E_VALGRIND") != NULL) {
+        fprintf(stderr, "%s: Valgrind: no LD_PRELOAD shim, not tested\n", what);
+        return 0;
+    }
+    return e2e_want(access(FOLIO_EIO_SHIM, R_OK) == 0, "eio-shim",
+                    "tests/libeio_shim.so is not built (make check builds "
+                    "it)");
+}
+
+/*
+ * The shim preloaded into what is started next (on), or no more (off).
+ * Under the sanitizers, ASan's runtime then comes after it: told not to
+ * mind, the test's own ASAN_OPTIONS kept.
+ */
+static void
+preload_shim(int on)
+{
+#ifdef FOLIO_SANITIZED
+    static char keep[512];
+    static int had;
+    char opts[600];
+
+    if (on) {
+        had = getenv("ASAN_OPTIONS") != NULL;
+        snprintf(keep, sizeof(keep), "%s", had ? getenv("ASAN_OPTIONS") : "");
+        snprintf(opts, sizeof(opts), "%s%sverify_asan_link_order=0", keep,
+                 had ? ":" : "");
+        ck_assert_int_eq(setenv("ASAN_OPTIONS", opts, 1), 0);
+    } else if (had) {
+        ck_assert_int_eq(setenv("ASAN_OPTIONS", keep, 1), 0);
+    } else {
+        ck_assert_int_eq(unsetenv("ASAN_OPTIONS"), 0);
+    }
+#endif
+    if (on)
+        ck_assert_int_eq(setenv("LD_PRELOAD", FOLIO_EIO_SHIM, 1), 0);
+    else
+        ck_assert_int_eq(unsetenv("LD_PRELOAD"), 0);
+}
+
+/* Two workers on a disk whose syncs stall while the hold file says so. */
 static void
 start(void)
 {
@@ -62,11 +118,13 @@ start(void)
 
     snprintf(hold, sizeof(hold), "/tmp/folio-writer-hold.%ld", (long)getpid());
     atexit(remove_hold);
-    ck_assert_int_eq(setenv("FOLIO_TEST_WRITER_HOLD", hold, 1), 0);
+    ck_assert_int_eq(setenv("FOLIO_EIO_TRIGGER", hold, 1), 0);
     snprintf(conf, sizeof(conf),
              "workers = 2\ncomments_timeout = %dms\nworker_timeout = %dms\n",
              COMMENTS_TIMEOUT_MS, WORKER_TIMEOUT_MS);
+    preload_shim(1);
     ck_assert_msg(e2e_start(&srv, conf, NULL) == 0, "foliod did not start");
+    preload_shim(0);
 }
 
 /* comments.post of body on path, its reply not read. */
@@ -110,6 +168,22 @@ wait_holder(void)
     return 0;
 }
 
+/*
+ * Stall the disk and send a post on a new connection (*a): its writer
+ * takes the lock and keeps it.  Returns the holder's pid, waited for.
+ */
+static pid_t
+hold_post(struct folio_client **a, const char *path, const char *body)
+{
+    pid_t holder;
+
+    ck_assert_int_eq(e2e_write_file(hold, "stall"), 0);
+    ck_assert_ptr_nonnull(*a = e2e_connect(&srv));
+    send_post(*a, path, body);
+    ck_assert_msg((holder = wait_holder()) != 0, "no writer took the lock");
+    return holder;
+}
+
 /* The slot index of worker pid in server.stats, or -1. */
 static int
 slot_of(pid_t pid)
@@ -145,16 +219,12 @@ trial(int t, pid_t *killed)
     struct folio_reply r;
     pid_t pids[4], holder, innocent = 0;
     char body[64], line[128];
-    uint64_t t0, waited, deadline;
-    int i, n, pings = 0, k;
+    uint64_t t0, waited, deadline, stored;
+    int i, n, pings = 0, k, refused;
     double waiting = 0;
 
     /* A post that takes the lock and keeps it, in whichever worker. */
-    ck_assert_int_eq(e2e_write_file(hold, "hold"), 0);
-    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
-    send_post(a, "/stuck/held", "held by the holder");
-    ck_assert_msg((holder = wait_holder()) != 0,
-                  "trial %d: no writer took the lock", t);
+    holder = hold_post(&a, "/stuck/held", "held by the holder");
     ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
     for (i = 0; i < n; i++)
         if (pids[i] != holder)
@@ -195,9 +265,12 @@ trial(int t, pid_t *killed)
     ck_assert_msg(strstr(line, "held by another process") != NULL &&
                       strstr(line, "not stored") != NULL,
                   "trial %d: %s", t, line);
-    /* Given up at comments_timeout, not before; and not much after. */
+    /*
+     * Given up at comments_timeout, not before (a bound a loaded machine
+     * cannot break); not at the holder's death either, or the post would
+     * have been stored, not answered 14.
+     */
     ck_assert_uint_ge(waited, COMMENTS_TIMEOUT_MS - 50);
-    ck_assert_uint_le(waited, COMMENTS_TIMEOUT_MS + e2e_bound_ms(1000, 5000));
     ck_assert_int_ge(pings, 5);
     ck_assert_msg(waiting == 1, "trial %d: comments_writer_waiting %g", t,
                   waiting);
@@ -218,16 +291,20 @@ trial(int t, pid_t *killed)
     deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
     b->timeout_ms = 30000; /* a synced commit, on a loaded machine */
     snprintf(body, sizeof(body), "stored, trial %d", t);
-    for (;;) {
+    t0 = e2e_now_ms();
+    for (refused = 0;; refused++) {
         ck_assert_int_eq(e2e_comment_post(b, "/stuck/page", "t", body,
                                           strlen(body), &r),
                          0);
         if (r.code == 0)
             break;
+        printf("stuck writer: trial %d: after the holder: %d %.*s\n", t, r.code,
+               (int)r.message_len, r.message);
         ck_assert_int_eq(r.code, 14); /* the writer not back yet */
         ck_assert_msg(e2e_wait_more(deadline), "trial %d: posts still fail",
                       t);
     }
+    stored = e2e_now_ms() - t0;
     /* Nothing of what was given up on, or held, was written. */
     snprintf(line, sizeof(line), "given up on, trial %d", t);
     ck_assert(!listed(b, "/stuck/page", line));
@@ -235,9 +312,9 @@ trial(int t, pid_t *killed)
     ck_assert(!listed(b, "/stuck/held", "held by the holder"));
     printf("stuck writer: trial %d: %d pings answered while the post waited; "
            "the post answered 14 after %llu ms; holder %ld killed, waiter "
-           "%ld spared\n",
-           t, pings, (unsigned long long)waited, (long)holder,
-           (long)innocent);
+           "%ld spared; the next post stored in %llu ms, %d refused\n",
+           t, pings, (unsigned long long)waited, (long)holder, (long)innocent,
+           (unsigned long long)stored, refused);
     folio_client_close(a);
     folio_client_close(b);
     folio_client_close(c);
@@ -250,6 +327,8 @@ START_TEST(test_stuck_writer)
     char needle[64];
     int t;
 
+    if (!have_shim("test_stuck_writer"))
+        return;
     start();
     for (t = 0; t < TRIALS; t++) {
         trial(t, &killed[t]);
@@ -287,11 +366,10 @@ START_TEST(test_holder_loop_turning)
     uint64_t deadline;
     int i, n;
 
+    if (!have_shim("test_holder_loop_turning"))
+        return;
     start();
-    ck_assert_int_eq(e2e_write_file(hold, "hold"), 0);
-    ck_assert_ptr_nonnull(a = e2e_connect(&srv));
-    send_post(a, "/stuck/held", "held by the holder");
-    ck_assert((holder = wait_holder()) != 0);
+    holder = hold_post(&a, "/stuck/held", "held by the holder");
     ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
     deadline = e2e_deadline(WORKER_TIMEOUT_MS + e2e_bound_ms(5000, 15000));
     while (!e2e_pid_gone(holder)) {
@@ -331,6 +409,37 @@ START_TEST(test_holder_loop_turning)
 }
 END_TEST
 
+/*
+ * A commit whose sync takes longer than comments_timeout (the disk
+ * stalls 1.5 s, then answers) is not given up on once it holds the lock:
+ * its post is acknowledged and stored, and the log says how long the
+ * write held the lock (what a post answered 14 "the writer is busy"
+ * meanwhile waited for).
+ */
+START_TEST(test_slow_commit)
+{
+    struct folio_client *a;
+    struct folio_reply r;
+
+    if (!have_shim("test_slow_commit"))
+        return;
+    start();
+    (void)hold_post(&a, "/stuck/slow", "slow but stored");
+    e2e_pace_ms(1500); /* the disk does not answer for a while */
+    remove_hold();
+    a->timeout_ms = e2e_bound_ms(10000, 30000);
+    ck_assert_int_eq(folio_client_reply(a, &r), 1);
+    ck_assert_int_eq(r.code, 0);
+    ck_assert(listed(a, "/stuck/slow", "slow but stored"));
+    ck_assert_int_eq(e2e_wait_log(&srv,
+                                  "a write held the store's writer lock for",
+                                  e2e_bound_ms(5000, 15000)),
+                     0);
+    folio_client_close(a);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 static Suite *
 stuck_suite(void)
 {
@@ -340,6 +449,7 @@ stuck_suite(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_stuck_writer);
     tcase_add_test(tc, test_holder_loop_turning);
+    tcase_add_test(tc, test_slow_commit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,12 +1,16 @@
 /*
- * eio_shim.c - an LD_PRELOAD library for e2e_faults: a disk that fails.
- * While the file named by $FOLIO_EIO_TRIGGER exists, the calls it names
- * fail with EIO on the comments store's data.mdb (and nothing else):
+ * eio_shim.c - an LD_PRELOAD library for e2e_faults and e2e_stuck_writer:
+ * a disk that fails, or does not answer.  While the file named by
+ * $FOLIO_EIO_TRIGGER exists, the calls it names fail with EIO on the
+ * comments store's data.mdb (and nothing else):
  *   "sync"   fsync() and fdatasync()
  *   "write"  pwrite(), write() and writev() (LMDB's page writes)
  *   "meta"   pwrite() to a descriptor opened with O_DSYNC (LMDB's meta
  *            page: the last write of a commit)
  *   "slow"   fsync() and fdatasync() succeed, 150 ms late (a slow disk)
+ *   "stall"  fsync() and fdatasync() wait while the trigger says so (a
+ *            disk that does not answer: the commit in progress keeps
+ *            LMDB's writer lock, its meta page not written)
  * Everything else passes through.  Not for sanitizer builds (ASan wants
  * to be the first library loaded).
  */
@@ -78,15 +82,21 @@ dsync(int fd)
     if (real_##name == NULL)                                                   \
     *(void **)(&real_##name) = dlsym(RTLD_NEXT, #name)
 
-/* A slow disk: a sync takes 150 ms more. */
+/* A slow disk: a sync takes 150 ms more; a stalled one, until it heals. */
 static void
 slow_sync(int fd)
 {
     struct timespec ts = {0, 150 * 1000 * 1000};
 
-    if (target(fd) && failing("slow"))
+    if (!target(fd))
+        return;
+    if (failing("slow"))
         while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
             ;
+    while (failing("stall")) {
+        ts.tv_nsec = 1000 * 1000;
+        nanosleep(&ts, NULL);
+    }
 }
 
 int

@@ -256,14 +256,14 @@ mem_after(struct mem *b, const char *what, long peak_mb, long keep_mb)
 
 /* ---- raw connections ---- */
 
-/* srv's TCP address. */
+/* The TCP address addr (HOST:PORT, IPv4). */
 static void
-srv_sockaddr(struct sockaddr_in *sin)
+srv_sockaddr(const char *addr, struct sockaddr_in *sin)
 {
     char host[64];
     int port;
 
-    ck_assert_int_eq(sscanf(srv.addr, "%63[^:]:%d", host, &port), 2);
+    ck_assert_int_eq(sscanf(addr, "%63[^:]:%d", host, &port), 2);
     memset(sin, 0, sizeof(*sin));
     sin->sin_family = AF_INET;
     sin->sin_port = htons((uint16_t)port);
@@ -276,7 +276,7 @@ raw_connect_nowait(void)
     struct sockaddr_in sin;
     int fd;
 
-    srv_sockaddr(&sin);
+    srv_sockaddr(srv.addr, &sin);
     if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
                      0)) < 0)
         return -1;
@@ -292,10 +292,16 @@ raw_connect_nowait(void)
 int
 raw_connect_rcvbuf(int rcvbuf)
 {
+    return raw_connect_to(srv.addr, rcvbuf);
+}
+
+int
+raw_connect_to(const char *addr, int rcvbuf)
+{
     struct sockaddr_in sin;
     int fd;
 
-    srv_sockaddr(&sin);
+    srv_sockaddr(addr, &sin);
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
     if (rcvbuf > 0)

@@ -110,6 +110,9 @@ void mem_after(struct mem *b, const char *what, long peak_mb, long keep_mb);
  * buffer set (no autotuning) if rcvbuf > 0. */
 int raw_connect_rcvbuf(int rcvbuf);
 
+/* raw_connect_to - raw_connect_rcvbuf to addr (HOST:PORT: srv.http). */
+int raw_connect_to(const char *addr, int rcvbuf);
+
 /* raw_connect - raw_connect_rcvbuf(0). */
 int raw_connect(void);
 

@@ -185,9 +185,8 @@ folio_ccache_put(struct folio_ccache *c, const char *path, size_t plen,
     return 0;
 }
 
-const void *
-folio_ccache_get_extra(struct folio_ccache *c, const char *path, size_t plen,
-                       size_t *len)
+struct folio_bytes *
+folio_ccache_get_extra(struct folio_ccache *c, const char *path, size_t plen)
 {
     struct entry *e = *find(c, folio_fnv1a64(path, plen), path, plen);
 
@@ -197,8 +196,7 @@ folio_ccache_get_extra(struct folio_ccache *c, const char *path, size_t plen,
         lru_unlink(c, e);
         lru_push(c, e);
     }
-    *len = e->extra->fb_len;
-    return e->extra->fb_data;
+    return e->extra;
 }
 
 int

@@ -80,12 +80,14 @@ int folio_ccache_attach(struct folio_ccache *c, const char *path, size_t plen,
 
 /*
  * folio_ccache_get_extra - what is attached to page path's cached reply,
- * or NULL (not cached, or nothing attached); *len gets its length.  As
- * folio_ccache_get: valid until the next put, attach, drop or clear; the
- * page marked recently used; no allocation.
+ * or NULL (not cached, or nothing attached): shared bytes, which an
+ * output may send by reference (worker/out.c) as it sends the reply.  As
+ * folio_ccache_get: borrowed, valid until the next put, attach, drop or
+ * clear (folio_bytes_ref to keep it longer); the page marked recently
+ * used; no allocation.
  */
-const void *folio_ccache_get_extra(struct folio_ccache *c, const char *path,
-                                   size_t plen, size_t *len);
+struct folio_bytes *folio_ccache_get_extra(struct folio_ccache *c,
+                                           const char *path, size_t plen);
 
 /* folio_ccache_drop - forget page `path`; moves the epoch. */
 void folio_ccache_drop(struct folio_ccache *c, const char *path, size_t plen);

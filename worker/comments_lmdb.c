@@ -575,9 +575,7 @@ lmdb_open(struct folio_worker *w, struct folio_comments_be **out)
         folio_ccache_new(cfg->comments_cache_size, &lm->cache) != 0)
         lm->cache = NULL; /* no memory: lists walk the store, as without */
     /* ev_commit is only ever made active; EV_PERSIST spares its event_del. */
-    if ((rc = folio_writer_start(lm->store, w->slot,
-                                 getenv("FOLIO_TEST_WRITER_HOLD"), &lm->wr,
-                                 &fd)) != 0 ||
+    if ((rc = folio_writer_start(lm->store, w->slot, &lm->wr, &fd)) != 0 ||
         (lm->efd = fd,
          lm->ev_done = event_new(w->base, fd, EV_READ | EV_PERSIST, on_done,
                                  lm)) == NULL ||

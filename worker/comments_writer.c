@@ -43,13 +43,13 @@
 #include "src/log.h"
 #include "worker/comments_writer.h"
 
-#define STOP_WAIT_MS 200      /* at exit: a wait for the thread, in steps */
+#define STOP_WAIT_MS 200       /* at exit: a wait for the thread, in steps */
 #define STOP_WAIT_MAX_MS 30000 /* and in all, while it is not stuck */
+#define SLOW_HOLD_MS 1000 /* a write that held the lock this long: logged */
 
 struct folio_writer {
     struct folio_comments *cs;
     struct folio_worker_slot *slot; /* NULL: nothing published */
-    char *hold_file;                /* the test hook, or NULL */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -57,6 +57,7 @@ struct folio_writer {
     struct folio_wjob *done, *done_tail; /* under mu */
     struct folio_wjob *cur;              /* the thread's job; under mu */
     _Atomic uint64_t waiting_since;      /* cur waits for the lock since */
+    uint64_t holding_since;              /* the thread's: 0, or since */
     int quit;                            /* under mu */
     int efd;
 };
@@ -96,23 +97,32 @@ hook_holding(void *arg)
         !atomic_compare_exchange_strong(&j->state, &st, FOLIO_WJ_WRITING) &&
         st == FOLIO_WJ_CANCELLED)
         return 1; /* given up on: nothing is written */
+    wr->holding_since = folio_mono_ms();
     publish(wr, 0, 1);
-    /* The test hook: hold the lock while the file is there. */
-    while (wr->hold_file != NULL && access(wr->hold_file, F_OK) == 0) {
-        struct timespec ts = {0, 1000000};
-
-        nanosleep(&ts, NULL);
-    }
     return 0;
 }
 
+/*
+ * The lock is given back.  A write that held it long (its commit's sync,
+ * on a disk that answers slowly) kept this worker's other posts waiting,
+ * and every other worker's: said in the log, so that posts answered 14
+ * "the writer is busy" can be told from a lock held elsewhere.
+ */
 static void
 hook_released(void *arg)
 {
     struct folio_writer *wr = arg;
+    uint64_t held = 0;
 
+    if (wr->holding_since != 0)
+        held = folio_mono_ms() - wr->holding_since;
+    wr->holding_since = 0;
     atomic_store(&wr->waiting_since, 0);
     publish(wr, 0, 0);
+    if (held >= SLOW_HOLD_MS)
+        folio_log_notice("comments: a write held the store's writer lock "
+                         "for %.1f s (its commit's sync: a slow disk)",
+                         held / 1e3);
 }
 
 /* Do job j (the thread's, in cur). */
@@ -199,13 +209,12 @@ writer_free(struct folio_writer *wr)
         close(wr->efd);
     pthread_cond_destroy(&wr->cv);
     pthread_mutex_destroy(&wr->mu);
-    folio_free(wr->hold_file);
     folio_free(wr);
 }
 
 int
 folio_writer_start(struct folio_comments *cs, struct folio_worker_slot *slot,
-                   const char *hold_file, struct folio_writer **out, int *fd)
+                   struct folio_writer **out, int *fd)
 {
     struct folio_comments_hooks h;
     struct folio_writer *wr;
@@ -227,9 +236,7 @@ folio_writer_start(struct folio_comments *cs, struct folio_worker_slot *slot,
         folio_free(wr);
         return FOLIO_ESYS;
     }
-    if ((hold_file != NULL &&
-         (wr->hold_file = folio_strdup(hold_file)) == NULL) ||
-        (wr->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+    if ((wr->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
         folio_log_error("comments: eventfd for the writer thread");
         writer_free(wr);
         return FOLIO_ESYS;

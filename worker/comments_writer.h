@@ -61,12 +61,11 @@ struct folio_wjob {
 /*
  * folio_writer_start - start the thread on store cs (opened threaded; the
  * thread sets its hooks), publishing its state in `slot` (NULL: not).
- * `hold_file`: a test hook: while this file exists, the thread keeps the
- * writer lock it got (NULL: none).  Returns 0 with *out and *fd (an
- * eventfd, readable when jobs are done: folio_writer_done), or a FOLIO_E*.
+ * Returns 0 with *out and *fd (an eventfd, readable when jobs are done:
+ * folio_writer_done), or a FOLIO_E*.
  */
 int folio_writer_start(struct folio_comments *cs,
-                       struct folio_worker_slot *slot, const char *hold_file,
+                       struct folio_worker_slot *slot,
                        struct folio_writer **out, int *fd);
 
 /* folio_writer_submit - hand job j over (QUEUED), last in line. */

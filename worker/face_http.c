@@ -9,7 +9,11 @@
  *
  * GET /v1/comments answers from the JSON of the page kept with the page's
  * encoded comments in the comments service's cache (folio_ccache_attach):
- * made once from the cached msgpack, and gone when it is.
+ * made once from the cached msgpack, and gone when it is.  That JSON is
+ * shared bytes (src/bytes.h), sent by reference as an RPC reply of a
+ * cached page is (worker/out.c), budgeted the same way before it is
+ * queued (folio_out_room_ref): N slow readers of one page hold it once,
+ * and a reply that does not fit under max_output_total waits its turn.
  *
  * A held call (the comments service's group commit, PostgreSQL) is
  * answered at its release: the whole response of a REST route (its
@@ -27,6 +31,7 @@
 #include "shm/comments.h"
 #include "src/alloc.h"
 #include "src/buf.h"
+#include "src/bytes.h"
 #include "src/clock.h"
 #include "src/conf.h"
 #include "src/err.h"
@@ -86,6 +91,7 @@ static struct {
     struct folio_buf body;         /* a request body as msgpack */
     struct folio_buf params;       /* a call's params (elements, no header) */
     struct folio_buf result;       /* a call's msgpack-RPC reply */
+    struct folio_buf json;         /* a page's JSON, before the cache */
     char path[FOLIO_HTTP_MAX_URI]; /* the decoded path */
     char arg[QUERY_ARG_MAX];       /* a decoded query value */
     unsigned row_list, row_ping;   /* stats rows: comments.list, server.ping */
@@ -114,7 +120,8 @@ folio_face_http_setup(struct folio_worker *w)
             0 ||
         folio_buf_init(&fh.params, 4096, (size_t)cfg->max_message_bytes * 2) !=
             0 ||
-        folio_buf_init(&fh.result, 16384, hard) != 0) {
+        folio_buf_init(&fh.result, 16384, hard) != 0 ||
+        folio_buf_init(&fh.json, 16384, hard) != 0) {
         folio_face_http_fini();
         return FOLIO_ENOMEM;
     }
@@ -132,6 +139,7 @@ folio_face_http_fini(void)
     folio_buf_free(&fh.body);
     folio_buf_free(&fh.params);
     folio_buf_free(&fh.result);
+    folio_buf_free(&fh.json);
     memset(&fh, 0, sizeof(fh));
 }
 
@@ -300,6 +308,22 @@ answered(const struct folio_conn *c)
 /* ---- calls ---- */
 
 /*
+ * Room for a reply of `size` bytes before it is produced, as face_rpc.c
+ * makes it: a large one in a share of its own (`share`: it has one); by
+ * reference (byref: shared bytes, a page), budget under max_output_total
+ * (folio_out_room_ref; 0: the page counts already), given back by
+ * folio_out_settle once the request is answered; else room in the
+ * output.  READY, or the state the request waits in (nothing done).
+ */
+static enum folio_conn_state
+reply_room(struct folio_conn *c, size_t size, int byref, int share)
+{
+    if (size > FOLIO_CONN_BUF && !share)
+        return FOLIO_CONN_YIELDED;
+    return byref ? folio_out_room_ref(c, size) : folio_out_room(c, size);
+}
+
+/*
  * Call `method` with the n params in fh.params.  Returns FOLIO_CONN_READY
  * with *reply its answer parsed (or *held set: the handler held it), or
  * the state the request waits in before it is run (nothing done): room
@@ -315,6 +339,7 @@ call(struct folio_conn *c, const char *method, uint32_t n, int notify,
     enum folio_conn_state st;
     const char *why;
     size_t size;
+    int byref;
 
     *held = 0;
     memset(&m, 0, sizeof(m));
@@ -326,10 +351,15 @@ call(struct folio_conn *c, const char *method, uint32_t n, int notify,
     m.nparams = n;
     if (share >= 0 &&
         (size = folio_dispatch_reply_size(w, &m, 0)) > FOLIO_REPLY_SMALL) {
-        /* Heavy: in a share of its own, with room for its JSON. */
-        if (size > FOLIO_CONN_BUF && !share)
-            return FOLIO_CONN_YIELDED;
-        if ((st = folio_out_room(c, size + size / 2)) != FOLIO_CONN_READY)
+        /*
+         * Heavy: in a share of its own, with room for its JSON (half as
+         * large again); for a page that will be cached, the JSON goes by
+         * reference (answer_comments): budget, not room.
+         */
+        byref = (size & FOLIO_REPLY_BYREF) != 0;
+        size &= ~FOLIO_REPLY_BYREF;
+        if ((st = reply_room(c, size + size / 2, byref, share)) !=
+            FOLIO_CONN_READY)
             return st;
     }
     folio_buf_reset(&fh.result);
@@ -418,19 +448,79 @@ thread_not_found(struct folio_conn *c, int status)
     answer_error(c, status, 0, "Thread not found", 16);
 }
 
+/* Whether JSON page b goes by reference: large, and a body is sent. */
+static int
+page_byref(const struct folio_conn *c, const struct folio_bytes *b)
+{
+    return b->fb_len >= FOLIO_REF_MIN &&
+           !(c->http.rflags & FOLIO_HTTP_R_NOBODY);
+}
+
+/*
+ * A 200 with the JSON body p[0..len): by reference when it is page b
+ * (shared bytes, NULL: none) and large, its budget made (reply_room),
+ * else copied.
+ */
+static void
+answer_json(struct folio_conn *c, struct folio_bytes *b, const char *p,
+            size_t len)
+{
+    struct folio_http_reply rep;
+    int rc;
+
+    if (begin(c, &rep, 200) != 0)
+        return;
+    if ((rc = folio_http_reply_body(&c->out, &rep, FOLIO_HTTP_JSON, len)) ==
+            0 &&
+        !(c->http.rflags & FOLIO_HTTP_R_NOBODY)) {
+        /* No free reference: copied, as face_rpc.c's pages are then. */
+        rc = b != NULL && page_byref(c, b) ? folio_out_ref_add(c, b)
+                                           : FOLIO_EAGAIN;
+        if (rc == FOLIO_EAGAIN)
+            rc = folio_buf_append(&c->out, p, len);
+    }
+    if (rc == 0)
+        return; /* the length was given: nothing to fill in */
+    folio_http_reply_cancel(&c->out, &rep);
+    answer_errorf(c, 500,
+                  "the page is over the connection's output limit "
+                  "(max_output_hard_bytes)");
+}
+
 /*
  * The comments of a page as mouthful's JSON, a 200, or 404 for a page
- * without comments; kept with the cached page when it is the cached one.
+ * without comments.  When it is the cached page (np given), the JSON is
+ * kept with it and sent from there by reference (its budget made by the
+ * caller: reply_room); else it is written straight into the output.
  */
 static void
 answer_comments(struct folio_conn *c, const void *mp, size_t len,
                 const char *np, size_t nlen)
 {
-    struct folio_ccache *cache;
+    struct folio_ccache *cache = NULL;
     struct folio_http_reply rep;
+    struct folio_bytes *b;
     uint32_t count = 0;
     int rc;
 
+    if (np != NULL)
+        cache = folio_h_comments_cache();
+    if (cache != NULL) {
+        folio_buf_reset(&fh.json);
+        if (folio_http_comments_json(&fh.json, mp, len, &count) != 0) {
+            answer_error(c, 500, 0, "Internal server error", 21);
+        } else if (count == 0) {
+            thread_not_found(c, 404);
+            (void)folio_ccache_attach(cache, np, nlen, mp, len, "[]", 2);
+        } else {
+            b = folio_ccache_attach(cache, np, nlen, mp, len, fh.json.b_data,
+                                    fh.json.b_len) == 0
+                    ? folio_ccache_get_extra(cache, np, nlen)
+                    : NULL;
+            answer_json(c, b, fh.json.b_data, fh.json.b_len);
+        }
+        return;
+    }
     if (begin(c, &rep, 200) != 0)
         return;
     if ((rc = folio_http_reply_body(&c->out, &rep, FOLIO_HTTP_JSON,
@@ -442,14 +532,8 @@ answer_comments(struct folio_conn *c, const void *mp, size_t len,
             answer_error(c, 500, 0, "Internal server error", 21);
         else
             thread_not_found(c, 404);
-        if (rc == 0 && np != NULL && (cache = folio_h_comments_cache()) != NULL)
-            (void)folio_ccache_attach(cache, np, nlen, mp, len, "[]", 2);
         return;
     }
-    if (np != NULL && (cache = folio_h_comments_cache()) != NULL)
-        (void)folio_ccache_attach(cache, np, nlen, mp, len,
-                                  folio_buf_at(&c->out, rep.body),
-                                  folio_buf_mark(&c->out) - rep.body);
     folio_http_reply_end(&c->out, &rep);
 }
 
@@ -496,10 +580,10 @@ route_comments_list(struct folio_conn *c, const char *p, int share,
     char np[FOLIO_COMMENTS_NPATH_MAX], err[256];
     struct folio_ccache *cache;
     struct folio_rpc_msg reply;
+    struct folio_bytes *hit, *mp;
     enum folio_conn_state st;
     const char *msg;
-    const void *hit;
-    size_t len, nlen, hlen;
+    size_t len, nlen, size;
     uint32_t mlen;
     int held, code;
 
@@ -511,15 +595,47 @@ route_comments_list(struct folio_conn *c, const char *p, int share,
         answer_error(c, 400, FOLIO_ST_INVALID_ARGUMENT, err, strlen(err));
         return answered(c);
     }
-    /* The JSON made from the cached page: one lookup, one copy. */
+    /*
+     * The JSON made from the cached page: one lookup, sent from the cache
+     * by reference (its budget first, as an RPC reply of the page).
+     */
     nlen = folio_comments_normalize(fh.arg, len, np);
     if ((cache = folio_h_comments_cache()) != NULL &&
-        (hit = folio_ccache_get_extra(cache, np, nlen, &hlen)) != NULL) {
-        folio_stat_add(&c->w->slot->ws_comments_cache_hits, 1);
-        if (hlen == 2)
+        (hit = folio_ccache_get_extra(cache, np, nlen)) != NULL) {
+        if (hit->fb_len == 2) {
             thread_not_found(c, 404);
-        else
-            answer(c, 200, hit, hlen);
+        } else {
+            /* By reference, it counts once for all its senders. */
+            if (page_byref(c, hit))
+                size = hit->fb_outrefs > 0 ? 0 : hit->fb_len;
+            else if (c->http.rflags & FOLIO_HTTP_R_NOBODY)
+                size = FOLIO_REPLY_SMALL;
+            else
+                size = hit->fb_len + FOLIO_REPLY_SMALL;
+            if ((st = reply_room(c, size, page_byref(c, hit), share)) !=
+                FOLIO_CONN_READY)
+                return st;
+            answer_json(c, hit, hit->fb_data, hit->fb_len);
+        }
+        folio_stat_add(&c->w->slot->ws_comments_cache_hits, 1);
+        folio_dispatch_record(c->w, fh.row_list, 0, 0, c->read_ns, c->peer);
+        return answered(c);
+    }
+    if (cache != NULL && (mp = folio_ccache_get(cache, np, nlen)) != NULL) {
+        /*
+         * The page is cached, its JSON not yet (an RPC client listed it):
+         * made from it here, then kept with it and sent from there.  Not
+         * through the call, whose room would be the page's budget, none
+         * when other outputs send it already.
+         */
+        size = mp->fb_len + mp->fb_len / 2;
+        if ((st = reply_room(c, size, size >= FOLIO_REF_MIN, share)) !=
+            FOLIO_CONN_READY)
+            return st;
+        folio_bytes_ref(mp); /* the attach may evict other pages */
+        answer_comments(c, mp->fb_data, mp->fb_len, np, nlen);
+        folio_bytes_unref(mp);
+        folio_stat_add(&c->w->slot->ws_comments_cache_hits, 1);
         folio_dispatch_record(c->w, fh.row_list, 0, 0, c->read_ns, c->peer);
         return answered(c);
     }
@@ -1159,6 +1275,8 @@ out:
     if (st == FOLIO_CONN_YIELDED || st == FOLIO_CONN_PAUSED ||
         st == FOLIO_CONN_OUT_WAIT)
         c->http.resume = c->http.route == R_RPC ? c->http.resume : 1;
+    else /* the budget made for a page the answer did not take: back */
+        folio_out_settle(c);
     return st;
 }
 
