@@ -23,9 +23,12 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -244,21 +247,67 @@ START_TEST(test_lmdb_retry)
 }
 END_TEST
 
-/* folio(1) with no server: it tries again, then says so (exit 3). */
+/* A peer that takes each connection and closes it: no answer, ever. */
+struct closer {
+    int fd;
+    atomic_int stop;
+    pthread_t th;
+};
+
+static void *
+closer_run(void *arg)
+{
+    struct closer *k = arg;
+    int fd;
+
+    while (!atomic_load(&k->stop))
+        if ((fd = accept(k->fd, NULL, NULL)) >= 0)
+            close(fd);
+    return NULL;
+}
+
+/*
+ * folio(1): a connection lost before the answer is tried again with the
+ * key, then said (exit 3); no server at all is said at once, not retried.
+ */
 START_TEST(test_cli_retries)
 {
+    struct sockaddr_in sin = {0};
+    struct closer k = {0};
     struct cli_run cr;
+    socklen_t sl = sizeof(sin);
     char addr[32];
     const char *argv[] = {"-H", addr, "comments", "post", "--retries",
                           "2",  "/p", "a",        "b",    NULL};
+    int one = 1;
 
-    snprintf(addr, sizeof(addr), "127.0.0.1:%d", e2e_free_port());
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_ge(k.fd = socket(AF_INET, SOCK_STREAM, 0), 0);
+    setsockopt(k.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    ck_assert_int_eq(bind(k.fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    ck_assert_int_eq(listen(k.fd, 16), 0);
+    ck_assert_int_eq(getsockname(k.fd, (struct sockaddr *)&sin, &sl), 0);
+    ck_assert_int_eq(pthread_create(&k.th, NULL, closer_run, &k), 0);
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sin.sin_port));
     cli_expect(&cr, NULL, argv, 3);
+    cli_has(cr.err, "closed the connection without a reply");
     cli_has(cr.err, "trying again in 0.2 s with idempotency key ");
     cli_has(cr.err, "(retry 2 of 2)");
     cli_run_free(&cr);
     argv[5] = "0";
     cli_expect(&cr, NULL, argv, 3);
+    ck_assert_ptr_null(strstr(cr.err, "trying again"));
+    cli_run_free(&cr);
+    atomic_store(&k.stop, 1);
+    shutdown(k.fd, SHUT_RDWR); /* wakes the accept */
+    pthread_join(k.th, NULL);
+    close(k.fd);
+    /* No server: nothing sent, said at once. */
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", e2e_free_port());
+    argv[5] = "2";
+    cli_expect(&cr, NULL, argv, 3);
+    cli_has(cr.err, "cannot connect to");
     ck_assert_ptr_null(strstr(cr.err, "trying again"));
     cli_run_free(&cr);
 }

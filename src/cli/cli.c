@@ -360,7 +360,10 @@ post_once(struct cli *cli, char **args, const char *body, size_t len,
  * comments post: with a key (--idempotency-key, else a random one unless
  * --retries 0), sent again after an ambiguous failure, backing off from
  * 0.2 s (doubling, at most 3.2 s): the server answers a retry with the
- * comment the first try stored, if it did, never with a second one.
+ * comment the first try stored, if it did, never with a second one.  A
+ * first connection that cannot be made is not retried: nothing was sent,
+ * and a server that is not there (a wrong address, foliod stopped) is
+ * said at once, as every other command says it.
  */
 static int
 cmd_comments_post(struct cli *cli, char **args, int nargs)
@@ -390,6 +393,8 @@ cmd_comments_post(struct cli *cli, char **args, int nargs)
         }
         key = gen;
     }
+    if ((st = folio_cli_conn_open(cli)) != 0)
+        goto done;
     for (tries = 0;; tries++) {
         st = post_once(cli, args, body, len, key, &res);
         if (st == 0 || tries >= cli->retries || key == NULL ||
