@@ -20,6 +20,7 @@
 #include "src/alloc.h"
 #include "src/clock.h"
 #include "src/log.h"
+#include "src/sys.h"
 #include "worker/conn_io.h"
 #include "worker/face.h"
 #include "worker/face_rpc.h"
@@ -119,7 +120,8 @@ folio_conn_io_read(struct folio_conn *c)
                         (size_t)need);
         return -1;
     }
-    n = recv(c->fd, c->in.b_data + c->in.b_len, folio_buf_space(&c->in), 0);
+    n = folio_sys_recv(c->fd, c->in.b_data + c->in.b_len,
+                       folio_buf_space(&c->in));
     if (n > 0) {
         c->in.b_len += (size_t)n;
         folio_stat_add(&c->w->slot->ws_bytes_in, (uint64_t)n);
@@ -173,7 +175,7 @@ write_large(struct folio_conn *c)
         mh.msg_iov = iov;
         mh.msg_iovlen = (size_t)folio_out_iov(c, iov, 2 * FOLIO_CONN_REFS + 1,
                                               WRITE_SHARE - sent);
-        if ((n = sendmsg(c->fd, &mh, MSG_NOSIGNAL)) > 0) {
+        if ((n = folio_sys_sendmsg(c->fd, &mh, MSG_NOSIGNAL)) > 0) {
             if (folio_out_sent(c, (size_t)n))
                 freed = FOLIO_IO_FREED;
             folio_stat_add(&w->slot->ws_bytes_out, (uint64_t)n);
@@ -203,7 +205,8 @@ folio_conn_io_write(struct folio_conn *c)
             r = write_large(c);
             goto written;
         }
-        n = send(c->fd, c->out.b_data + c->out.b_off, pending, MSG_NOSIGNAL);
+        n = folio_sys_send(c->fd, c->out.b_data + c->out.b_off, pending,
+                           MSG_NOSIGNAL);
         if (n > 0) {
             folio_buf_consume(&c->out, (size_t)n);
             folio_stat_add(&w->slot->ws_bytes_out, (uint64_t)n);
