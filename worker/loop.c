@@ -11,9 +11,11 @@
  * libevent 2.1 has no hook around its poll (evwatch came in 2.2), so the
  * turn is timed at the poll itself: this file defines epoll_wait, which
  * foliod's executable then exports in place of libc's (as src/alloc.c
- * does malloc), and calls the kernel through epoll_pwait.  Two clock
- * reads a turn (the vDSO's), nothing else; a thread that did not ask for
- * it (folio_loop_watch) passes straight through.
+ * does malloc), and polls with src/sys.h's system call, not libc's
+ * cancellation point.  Two clock reads a turn (the vDSO's); the window
+ * moves on at a second's end computed once, not by a division a turn.  A
+ * thread that did not ask for it (folio_loop_watch) passes straight
+ * through.
  *
  * Called from worker.c: folio_loop_watch before the loop, NULL after it.
  */
@@ -22,53 +24,62 @@
 #include <sys/epoll.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "shm/stats.h"
 #include "src/clock.h"
 #include "src/hist.h"
+#include "src/sys.h"
 #include "worker/worker_int.h"
 
 #define WINDOW 10 /* seconds of loop_turn_max_s */
+#define NS 1000000000u
 
+_Thread_local int folio_loop_ready;
 static _Thread_local struct folio_worker_slot *watched;
 static _Thread_local uint64_t turn_start; /* monotonic ns; 0: none yet */
-/* The longest turn (us) of each of the last WINDOW seconds, by second. */
+/*
+ * The longest turn (ns) of the current second, and (us) of each of the
+ * WINDOW - 1 before it, by second; `second` is the current one, which
+ * ends at second_end (ns).
+ */
+static _Thread_local uint64_t longest_ns;
 static _Thread_local uint64_t longest[WINDOW];
-static _Thread_local uint64_t second; /* of the newest entry */
+static _Thread_local uint64_t second, second_end;
 
 void
 folio_loop_watch(struct folio_worker_slot *s)
 {
     watched = s;
     turn_start = 0;
+    longest_ns = 0;
     memset(longest, 0, sizeof(longest));
-    second = 0;
+    second = second_end = 0;
 }
 
-/* A turn of `us` that ended at `now` (ns) in the window's longest. */
+/*
+ * The window at `now` (ns): the seconds since the current one start
+ * empty, the current one's longest joins the others, and the slot's
+ * longest is the window's.
+ */
 static void
-window_add(struct folio_worker_slot *s, uint64_t us, uint64_t now)
+window_turn(struct folio_worker_slot *s, uint64_t now)
 {
-    uint64_t sec = now / 1000000000u, max = 0;
+    uint64_t sec = now / NS, max = 0;
     unsigned i;
 
-    if (sec != second) {
-        /* The seconds since the newest entry start empty. */
-        for (i = 0; i < WINDOW && second + i < sec; i++)
-            longest[(second + i + 1) % WINDOW] = 0;
-        second = sec;
-        longest[sec % WINDOW] = us;
-        for (i = 0; i < WINDOW; i++)
-            max = longest[i] > max ? longest[i] : max;
-        folio_stat_set(&s->ws_loop_turn_max_us, max);
-        return;
-    }
-    if (us > longest[sec % WINDOW])
-        longest[sec % WINDOW] = us;
-    if (us > folio_stat_get(&s->ws_loop_turn_max_us))
-        folio_stat_set(&s->ws_loop_turn_max_us, us);
+    longest[second % WINDOW] = longest_ns / 1000;
+    for (i = 0; i < WINDOW && second + i < sec; i++)
+        longest[(second + i + 1) % WINDOW] = 0;
+    second = sec;
+    second_end = (sec + 1) * NS;
+    longest_ns = 0;
+    for (i = 0; i < WINDOW; i++)
+        max = longest[i] > max ? longest[i] : max;
+    folio_stat_set(&s->ws_loop_turn_max_us, max);
 }
 
 int epoll_wait(int epfd, struct epoll_event *events, int maxevents,
@@ -78,18 +89,25 @@ int
 epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 {
     struct folio_worker_slot *s = watched;
-    uint64_t ns;
+    uint64_t ns, now;
     int n, saved;
 
     if (s != NULL && turn_start != 0) {
-        uint64_t now = folio_mono_ns();
-
+        now = folio_mono_ns();
         ns = now - turn_start;
+        if (now >= second_end)
+            window_turn(s, now);
         folio_stat_add(&s->ws_turn_ns, ns);
         folio_stat_add(&s->ws_turn_hist[folio_lat_bucket(ns)], 1);
-        window_add(s, ns / 1000, now);
+        if (ns > longest_ns) {
+            longest_ns = ns;
+            if (ns / 1000 > folio_stat_get(&s->ws_loop_turn_max_us))
+                folio_stat_set(&s->ws_loop_turn_max_us, ns / 1000);
+        }
     }
-    n = epoll_pwait(epfd, events, maxevents, timeout, NULL);
+    n = (int)folio_sys6(SYS_epoll_pwait, epfd, (long)events, maxevents, timeout,
+                        0, _NSIG / 8);
+    folio_loop_ready = n;
     if (s != NULL) {
         saved = errno;
         turn_start = folio_mono_ns();

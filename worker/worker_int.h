@@ -320,6 +320,13 @@ struct folio_worker_slot;
 void folio_loop_watch(struct folio_worker_slot *s);
 
 /*
+ * loop.c: folio_loop_ready - the events this thread's last poll returned
+ * (descriptors ready; timers not counted): conn.c writes a connection's
+ * replies at once when it is the only one.
+ */
+extern _Thread_local int folio_loop_ready;
+
+/*
  * profile.c: /debug/pprof/ in a worker.  folio_worker_profile_init after
  * fork (own sampling intervals, the heap rate of the configuration);
  * folio_worker_profile_msg for a FOLIO_CHAN_PROFILE from the master
