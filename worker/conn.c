@@ -687,6 +687,14 @@ folio_conn_setup(struct folio_worker *w)
         (w->ev_turn = event_new(w->base, -1, EV_PERSIST, on_turn_end, w)) ==
             NULL)
         folio_fatalx("cannot set up the worker's run queue");
+    /*
+     * libevent allocates its heap of timers with the first one, and the
+     * worker's timers (a share of the run queue, an accept deferred) are
+     * armed only now and then (worker.c: no tick among them): make it
+     * now, not during a request, which allocates nothing.
+     */
+    evtimer_add(w->ev_run, &zero_tv);
+    event_del(w->ev_run);
 }
 
 void

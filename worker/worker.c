@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 
 #include <errno.h>
 #include <execinfo.h>
@@ -308,7 +309,10 @@ static void
 on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct folio_worker *w = arg;
+    uint64_t expired;
 
+    if (read(fd, &expired, sizeof(expired)) < 0 && errno != EAGAIN)
+        folio_log_warn("reading the tick's timer");
     w->now_ms = folio_mono_ms();
     /* The heartbeat: this loop still turns. */
     folio_stat_set(&w->slot->ws_beat_ms, w->now_ms);
@@ -442,6 +446,8 @@ worker_cleanup(struct folio_worker *w)
         event_free(w->ev_chan);
     if (w->ev_tick != NULL)
         event_free(w->ev_tick);
+    if (w->tick_fd >= 0)
+        close(w->tick_fd);
     if (w->ev_settle != NULL)
         event_free(w->ev_settle);
     if (w->ev_recycle != NULL)
@@ -468,8 +474,9 @@ folio_worker_main(const struct folio_worker_args *a)
     static const int sigs[] = {SIGTERM, SIGINT, SIGQUIT, SIGUSR1};
     static struct folio_worker worker;
     struct folio_worker *w = &worker;
-    struct timeval tick = {0, TICK_MS * 1000};
+    struct itimerspec tick = {{0, TICK_MS * 1000000}, {0, TICK_MS * 1000000}};
     struct timeval sndto = {1, 0};
+    struct event_config *ecfg;
     unsigned i;
     int j, rc;
 
@@ -481,6 +488,7 @@ folio_worker_main(const struct folio_worker_args *a)
     w->args = a;
     w->cfg = a->cfg;
     w->slot = a->slot;
+    w->tick_fd = -1;
     w->now_ms = folio_mono_ms();
     folio_stat_set(&w->slot->ws_beat_ms, w->now_ms);
     folio_alloc_use(&w->slot->ws_alloc);
@@ -499,8 +507,16 @@ folio_worker_main(const struct folio_worker_args *a)
     /* Sends to the master block at most a second; receives never block. */
     setsockopt(a->chan_fd, SOL_SOCKET, SO_SNDTIMEO, &sndto, sizeof(sndto));
 
-    if ((w->base = event_base_new()) == NULL)
+    /*
+     * No time cache: libevent would read its clock after every poll, for
+     * timers that are nearly never there (the tick is a timerfd, below;
+     * the others are armed for a moment); it reads it when one is.
+     */
+    if ((ecfg = event_config_new()) == NULL ||
+        event_config_set_flag(ecfg, EVENT_BASE_FLAG_NO_CACHE_TIME) != 0 ||
+        (w->base = event_base_new_with_config(ecfg)) == NULL)
         folio_fatalx("event_base_new failed");
+    event_config_free(ecfg);
     folio_conn_setup(w);
     folio_accept_setup(w);
     for (j = 0; j < a->nlisteners; j++) {
@@ -530,11 +546,17 @@ folio_worker_main(const struct folio_worker_args *a)
         on_master_death(FOLIO_WORKER_DEATH_SIG);
     w->ev_chan = event_new(w->base, a->chan_fd, EV_READ | EV_PERSIST, on_chan,
                            w);
-    w->ev_tick = event_new(w->base, -1, EV_PERSIST, on_tick, w);
+    /* The tick, a descriptor: no timer in libevent's heap (above). */
+    if ((w->tick_fd =
+             timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0 ||
+        timerfd_settime(w->tick_fd, 0, &tick, NULL) != 0)
+        folio_fatal("cannot make the worker's tick");
+    w->ev_tick =
+        event_new(w->base, w->tick_fd, EV_READ | EV_PERSIST, on_tick, w);
     w->ev_settle = event_new(w->base, -1, 0, on_settle, w);
     w->ev_recycle = event_new(w->base, -1, 0, on_recycle, w);
     if (w->ev_chan == NULL || event_add(w->ev_chan, NULL) != 0 ||
-        w->ev_tick == NULL || event_add(w->ev_tick, &tick) != 0 ||
+        w->ev_tick == NULL || event_add(w->ev_tick, NULL) != 0 ||
         w->ev_settle == NULL || w->ev_recycle == NULL)
         folio_fatalx("cannot set up the worker's events");
     for (i = 0; i < folio_nservices; i++) {

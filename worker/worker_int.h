@@ -236,6 +236,7 @@ struct folio_worker {
     struct event *ev_accept;
     struct event *ev_chan;
     struct event *ev_tick;       /* housekeeping and heartbeat, every 100 ms */
+    int tick_fd;                 /* its timerfd */
     struct event *ev_settle;     /* a connection closed while draining */
     struct event *ev_recycle;    /* served reached recycle_at */
     struct event *ev_sig[6];
