@@ -292,10 +292,11 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
  * Answer the complete messages in c's input, while it is READY: a turn's
  * share of them, or (share: from the run queue) its own share; heavy work
  * goes to the run queue.  `now`: a clock reading of just now to time the
- * first message from (the read's), or 0.
+ * first message from (the read's), or 0.  `face`: c's (CONN_HTTP or 0),
+ * a constant in each of process()'s two copies.
  */
-static void
-process(struct folio_conn *c, int share, uint64_t now)
+static inline __attribute__((always_inline)) void
+process_face(struct folio_conn *c, int share, uint64_t now, unsigned face)
 {
     struct folio_worker *w = c->w;
     enum folio_conn_state st;
@@ -310,7 +311,7 @@ process(struct folio_conn *c, int share, uint64_t now)
         if ((avail = folio_buf_pending(&c->in)) == 0)
             break;
         p = c->in.b_data + c->in.b_off;
-        r = folio_face_frame(c, p, avail);
+        r = folio_face_frame(c, face, p, avail);
         if (r == FOLIO_FACE_MORE) {
             if (c->msg_start_ms == 0)
                 c->msg_start_ms = w->now_ms;
@@ -322,14 +323,14 @@ process(struct folio_conn *c, int share, uint64_t now)
             c->state = FOLIO_CONN_CLOSING;
             break;
         }
-        len = folio_face_frame_len(c);
+        len = folio_face_frame_len(c, face);
         if (!timed && t1 == 0)
             t1 = folio_mono_ns(); /* else dispatch measures each call */
         if (c->heavy && !share && !(c->flags & CONN_ADMIN))
             st = FOLIO_CONN_YIELDED; /* its last message was slow: this too? */
         else
-            st = folio_face_message(c, p, len, share, &dt);
-        folio_face_frame_reset(c);
+            st = folio_face_message(c, face, p, len, share, &dt);
+        folio_face_frame_reset(c, face);
         c->msg_start_ms = 0;
         if (st != FOLIO_CONN_READY && st != FOLIO_CONN_CLOSING) {
             /* It waits in the input, framed again when its turn comes
@@ -358,6 +359,15 @@ process(struct folio_conn *c, int share, uint64_t now)
     w->clock_ns = 0;
     if ((c->flags & CONN_EOF) && c->state == FOLIO_CONN_READY)
         c->state = FOLIO_CONN_CLOSING;
+}
+
+static void
+process(struct folio_conn *c, int share, uint64_t now)
+{
+    if (c->flags & CONN_HTTP)
+        process_face(c, share, now, CONN_HTTP);
+    else
+        process_face(c, share, now, 0);
 }
 
 /* ---- writing ---- */
@@ -507,16 +517,16 @@ on_turn_end(evutil_socket_t fd, short what, void *arg)
 
 /*
  * c, read or given its share in this turn, runs at the turn's end: at
- * once when nothing else is in the turn (one connection, say: ev_turn
- * would run next), else last in the queue.
+ * once when no other connection can be in the turn (the poll found one
+ * socket ready, this one, or none: c has a share of the run queue; a
+ * timer of the worker's may run after it), else last in the queue.
  */
 static inline void
 turn_join(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
 
-    if (w->turnq.head == NULL &&
-        event_base_get_num_events(w->base, EVENT_BASE_COUNT_ACTIVE) == 0)
+    if (w->turnq.head == NULL && folio_loop_ready <= 1)
         turn_end(w, c);
     else
         turn_queue(c);

@@ -5,7 +5,9 @@
  * both alike and asks through these, each the face's function of the
  * same name (see face_rpc.h for what each one does).  Both faces frame
  * with 0 for a whole message, 1 for more bytes to come, < 0 for a stream
- * that cannot be framed.
+ * that cannot be framed.  The four that conn.c calls for every message
+ * take the face (c->flags & CONN_HTTP) as an argument: it reads it once,
+ * and each face's loop is compiled with the choice made.
  */
 #ifndef FOLIO_FACE_H
 #define FOLIO_FACE_H
@@ -33,17 +35,17 @@ folio_face_frame_init(struct folio_conn *c)
 }
 
 static inline int
-folio_face_frame(struct folio_conn *c, char *p, size_t avail)
+folio_face_frame(struct folio_conn *c, unsigned face, char *p, size_t avail)
 {
-    if (c->flags & CONN_HTTP)
+    if (face & CONN_HTTP)
         return folio_face_http_frame(c, p, avail);
     return folio_face_rpc_frame(c, p, avail);
 }
 
 static inline size_t
-folio_face_frame_len(const struct folio_conn *c)
+folio_face_frame_len(const struct folio_conn *c, unsigned face)
 {
-    if (c->flags & CONN_HTTP)
+    if (face & CONN_HTTP)
         return folio_face_http_frame_len(c);
     return folio_face_rpc_frame_len(c);
 }
@@ -57,19 +59,19 @@ folio_face_frame_need(const struct folio_conn *c)
 }
 
 static inline void
-folio_face_frame_reset(struct folio_conn *c)
+folio_face_frame_reset(struct folio_conn *c, unsigned face)
 {
-    if (c->flags & CONN_HTTP)
+    if (face & CONN_HTTP)
         folio_face_http_frame_reset(c);
     else
         folio_face_rpc_frame_reset(c);
 }
 
 static inline enum folio_conn_state
-folio_face_message(struct folio_conn *c, char *p, size_t len, int share,
-                   uint64_t *ns)
+folio_face_message(struct folio_conn *c, unsigned face, char *p, size_t len,
+                   int share, uint64_t *ns)
 {
-    if (c->flags & CONN_HTTP)
+    if (face & CONN_HTTP)
         return folio_face_http_message(c, p, len, share, ns);
     return folio_face_rpc_message(c, p, len, share, ns);
 }
