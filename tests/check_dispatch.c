@@ -23,6 +23,7 @@
 #include "tests/fuzz_harness.h"
 #include "tests/check_run.h"
 #include "worker/conn.h"
+#include "worker/conn_io.h"
 #include "worker/dispatch.h"
 #include "worker/worker_int.h"
 
@@ -289,6 +290,8 @@ START_TEST(test_held_error_after_compaction)
         folio_conn_open(w, sv[0], 0, NULL, 0);
         c = w->conns;
         ck_assert_int_eq(c->fd, sv[0]);
+        /* Its buffers, as its first bytes would bring them. */
+        ck_assert_int_eq(folio_conn_io_attach(c), 0);
         for (i = 0; i < CAP - room; i++)
             c->out.b_data[i] = (char)(i * 7);
         c->out.b_off = sent;

@@ -74,6 +74,18 @@ held(const struct folio_conn *c)
     return c->state == FOLIO_CONN_HELD || c->state == FOLIO_CONN_HELD_CLOSING;
 }
 
+/*
+ * Whether c waits for its client alone, with buffers it does not need:
+ * its input answered, its output written, no room reserved for a reply.
+ */
+static inline int
+idle(const struct folio_conn *c)
+{
+    return c->state == FOLIO_CONN_READY && c->in.b_data != NULL &&
+           folio_buf_pending(&c->in) == 0 && folio_conn_out_pending(c) == 0 &&
+           c->out_resv == 0;
+}
+
 /* Whether c's requests wait (for a share, room, its client, a release). */
 static inline int
 waiting(const struct folio_conn *c)
@@ -273,6 +285,11 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
          * message was arriving), dropping them would make the rest of the
          * message be read as new messages: close instead.
          */
+        if (folio_conn_io_attach(c) != 0) {
+            folio_log_warnx("no memory for a handed-over connection: closed");
+            folio_conn_close(c);
+            return;
+        }
         if (folio_buf_append(&c->in, data, len) != 0) {
             folio_log_warnx("the %zu bytes of a handed-over connection do "
                             "not fit max_message_bytes: closed",
@@ -413,9 +430,10 @@ handoff(struct folio_conn *c)
     struct folio_worker *w = c->w;
     uint32_t flags = ((c->flags & CONN_ADMIN) ? FOLIO_CHAN_F_ADMIN : 0) |
                      ((c->flags & CONN_HTTP) ? FOLIO_CHAN_F_HTTP : 0);
+    size_t n = folio_buf_pending(&c->in);
 
     if (folio_chan_send(w->args->chan_fd, FOLIO_CHAN_HANDOFF, flags, 0,
-                        c->in.b_data + c->in.b_off, folio_buf_pending(&c->in),
+                        n > 0 ? c->in.b_data + c->in.b_off : NULL, n,
                         c->fd) != 0) {
         folio_log_warn("handing a connection over");
         return -1;
@@ -482,6 +500,8 @@ run(struct folio_conn *c)
         }
         break;
     }
+    if (idle(c))
+        folio_conn_io_idle(c); /* its buffers to the pool */
     if (w->stopping || w->retiring)
         drain_check(c);
 }
@@ -746,8 +766,11 @@ folio_conn_sweep(struct folio_worker *w)
              */
             folio_buf_shrink(&c->in);
             shrink_out(c);
+            if (idle(c))
+                folio_conn_io_idle(c);
         }
     }
+    folio_conn_io_trim(w);
     /* Room given back where no write or close looked (a reservation). */
     if (w->waitq.head != NULL)
         wake_waiters(w);

@@ -1,12 +1,17 @@
 /*
- * conn_io.c - a connection's socket and buffers.  Each connection owns
- * two buffers allocated once and kept with it on a free list when it
- * closes, so that serving a request in steady state allocates nothing:
- * recv into `in`, send from `out` (with writev when the output points at
- * shared pages, out.c's references).  The write event is added only
- * while the socket is full.  Called by conn.c; calls out.c for what a
- * send took (the framing's header, an inline, says how large a message
- * is coming).
+ * conn_io.c - a connection's socket and buffers.  A connection has two
+ * buffers while it has work (recv into `in`, send from `out`, with
+ * writev when the output points at shared pages, out.c's references),
+ * and none while it waits for its client: once its input is answered and
+ * its output written, it gives them to the worker's pool, where the next
+ * connection with bytes to read takes them, as memcached's idle
+ * connections hold no read buffer.  So an idle connection costs its
+ * structure alone, and serving a request in steady state allocates
+ * nothing (the pool holds as many as the busiest moment of the last
+ * POOL_TRIM_MS took, POOL_KEEP at least; what it did not, it frees).
+ * The write event is added only while the socket is full.  Called by
+ * conn.c; calls out.c for what a send took (the framing's header, an
+ * inline, says how large a message is coming).
  */
 #include "config.h"
 
@@ -37,6 +42,105 @@
  */
 #define WRITE_SHARE (64u * 1024)
 #define FREE_CONNS_KEPT 256 /* closed connections kept for reuse */
+#define POOL_TRIM_MS 10000  /* pairs of the pool unused this long: freed, */
+#define POOL_KEEP 32        /* but for these (1 MiB) */
+
+/* ---- the buffers: a connection's while it has work, else the pool's ---- */
+
+/*
+ * The pool holds pairs, as connections take and give them: an input
+ * buffer whose first bytes hold the next pair and the pair's output
+ * buffer.
+ */
+struct pair {
+    char *next;
+    char *out;
+};
+
+/* c's two buffers (base size, empty) to the pool, or freed when grown. */
+static void
+pool_give(struct folio_worker *w, struct folio_conn *c)
+{
+    struct pair pr;
+
+    if (c->in.b_data != NULL && c->in.b_cap == FOLIO_CONN_BUF &&
+        c->out.b_cap == FOLIO_CONN_BUF && !w->stopping && !w->retiring) {
+        pr.next = w->pool;
+        pr.out = c->out.b_data;
+        memcpy(c->in.b_data, &pr, sizeof(pr));
+        w->pool = c->in.b_data;
+        w->npool++;
+    } else {
+        folio_free(c->in.b_data);
+        folio_free(c->out.b_data);
+    }
+    c->in.b_data = c->out.b_data = NULL;
+    c->in.b_off = c->in.b_len = c->in.b_cap = 0;
+    c->out.b_off = c->out.b_len = c->out.b_cap = 0;
+}
+
+int
+folio_conn_io_attach_slow(struct folio_conn *c)
+{
+    struct folio_worker *w = c->w;
+    struct pair pr;
+
+    if (w->pool != NULL) {
+        memcpy(&pr, w->pool, sizeof(pr));
+        c->in.b_data = w->pool;
+        c->out.b_data = pr.out;
+        w->pool = pr.next;
+        if (--w->npool < w->pool_low)
+            w->pool_low = w->npool;
+    } else if ((c->in.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL) {
+        return -1;
+    } else if ((c->out.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL) {
+        folio_free(c->in.b_data);
+        c->in.b_data = NULL;
+        return -1;
+    }
+    c->in.b_cap = c->out.b_cap = FOLIO_CONN_BUF;
+    return 0;
+}
+
+void
+folio_conn_io_idle(struct folio_conn *c)
+{
+    /* Grown buffers are kept a while (folio_conn_sweep shrinks them). */
+    if (c->in.b_cap == FOLIO_CONN_BUF && c->out.b_cap == FOLIO_CONN_BUF)
+        pool_give(c->w, c);
+}
+
+/* The pool's newest pair freed. */
+static void
+pool_free_one(struct folio_worker *w)
+{
+    struct pair pr;
+
+    memcpy(&pr, w->pool, sizeof(pr));
+    folio_free(pr.out);
+    folio_free(w->pool);
+    w->pool = pr.next;
+    w->npool--;
+}
+
+void
+folio_conn_io_trim(struct folio_worker *w)
+{
+    if (w->now_ms - w->pool_trim_ms < POOL_TRIM_MS)
+        return;
+    /*
+     * What no connection took since the last trim is not needed, but for
+     * POOL_KEEP pairs: a moment with more connections at work than usual
+     * (a few, now and then) takes them without allocating.
+     */
+    for (; w->pool_low > 0 && w->npool > POOL_KEEP; w->pool_low--)
+        pool_free_one(w);
+    w->pool_low = w->npool;
+    w->pool_trim_ms = w->now_ms;
+}
+
+/* ---- the structures ---- */
 
 struct folio_conn *
 folio_conn_io_get(struct folio_worker *w)
@@ -50,12 +154,10 @@ folio_conn_io_get(struct folio_worker *w)
     }
     if ((c = folio_calloc(1, sizeof(*c))) == NULL)
         return NULL;
-    if (folio_buf_init(&c->in, FOLIO_CONN_BUF,
-                       w->cfg->max_message_bytes + FOLIO_CONN_BUF) != 0 ||
-        folio_buf_init(&c->out, FOLIO_CONN_BUF, 0) != 0) {
-        folio_conn_io_free(c);
-        return NULL;
-    }
+    /* Its buffers come with its first bytes (folio_conn_io_attach). */
+    c->w = w;
+    c->in.b_base = c->out.b_base = FOLIO_CONN_BUF;
+    c->in.b_max = w->cfg->max_message_bytes + FOLIO_CONN_BUF;
     return c;
 }
 
@@ -70,14 +172,11 @@ folio_conn_io_free(struct folio_conn *c)
 void
 folio_conn_io_put(struct folio_worker *w, struct folio_conn *c)
 {
+    pool_give(w, c);
     if (w->nfree >= FREE_CONNS_KEPT || w->stopping || w->retiring) {
-        folio_conn_io_free(c);
+        folio_free(c);
         return;
     }
-    folio_buf_reset(&c->in);
-    folio_buf_reset(&c->out);
-    folio_buf_shrink(&c->in);
-    folio_buf_shrink(&c->out);
     c->prev = NULL;
     c->next = w->free_conns;
     w->free_conns = c;
@@ -94,6 +193,9 @@ folio_conn_io_free_kept(struct folio_worker *w)
         folio_conn_io_free(c);
     }
     w->nfree = 0;
+    while (w->pool != NULL)
+        pool_free_one(w);
+    w->pool_low = 0;
 }
 
 int
@@ -113,6 +215,10 @@ folio_conn_io_read(struct folio_conn *c)
             want = pending;
         if (want > need - pending)
             want = (size_t)(need - pending);
+    }
+    if (folio_conn_io_attach(c) != 0) {
+        folio_log_warnx("no memory for a connection's buffers: closed");
+        return -1;
     }
     if (folio_buf_space(&c->in) < want &&
         folio_buf_reserve(&c->in, want) != 0) {

@@ -246,6 +246,15 @@ struct folio_worker {
     uint32_t nadmin;             /* of which from the admin socket */
     uint32_t nfree;
     /*
+     * Pairs of buffers of FOLIO_CONN_BUF bytes that no connection holds
+     * (conn_io.c: an idle connection gives its two back), linked through
+     * their first bytes; pool_low, the fewest there were since
+     * pool_trim_ms.
+     */
+    char *pool;
+    uint32_t npool, pool_low;
+    uint64_t pool_trim_ms;
+    /*
      * The output budget (out.c), kept here for every connection: what the
      * output buffers of public connections hold beyond their base
      * capacity, the shared pages their outputs point at (each once,
