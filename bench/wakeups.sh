@@ -28,7 +28,9 @@ fi
 command -v perf >/dev/null 2>&1 || { echo "wakeups.sh: needs perf" >&2; exit 1; }
 
 EVENTS=""
-for s in read recvfrom recvmsg write sendto sendmsg writev epoll_wait epoll_ctl; do
+# epoll_pwait: foliod's own epoll_wait (worker/loop.c) polls with it.
+for s in read recvfrom recvmsg write sendto sendmsg writev epoll_wait epoll_pwait \
+    epoll_ctl; do
     EVENTS="$EVENTS${EVENTS:+,}syscalls:sys_enter_$s"
 done
 
@@ -73,7 +75,7 @@ one() {
         $1 ~ /^[0-9]+$/ {
             if ($3 ~ /_(read|recvfrom|recvmsg)$/) r += $1
             else if ($3 ~ /_(write|sendto|sendmsg|writev)$/) w += $1
-            else if ($3 ~ /_epoll_wait$/) e += $1
+            else if ($3 ~ /_epoll_p?wait$/) e += $1
         }
         END { printf "%s %.5f %.5f %.5f\n", rps, r / n, w / n, e / n }' \
         "$BENCH_TMP/perf.out" >>"$_f"
