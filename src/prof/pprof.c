@@ -1141,6 +1141,9 @@ resolve(struct dec *d)
         return bad(d, "a string index is out of the table");
     if (p->nstrings == 0 || p->str_len[0] != 0)
         return bad(d, "the string table does not start with \"\"");
+    /* As Go's Profile.CheckValid: a sample's values need their types. */
+    if (p->nsamples > 0 && p->ntypes == 0)
+        return bad(d, "samples without sample type information");
     for (i = 0; i < p->nsamples; i++) {
         uint32_t end = i + 1 < p->nsamples ? p->samples[i + 1].value
                                            : p->nvalues;
