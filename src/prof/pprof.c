@@ -396,7 +396,9 @@ put_bytes(struct folio_buf *b, uint32_t field, const void *data, size_t len)
 static int
 put_msg(struct folio_buf *b, uint32_t field, struct folio_buf *sub)
 {
-    int rc = put_bytes(b, field, folio_buf_at(sub, 0), folio_buf_pending(sub));
+    size_t len = folio_buf_pending(sub);
+    /* An empty one may have no buffer at all: no pointer into it then. */
+    int rc = put_bytes(b, field, len > 0 ? folio_buf_at(sub, 0) : "", len);
 
     folio_buf_reset(sub);
     return rc;
@@ -442,7 +444,8 @@ encode(const struct folio_pprof *p, struct folio_buf *b, struct folio_buf *s1,
     for (i = 0; i < p->nsamples; i++) {
         const struct folio_pprof_sample *s = &p->samples[i];
 
-        if (put_packed(s1, 1, p->stack + s->stack, s->nstack, 1, s2) != 0 ||
+        if (put_packed(s1, 1, s->nstack > 0 ? p->stack + s->stack : NULL,
+                       s->nstack, 1, s2) != 0 ||
             put_packed(s1, 2, p->values + s->value, p->ntypes, 0, s2) != 0)
             return FOLIO_ENOMEM;
         for (j = 0; j < s->nlabel; j++) {
@@ -497,7 +500,8 @@ encode(const struct folio_pprof *p, struct folio_buf *b, struct folio_buf *s1,
             return FOLIO_ENOMEM;
     }
     for (i = 0; i < p->nstrings; i++)
-        if (put_bytes(b, 6, p->chars + p->str_off[i], p->str_len[i]) != 0)
+        if (put_bytes(b, 6, p->str_len[i] > 0 ? p->chars + p->str_off[i] : "",
+                      p->str_len[i]) != 0)
             return FOLIO_ENOMEM;
     if (put_u64(b, 7, p->drop_frames) != 0 ||
         put_u64(b, 8, p->keep_frames) != 0 ||
