@@ -763,7 +763,7 @@ START_TEST(test_admin_under_flood)
     struct folio_client *a;
     struct folio_reply r;
     uint64_t t0, deadline;
-    double ms, worst = 0, open_ = 0, seen = 0;
+    double ms, worst = 0, open_ = 0, seen = 0, refused = 0;
     long lim;
     int i, n = FLOOD_CONNS;
 
@@ -788,28 +788,36 @@ START_TEST(test_admin_under_flood)
                 worst = ms;
         }
     }
-    /* All of them there (accepted, or closed at accept), then once more. */
+    /*
+     * Wait for them to be there (accepted, or closed at accept), then ask
+     * once more.  Not every one has to arrive: a handshake the kernel
+     * completed by SYN cookie while the accept queue was full is dropped
+     * with no retransmission, and the client, which sends nothing, never
+     * learns it (seen in CI: 9,416 of 9,500).  What the test needs is the
+     * public port past its limit: 4,096 held and more refused.
+     */
     a = e2e_connect_admin(&srv);
     ck_assert_ptr_nonnull(a);
-    /* Generous: a SYN dropped by a full queue is retried by the kernel
-     * after 1, 3, 7, 15 s; on a loaded machine some need the third. */
-    deadline = e2e_deadline(e2e_bound_ms(60000, 120000));
+    deadline = e2e_deadline(e2e_bound_ms(20000, 40000));
     do {
         ck_assert_int_eq(e2e_stats(a, &r), 0);
         open_ = e2e_stat_num(&r, "workers", "#0", "conns_open", NULL);
-        seen = e2e_stat_num(&r, "totals", "conns_accepted", NULL) +
-               e2e_stat_num(&r, "totals", "conns_rejected", NULL);
+        refused = e2e_stat_num(&r, "totals", "conns_rejected", NULL);
+        seen = e2e_stat_num(&r, "totals", "conns_accepted", NULL) + refused;
     } while (seen < n && e2e_wait_more(deadline));
     folio_client_close(a);
-    ck_assert_msg(seen >= n, "only %.0f of %d connections reached the server",
-                  seen, n);
+    ck_assert_msg(open_ >= 4096 && refused >= 1,
+                  "the flood did not pass the limit: %.0f held, %.0f refused "
+                  "(%.0f of %d connections reached the server)",
+                  open_, refused, seen, n);
     ms = admin_stats_ms();
     if (ms > worst)
         worst = ms;
-    printf("hostile: admin under flood: %d connections in %.1f s (%.0f held "
-           "open, max_connections 4096 + 64 to refuse): server.stats over "
+    printf("hostile: admin under flood: %d connections (%.0f reached the "
+           "server) in %.1f s (%.0f held open, %.0f refused; "
+           "max_connections 4096 + 64 to refuse): server.stats over "
            "the admin socket answered in at most %.0f ms\n",
-           n, (e2e_now_ms() - t0) / 1000.0, open_, worst);
+           n, seen, (e2e_now_ms() - t0) / 1000.0, open_, refused, worst);
     ck_assert_msg(ms >= 0, "server.stats failed with the flood in place");
     for (i = 0; i < n; i++)
         close(fds[i]);
