@@ -84,11 +84,17 @@ g_eps(const struct bench_point *p)
 {
     return p->secs > 0 ? (double)p->errors / p->secs : 0;
 }
-/* A latency of an interval without answers is unknown, not 0. */
+/*
+ * A latency of an interval without answers in its histogram is unknown,
+ * not 0.  Its count of answers can say more: the counters of a sample are
+ * read one after the other while the threads go on, so the last interval
+ * may count answers whose latencies the sample before already held (as
+ * each method's latencies do: the two charts then agree).
+ */
 static double
 lat(const struct bench_point *p, uint64_t ns)
 {
-    return p->answered > 0 ? (double)ns / 1e3 : NAN;
+    return p->lat_n > 0 ? (double)ns / 1e3 : NAN;
 }
 static double
 g_p50(const struct bench_point *p)

@@ -66,6 +66,7 @@ folio_bench_series_add(struct bench_series *s, const struct bench_totals *now,
         if (h[b] > 0)
             top = b;
     }
+    p->lat_n = n;
     if (n > 0) {
         p->p50 = interval_pct(h, n, top, 0.5);
         p->p90 = interval_pct(h, n, top, 0.9);
