@@ -482,9 +482,9 @@ struct bench_point {
     uint64_t codes[BENCH_CODES];
     uint64_t p50, p90, p99, p999, max, mean; /* ns; 0 without answers */
     uint64_t lat_n; /* the answers its latencies are of (0: none known) */
-    uint64_t users;                          /* ramp: virtual users */
+    uint64_t users; /* ramp: virtual users */
     double srv_cpu_s, srv_allocs, srv_requests; /* the server's; -1 unknown */
-    uint64_t bytes_out, bytes_in;            /* written and read */
+    uint64_t bytes_out, bytes_in;               /* written and read */
     /* Each method's p50 and p99 of the interval (ns); 0 without answers. */
     uint64_t kind_p50[BENCH_NKINDS], kind_p99[BENCH_NKINDS];
 };

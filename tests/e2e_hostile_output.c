@@ -790,10 +790,10 @@ START_TEST(test_admin_under_flood)
     }
     /*
      * Wait for them to be there (accepted, or closed at accept), then ask
-     * once more.  Not every one has to arrive: a handshake the kernel
-     * completed by SYN cookie while the accept queue was full is dropped
-     * with no retransmission, and the client, which sends nothing, never
-     * learns it (seen in CI: 9,416 of 9,500).  What the test needs is the
+     * once more.  Not every one has to arrive (seen in CI: 9,416 of
+     * 9,500): most likely a handshake the kernel completed by SYN cookie
+     * while the accept queue was full, dropped with no retransmission,
+     * which a client that sends nothing never learns of.  What the test needs is the
      * public port past its limit: 4,096 held and more refused.
      */
     a = e2e_connect_admin(&srv);

@@ -31,13 +31,9 @@ static struct e2e_server srv;
 
 /*
  * The CSV's data lines; *answers is the sum of its requests column (the
- * third), and the header must start as documented.
- */
-/*
- * The points of a folio-bench CSV, and in *answers the sum of its
- * requests column; with lat != NULL, in *lat the points with latencies
- * (a p50 above 0: an interval whose answers the sample before already
- * held has none).
+ * third), and the header must start as documented.  With lat != NULL,
+ * *lat is the count of lines with latencies (a p50 above 0: an interval
+ * whose answers the sample before already held has none).
  */
 static int
 csv_points_lat(const char *path, double *answers, int *lat)
@@ -71,7 +67,6 @@ csv_points_lat(const char *path, double *answers, int *lat)
     free(text);
     return n;
 }
-
 
 #ifdef E2E_CHROMIUM
 /* The value of attribute `attr` of the element with id (in a dumped DOM). */
