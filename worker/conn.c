@@ -258,8 +258,7 @@ folio_conn_open(struct folio_worker *w, int fd, unsigned flags,
         folio_addr_pack((struct sockaddr *)&ss, sl, c->peer);
     else
         memset(c->peer, 0, sizeof(c->peer));
-    folio_out_open(c);
-    folio_face_frame_init(c);
+    folio_out_open(c); /* its framing comes with its buffers */
     event_assign(&c->ev_read, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->ev_write, w->base, fd, EV_WRITE | EV_PERSIST, on_write,
                  c);

@@ -3,10 +3,11 @@
  * buffers while it has work (recv into `in`, send from `out`, with
  * writev when the output points at shared pages, out.c's references),
  * and none while it waits for its client: once its input is answered and
- * its output written, it gives them to the worker's pool, where the next
+ * its output written, it gives them, with the work area that framed its
+ * input (struct folio_conn_work), to the worker's pool, where the next
  * connection with bytes to read takes them, as memcached's idle
  * connections hold no read buffer.  So an idle connection costs its
- * structure alone, and serving a request in steady state allocates
+ * structure alone (576 bytes), and serving a request in steady state allocates
  * nothing (the pool holds as many as the busiest moment of the last
  * POOL_TRIM_MS took, POOL_KEEP at least; what it did not, it frees).
  * The write event is added only while the socket is full.  Called by
@@ -49,15 +50,19 @@
 
 /*
  * The pool holds pairs, as connections take and give them: an input
- * buffer whose first bytes hold the next pair and the pair's output
- * buffer.
+ * buffer whose first bytes hold the next pair, the pair's output buffer
+ * and the work area that goes with them (worker_int.h).
  */
 struct pair {
     char *next;
     char *out;
+    struct folio_conn_work *wk;
 };
 
-/* c's two buffers (base size, empty) to the pool, or freed when grown. */
+/*
+ * c's two buffers (base size, empty) and its work area to the pool, or
+ * freed when grown.
+ */
 static void
 pool_give(struct folio_worker *w, struct folio_conn *c)
 {
@@ -67,14 +72,17 @@ pool_give(struct folio_worker *w, struct folio_conn *c)
         c->out.b_cap == FOLIO_CONN_BUF && !w->stopping && !w->retiring) {
         pr.next = w->pool;
         pr.out = c->out.b_data;
+        pr.wk = c->wk;
         memcpy(c->in.b_data, &pr, sizeof(pr));
         w->pool = c->in.b_data;
         w->npool++;
     } else {
         folio_free(c->in.b_data);
         folio_free(c->out.b_data);
+        folio_free(c->wk);
     }
     c->in.b_data = c->out.b_data = NULL;
+    c->wk = NULL;
     c->in.b_off = c->in.b_len = c->in.b_cap = 0;
     c->out.b_off = c->out.b_len = c->out.b_cap = 0;
 }
@@ -89,17 +97,21 @@ folio_conn_io_attach_slow(struct folio_conn *c)
         memcpy(&pr, w->pool, sizeof(pr));
         c->in.b_data = w->pool;
         c->out.b_data = pr.out;
+        c->wk = pr.wk;
         w->pool = pr.next;
         if (--w->npool < w->pool_low)
             w->pool_low = w->npool;
-    } else if ((c->in.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL) {
-        return -1;
-    } else if ((c->out.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL) {
+    } else if ((c->in.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL ||
+               (c->out.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL ||
+               (c->wk = folio_malloc(sizeof(*c->wk))) == NULL) {
         folio_free(c->in.b_data);
-        c->in.b_data = NULL;
+        folio_free(c->out.b_data);
+        c->in.b_data = c->out.b_data = NULL;
         return -1;
     }
     c->in.b_cap = c->out.b_cap = FOLIO_CONN_BUF;
+    /* The area may have framed another face's bytes: start afresh. */
+    folio_face_frame_init(c);
     return 0;
 }
 
@@ -119,6 +131,7 @@ pool_free_one(struct folio_worker *w)
 
     memcpy(&pr, w->pool, sizeof(pr));
     folio_free(pr.out);
+    folio_free(pr.wk);
     folio_free(w->pool);
     w->pool = pr.next;
     w->npool--;
@@ -166,6 +179,7 @@ folio_conn_io_free(struct folio_conn *c)
 {
     folio_buf_free(&c->in);
     folio_buf_free(&c->out);
+    folio_free(c->wk);
     folio_free(c);
 }
 
@@ -202,9 +216,14 @@ int
 folio_conn_io_read(struct folio_conn *c)
 {
     size_t want = READ_MIN, pending = folio_buf_pending(&c->in);
-    uint64_t need = folio_face_frame_need(c);
+    uint64_t need;
     ssize_t n;
 
+    if (folio_conn_io_attach(c) != 0) {
+        folio_log_warnx("no memory for a connection's buffers: closed");
+        return -1;
+    }
+    need = folio_face_frame_need(c);
     /*
      * A large message announced by its header: grow toward it as its bytes
      * arrive (doubling), not for the claim alone, so that a header costs
@@ -215,10 +234,6 @@ folio_conn_io_read(struct folio_conn *c)
             want = pending;
         if (want > need - pending)
             want = (size_t)(need - pending);
-    }
-    if (folio_conn_io_attach(c) != 0) {
-        folio_log_warnx("no memory for a connection's buffers: closed");
-        return -1;
     }
     if (folio_buf_space(&c->in) < want &&
         folio_buf_reserve(&c->in, want) != 0) {

@@ -114,7 +114,8 @@ folio_face_timed_out(struct folio_conn *c)
 static inline int
 folio_face_handoff_ok(const struct folio_conn *c)
 {
-    return !(c->flags & CONN_HTTP) || !(c->http.req.flags & FOLIO_HTTP_CHUNKED);
+    return !(c->flags & CONN_HTTP) || c->wk == NULL ||
+           !(c->wk->http.req.flags & FOLIO_HTTP_CHUNKED);
 }
 
 /* folio_face_refusal - as folio_face_rpc_refusal, for a listener's face. */

@@ -52,7 +52,7 @@
 /* Append a string literal. */
 #define PUTL(out, lit) folio_buf_append((out), (lit), sizeof(lit) - 1)
 
-/* The routes (c->http.route). */
+/* The routes (c->wk->http.route). */
 enum route {
     R_NONE = 0,
     R_STATUS,
@@ -148,21 +148,21 @@ folio_face_http_fini(void)
 void
 folio_face_http_frame_init(struct folio_conn *c)
 {
-    memset(&c->http, 0, sizeof(c->http));
-    folio_http_req_init(&c->http.req, &fh.lim);
+    memset(&c->wk->http, 0, sizeof(c->wk->http));
+    folio_http_req_init(&c->wk->http.req, &fh.lim);
 }
 
 int
 folio_face_http_frame(struct folio_conn *c, char *p, size_t avail)
 {
-    struct folio_http_req *r = &c->http.req;
+    struct folio_http_req *r = &c->wk->http.req;
     int rc = folio_http_req_parse(r, p, avail);
 
     /* The client waits for a word before it sends its body (curl does
      * past 1 KiB): say go on, once, unless the body is all here. */
     if (rc == FOLIO_HTTP_MORE && (r->flags & FOLIO_HTTP_CONTINUE) &&
-        !c->http.continued) {
-        c->http.continued = 1;
+        !c->wk->http.continued) {
+        c->wk->http.continued = 1;
         (void)PUTL(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
     }
     return rc;
@@ -171,10 +171,10 @@ folio_face_http_frame(struct folio_conn *c, char *p, size_t avail)
 void
 folio_face_http_frame_reset(struct folio_conn *c)
 {
-    if (c->http.resume)
+    if (c->wk->http.resume)
         return;
-    folio_http_req_init(&c->http.req, &fh.lim);
-    c->http.continued = 0;
+    folio_http_req_init(&c->wk->http.req, &fh.lim);
+    c->wk->http.continued = 0;
 }
 
 /* ---- answers ---- */
@@ -192,12 +192,12 @@ begin(struct folio_conn *c, struct folio_http_reply *rep, int status)
 {
     int rc;
 
-    if ((rc = folio_http_reply_begin(&c->out, rep, status, c->http.rflags,
+    if ((rc = folio_http_reply_begin(&c->out, rep, status, c->wk->http.rflags,
                                      now_s())) != 0)
         return rc;
-    if (fh.cors_on && c->http.origin_len > 0 &&
-        (rc = folio_http_cors_put(&c->out, &fh.cors, c->http.origin,
-                                  c->http.origin_len, 0, NULL, 0)) != 0)
+    if (fh.cors_on && c->wk->http.origin_len > 0 &&
+        (rc = folio_http_cors_put(&c->out, &fh.cors, c->wk->http.origin,
+                                  c->wk->http.origin_len, 0, NULL, 0)) != 0)
         folio_http_reply_cancel(&c->out, rep);
     folio_stat_add(&c->w->slot->ws_http_requests, 1);
     if (status >= 400)
@@ -241,7 +241,8 @@ answer_error_h(struct folio_conn *c, int status, int code, const char *msg,
         (rc = folio_http_reply_body(&c->out, &rep, FOLIO_HTTP_JSON,
                                     FOLIO_HTTP_LEN_UNKNOWN)) != 0)
         goto fail;
-    if (c->http.route == R_COMMENTS_LIST || c->http.route == R_COMMENTS_POST) {
+    if (c->wk->http.route == R_COMMENTS_LIST ||
+        c->wk->http.route == R_COMMENTS_POST) {
         rc = folio_json_put_str(&c->out, msg, len, 0);
     } else {
         n = code != 0 ? snprintf(num, sizeof(num),
@@ -301,8 +302,8 @@ http_status(int code)
 static enum folio_conn_state
 answered(const struct folio_conn *c)
 {
-    return (c->http.rflags & FOLIO_HTTP_R_CLOSE) ? FOLIO_CONN_CLOSING
-                                                 : FOLIO_CONN_READY;
+    return (c->wk->http.rflags & FOLIO_HTTP_R_CLOSE) ? FOLIO_CONN_CLOSING
+                                                     : FOLIO_CONN_READY;
 }
 
 /* ---- calls ---- */
@@ -453,7 +454,7 @@ static int
 page_byref(const struct folio_conn *c, const struct folio_bytes *b)
 {
     return b->fb_len >= FOLIO_REF_MIN &&
-           !(c->http.rflags & FOLIO_HTTP_R_NOBODY);
+           !(c->wk->http.rflags & FOLIO_HTTP_R_NOBODY);
 }
 
 /*
@@ -472,7 +473,7 @@ answer_json(struct folio_conn *c, struct folio_bytes *b, const char *p,
         return;
     if ((rc = folio_http_reply_body(&c->out, &rep, FOLIO_HTTP_JSON, len)) ==
             0 &&
-        !(c->http.rflags & FOLIO_HTTP_R_NOBODY)) {
+        !(c->wk->http.rflags & FOLIO_HTTP_R_NOBODY)) {
         /* No free reference: copied, as face_rpc.c's pages are then. */
         rc = b != NULL && page_byref(c, b) ? folio_out_ref_add(c, b)
                                            : FOLIO_EAGAIN;
@@ -567,7 +568,7 @@ answer_created(struct folio_conn *c, const void *mp, size_t len)
 static int
 query(const struct folio_conn *c, const char *p, const char *name, size_t *len)
 {
-    struct folio_http_span q = c->http.req.query;
+    struct folio_http_span q = c->wk->http.req.query;
 
     return folio_http_query_get(p + q.off, q.len, name, fh.arg, sizeof(fh.arg),
                                 len);
@@ -608,7 +609,7 @@ route_comments_list(struct folio_conn *c, const char *p, int share,
             /* By reference, it counts once for all its senders. */
             if (page_byref(c, hit))
                 size = hit->fb_outrefs > 0 ? 0 : hit->fb_len;
-            else if (c->http.rflags & FOLIO_HTTP_R_NOBODY)
+            else if (c->wk->http.rflags & FOLIO_HTTP_R_NOBODY)
                 size = FOLIO_REPLY_SMALL;
             else
                 size = hit->fb_len + FOLIO_REPLY_SMALL;
@@ -657,7 +658,7 @@ route_comments_list(struct folio_conn *c, const char *p, int share,
 static enum folio_conn_state
 route_comments_post(struct folio_conn *c, char *p, int share, uint64_t *ns)
 {
-    const struct folio_http_req *r = &c->http.req;
+    const struct folio_http_req *r = &c->wk->http.req;
     struct folio_http_comment_post post;
     struct folio_comment_view v;
     struct folio_rpc_msg reply;
@@ -759,7 +760,7 @@ params_by_name(struct folio_conn *c, const char *method, uint32_t *n)
 static int
 quote_params(struct folio_conn *c, const char *p)
 {
-    struct folio_http_span q = c->http.req.query;
+    struct folio_http_span q = c->wk->http.req.query;
     struct folio_http_query it = {p + q.off, p + q.off + q.len};
     const char *k, *v, *colon;
     size_t kl, vl, len;
@@ -814,7 +815,7 @@ quote_params(struct folio_conn *c, const char *p)
 static enum folio_conn_state
 route_freight_quote(struct folio_conn *c, char *p, int share, uint64_t *ns)
 {
-    const struct folio_http_req *r = &c->http.req;
+    const struct folio_http_req *r = &c->wk->http.req;
     struct folio_rpc_msg reply;
     struct folio_json_err e;
     enum folio_conn_state st;
@@ -921,16 +922,16 @@ keep_id(struct folio_conn *c, const struct folio_jsonrpc_call *jc)
     struct folio_buf b;
     struct folio_mp_cur id = jc->id;
 
-    c->http.id_len = 0;
+    c->wk->http.id_len = 0;
     if (!jc->has_id)
         return 0;
-    b.b_data = c->http.id;
+    b.b_data = c->wk->http.id;
     b.b_off = b.b_len = 0;
-    b.b_cap = b.b_base = b.b_max = sizeof(c->http.id);
+    b.b_cap = b.b_base = b.b_max = sizeof(c->wk->http.id);
     b.b_failed = 0;
     if (folio_json_put_mp(&b, &id, -1, 0) != 0)
         return -1;
-    c->http.id_len = (uint8_t)b.b_len;
+    c->wk->http.id_len = (uint8_t)b.b_len;
     return 0;
 }
 
@@ -968,7 +969,7 @@ put_kept_response(struct folio_conn *c, const void *result, size_t len,
     if (rc == 0)
         rc = PUTL(out, ",\"id\":");
     if (rc == 0)
-        rc = folio_buf_append(out, c->http.id, c->http.id_len);
+        rc = folio_buf_append(out, c->wk->http.id, c->wk->http.id_len);
     if (rc == 0)
         rc = PUTL(out, "}");
     if (rc != 0)
@@ -980,9 +981,9 @@ put_kept_response(struct folio_conn *c, const void *result, size_t len,
 static void
 next_response(struct folio_conn *c, int batch)
 {
-    if (batch && c->http.answered > 0)
+    if (batch && c->wk->http.answered > 0)
         (void)PUTL(&c->out, ",");
-    c->http.answered++;
+    c->wk->http.answered++;
 }
 
 /*
@@ -1054,13 +1055,13 @@ rpc_run(struct folio_conn *c, struct folio_jsonrpc_call *jc, int batch,
 
 /*
  * POST /rpc: the body's request, or batch of requests, from call
- * c->http.next on (0 at first; past a held one when it runs again).
+ * c->wk->http.next on (0 at first; past a held one when it runs again).
  */
 static enum folio_conn_state
 route_rpc(struct folio_conn *c, char *p, uint64_t *ns)
 {
-    const struct folio_http_req *r = &c->http.req;
-    struct folio_http_reply *rep = &c->http.reply;
+    const struct folio_http_req *r = &c->wk->http.req;
+    struct folio_http_reply *rep = &c->wk->http.reply;
     struct folio_jsonrpc_call jc;
     struct folio_json_err e;
     struct folio_mp_cur cur;
@@ -1081,9 +1082,9 @@ route_rpc(struct folio_conn *c, char *p, uint64_t *ns)
     }
     folio_mp_cur_init(&cur, fh.body.b_data, fh.body.b_len);
     batch = folio_mp_read_array(&cur, &n) == 0;
-    c->http.batch = (uint8_t)batch;
-    if (c->http.next == 0) {
-        c->http.answered = 0;
+    c->wk->http.batch = (uint8_t)batch;
+    if (c->wk->http.next == 0) {
+        c->wk->http.answered = 0;
         if (begin(c, rep, 200) != 0 ||
             folio_http_reply_body(&c->out, rep, FOLIO_HTTP_JSON,
                                   FOLIO_HTTP_LEN_UNKNOWN) != 0)
@@ -1099,7 +1100,7 @@ route_rpc(struct folio_conn *c, char *p, uint64_t *ns)
             (void)PUTL(&c->out, "[");
     }
     for (i = 0; i < n; i++) {
-        if (i < c->http.next) { /* answered before a hold */
+        if (i < c->wk->http.next) { /* answered before a hold */
             (void)folio_mp_skip(&cur);
             continue;
         }
@@ -1112,13 +1113,13 @@ route_rpc(struct folio_conn *c, char *p, uint64_t *ns)
         }
         if (rpc_run(c, &jc, batch, ns)) {
             /* Held: answered at its release; the rest after it. */
-            c->http.next = i + 1;
-            c->http.resume = 1;
+            c->wk->http.next = i + 1;
+            c->wk->http.resume = 1;
             return FOLIO_CONN_HELD;
         }
     }
-    c->http.next = 0;
-    if (c->http.answered == 0) {
+    c->wk->http.next = 0;
+    if (c->wk->http.answered == 0) {
         /* Notifications only: nothing to say (JSON-RPC 2.0, 6). */
         folio_http_reply_cancel(&c->out, rep);
         if (begin(c, rep, 204) == 0 &&
@@ -1141,16 +1142,16 @@ route_rpc(struct folio_conn *c, char *p, uint64_t *ns)
 static void
 preflight(struct folio_conn *c, const char *p)
 {
-    const struct folio_http_req *r = &c->http.req;
+    const struct folio_http_req *r = &c->wk->http.req;
     struct folio_http_reply rep;
 
-    if (folio_http_reply_begin(&c->out, &rep, 204, c->http.rflags, now_s()) !=
-        0)
+    if (folio_http_reply_begin(&c->out, &rep, 204, c->wk->http.rflags,
+                               now_s()) != 0)
         return;
     folio_stat_add(&c->w->slot->ws_http_requests, 1);
-    if ((fh.cors_on && c->http.origin_len > 0 &&
-         folio_http_cors_put(&c->out, &fh.cors, c->http.origin,
-                             c->http.origin_len, 1, p + r->acr_headers.off,
+    if ((fh.cors_on && c->wk->http.origin_len > 0 &&
+         folio_http_cors_put(&c->out, &fh.cors, c->wk->http.origin,
+                             c->wk->http.origin_len, 1, p + r->acr_headers.off,
                              r->acr_headers.len) != 0) ||
         PUTL(&c->out, "Allow: GET, POST, HEAD, OPTIONS\r\n") != 0 ||
         folio_http_reply_body(&c->out, &rep, NULL, 0) != 0) {
@@ -1164,39 +1165,39 @@ enum folio_conn_state
 folio_face_http_message(struct folio_conn *c, char *p, size_t len, int share,
                         uint64_t *ns)
 {
-    struct folio_http_req *r = &c->http.req;
+    struct folio_http_req *r = &c->wk->http.req;
     enum folio_conn_state st;
     size_t i;
     long plen;
-    int resumed = c->http.resume, route, get;
+    int resumed = c->wk->http.resume, route, get;
 
     (void)len;
     *ns = 0;
-    c->http.resume = 0;
+    c->wk->http.resume = 0;
     /* Every request has an answer, an error at least: room first. */
     if (!resumed &&
         (st = folio_out_room(c, FOLIO_REPLY_SMALL)) != FOLIO_CONN_READY) {
-        c->http.resume = 1; /* run again: its parse stays */
+        c->wk->http.resume = 1; /* run again: its parse stays */
         return st;
     }
-    if (resumed && c->http.route == R_RPC) {
+    if (resumed && c->wk->http.route == R_RPC) {
         st = route_rpc(c, p, ns);
         goto out;
     }
-    c->http.next = 0;
-    c->http.route = R_NONE;
-    c->http.rflags = (r->flags & FOLIO_HTTP_KEEPALIVE)
-                         ? (r->minor == 0 ? FOLIO_HTTP_R_KEEPALIVE : 0)
-                         : FOLIO_HTTP_R_CLOSE;
+    c->wk->http.next = 0;
+    c->wk->http.route = R_NONE;
+    c->wk->http.rflags = (r->flags & FOLIO_HTTP_KEEPALIVE)
+                             ? (r->minor == 0 ? FOLIO_HTTP_R_KEEPALIVE : 0)
+                             : FOLIO_HTTP_R_CLOSE;
     if (r->method == FOLIO_HTTP_HEAD)
-        c->http.rflags |= FOLIO_HTTP_R_NOBODY;
-    c->http.origin_len = 0;
-    if (r->origin.len > 0 && r->origin.len <= sizeof(c->http.origin)) {
-        memcpy(c->http.origin, p + r->origin.off, r->origin.len);
-        c->http.origin_len = (uint8_t)r->origin.len;
+        c->wk->http.rflags |= FOLIO_HTTP_R_NOBODY;
+    c->wk->http.origin_len = 0;
+    if (r->origin.len > 0 && r->origin.len <= sizeof(c->wk->http.origin)) {
+        memcpy(c->wk->http.origin, p + r->origin.off, r->origin.len);
+        c->wk->http.origin_len = (uint8_t)r->origin.len;
     }
     if (c->flags & CONN_REJECT) {
-        c->http.rflags = FOLIO_HTTP_R_CLOSE;
+        c->wk->http.rflags = FOLIO_HTTP_R_CLOSE;
         answer_errorf(c, 503, "too many connections: try again later");
         folio_stat_add(&c->w->slot->ws_conns_rejected, 1);
         return FOLIO_CONN_CLOSING;
@@ -1240,7 +1241,7 @@ folio_face_http_message(struct folio_conn *c, char *p, size_t len, int share,
                            "Allow: POST, OPTIONS\r\n");
         return answered(c);
     }
-    c->http.route = (uint8_t)route;
+    c->wk->http.route = (uint8_t)route;
     switch (route) {
     case R_STATUS:
         answer(c, 200, "{\"message\":\"OK\"}", 16);
@@ -1274,7 +1275,8 @@ out:
     /* Waits before it ran (room, a share): it runs again as it is. */
     if (st == FOLIO_CONN_YIELDED || st == FOLIO_CONN_PAUSED ||
         st == FOLIO_CONN_OUT_WAIT)
-        c->http.resume = c->http.route == R_RPC ? c->http.resume : 1;
+        c->wk->http.resume =
+            c->wk->http.route == R_RPC ? c->wk->http.resume : 1;
     else /* the budget made for a page the answer did not take: back */
         folio_out_settle(c);
     return st;
@@ -1284,14 +1286,14 @@ void
 folio_face_http_bad_stream(struct folio_conn *c, int why, const char *p,
                            size_t avail)
 {
-    const struct folio_http_req *r = &c->http.req;
+    const struct folio_http_req *r = &c->wk->http.req;
 
     (void)why;
     (void)p;
     (void)avail;
-    c->http.route = R_NONE;
-    c->http.rflags = FOLIO_HTTP_R_CLOSE;
-    c->http.origin_len = 0;
+    c->wk->http.route = R_NONE;
+    c->wk->http.rflags = FOLIO_HTTP_R_CLOSE;
+    c->wk->http.origin_len = 0;
     answer_errorf(c, r->status != 0 ? r->status : 400,
                   r->why != NULL ? r->why : "malformed request");
     folio_stat_add(&c->w->slot->ws_protocol_errors, 1);
@@ -1304,7 +1306,7 @@ folio_face_http_release(struct folio_conn *c, const struct folio_hold *h,
 {
     if (h->notify)
         return code;
-    switch (c->http.route) {
+    switch (c->wk->http.route) {
     case R_COMMENTS_LIST:
         if (code != 0)
             answer_error(c, http_status(code), code, msg, strlen(msg));
@@ -1318,7 +1320,7 @@ folio_face_http_release(struct folio_conn *c, const struct folio_hold *h,
             answer_created(c, result, len);
         break;
     case R_RPC:
-        next_response(c, c->http.batch);
+        next_response(c, c->wk->http.batch);
         if (put_kept_response(c, result, len, code, msg) != 0)
             code = FOLIO_ST_RESOURCE_EXHAUSTED;
         break;
@@ -1331,9 +1333,9 @@ folio_face_http_release(struct folio_conn *c, const struct folio_hold *h,
 void
 folio_face_http_timed_out(struct folio_conn *c)
 {
-    c->http.route = R_NONE;
-    c->http.rflags = FOLIO_HTTP_R_CLOSE;
-    c->http.origin_len = 0;
+    c->wk->http.route = R_NONE;
+    c->wk->http.rflags = FOLIO_HTTP_R_CLOSE;
+    c->wk->http.origin_len = 0;
     answer_errorf(c, 408,
                   "the request did not arrive in time "
                   "(request_timeout)");

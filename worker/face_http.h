@@ -45,14 +45,14 @@ int folio_face_http_frame(struct folio_conn *c, char *p, size_t avail);
 static inline size_t
 folio_face_http_frame_len(const struct folio_conn *c)
 {
-    return (size_t)c->http.req.total;
+    return (size_t)c->wk->http.req.total;
 }
 
 /* The length the request needs, once its head told (0 until then). */
 static inline uint64_t
 folio_face_http_frame_need(const struct folio_conn *c)
 {
-    const struct folio_http_req *r = &c->http.req;
+    const struct folio_http_req *r = &c->wk->http.req;
 
     if (!(r->flags & FOLIO_HTTP_HEAD_DONE) || (r->flags & FOLIO_HTTP_CHUNKED))
         return 0;
@@ -78,7 +78,7 @@ enum folio_conn_state folio_face_http_message(struct folio_conn *c, char *p,
 
 /*
  * folio_face_http_bad_stream - the request could not be read (its status
- * in c->http.req: 400, 411, 413, 414, 417, 431, 501, 505): answer that
+ * in c->wk->http.req: 400, 411, 413, 414, 417, 431, 501, 505): answer that
  * status with a JSON body that says why, "Connection: close"; counted.
  */
 void folio_face_http_bad_stream(struct folio_conn *c, int why, const char *p,

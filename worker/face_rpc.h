@@ -28,7 +28,7 @@ folio_face_rpc_frame_init(struct folio_conn *c)
 {
     const struct folio_config *cfg = c->w->cfg;
 
-    folio_mp_scan_init(&c->scan, cfg->max_message_bytes, cfg->max_depth);
+    folio_mp_scan_init(&c->wk->scan, cfg->max_message_bytes, cfg->max_depth);
 }
 
 /*
@@ -42,14 +42,14 @@ folio_face_rpc_frame_init(struct folio_conn *c)
 static inline int
 folio_face_rpc_frame(struct folio_conn *c, const char *p, size_t avail)
 {
-    return folio_rpc_frame(&c->scan, p, avail);
+    return folio_rpc_frame(&c->wk->scan, p, avail);
 }
 
 /* folio_face_rpc_frame_len - after FOLIO_MP_DONE: the message's length. */
 static inline size_t
 folio_face_rpc_frame_len(const struct folio_conn *c)
 {
-    return (size_t)c->scan.pos;
+    return (size_t)c->wk->scan.pos;
 }
 
 /*
@@ -59,7 +59,7 @@ folio_face_rpc_frame_len(const struct folio_conn *c)
 static inline uint64_t
 folio_face_rpc_frame_need(const struct folio_conn *c)
 {
-    return c->scan.pos;
+    return c->wk->scan.pos;
 }
 
 /*
@@ -69,7 +69,7 @@ folio_face_rpc_frame_need(const struct folio_conn *c)
 static inline void
 folio_face_rpc_frame_reset(struct folio_conn *c)
 {
-    folio_mp_scan_reset(&c->scan);
+    folio_mp_scan_reset(&c->wk->scan);
 }
 
 /* ---- messages and replies ---- */

@@ -134,7 +134,7 @@ page_uncount(struct folio_conn *c, struct folio_bytes *b)
 static int
 ref_pop(struct folio_conn *c)
 {
-    struct folio_out_ref *r = &c->refs[c->ref_head];
+    struct folio_out_ref *r = &c->wk->refs[c->ref_head];
     int freed = page_uncount(c, r->b);
 
     c->out_refbytes -= r->b->fb_len - r->off;
@@ -201,7 +201,7 @@ folio_out_ref_add(struct folio_conn *c, struct folio_bytes *b)
     if (c->out.b_max != 0 &&
         folio_conn_out_pending(c) + b->fb_len > c->out.b_max)
         return FOLIO_ETOOBIG;
-    r = &c->refs[(c->ref_head + c->nrefs++) % FOLIO_CONN_REFS];
+    r = &c->wk->refs[(c->ref_head + c->nrefs++) % FOLIO_CONN_REFS];
     r->b = folio_bytes_ref(b);
     r->off = 0;
     r->gap = buf - c->out_refgap;
@@ -237,7 +237,7 @@ folio_out_iov(const struct folio_conn *c, struct iovec *iov, int max,
 
     for (i = 0; i < c->nrefs && n + 2 <= max && limit > 0; i++) {
         const struct folio_out_ref *r =
-            &c->refs[(c->ref_head + i) % FOLIO_CONN_REFS];
+            &c->wk->refs[(c->ref_head + i) % FOLIO_CONN_REFS];
 
         n = iov_add(iov, n, p, r->gap, &limit);
         p += r->gap;
@@ -257,7 +257,7 @@ folio_out_sent(struct folio_conn *c, size_t n)
     size_t k;
 
     while (n > 0 && c->nrefs > 0) {
-        struct folio_out_ref *r = &c->refs[c->ref_head];
+        struct folio_out_ref *r = &c->wk->refs[c->ref_head];
 
         if ((k = r->gap < n ? r->gap : n) > 0) {
             folio_buf_consume(&c->out, k);

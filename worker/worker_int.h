@@ -116,6 +116,21 @@ struct folio_conn_http {
     char id[96];
 };
 
+/*
+ * What a connection needs only while it has work: the framing of its
+ * input and the pages its output points at.  It comes with the two
+ * buffers and goes back to the worker's pool with them (conn_io.c), so
+ * an idle connection holds none of it: c->wk is set exactly when
+ * c->in.b_data is.
+ */
+struct folio_conn_work {
+    union {
+        struct folio_mp_scan scan;   /* framing the input (face_rpc.h) */
+        struct folio_conn_http http; /* the HTTP face's (CONN_HTTP) */
+    };
+    struct folio_out_ref refs[FOLIO_CONN_REFS]; /* a ring (out.c) */
+};
+
 struct folio_conn {
     int fd;
     enum folio_conn_state state;
@@ -125,10 +140,7 @@ struct folio_conn {
     struct event ev_write;
     struct folio_buf in;
     struct folio_buf out;
-    union {
-        struct folio_mp_scan scan;   /* framing the input (face_rpc.h) */
-        struct folio_conn_http http; /* the HTTP face's (CONN_HTTP) */
-    };
+    struct folio_conn_work *wk; /* with its buffers, or NULL */
     uint64_t last_ms;      /* last read */
     uint64_t read_ns;      /* monotonic ns of the last read (stats on) */
     uint64_t msg_start_ms; /* a message began arriving then; 0: none */
@@ -144,8 +156,7 @@ struct folio_conn {
                               is not queued yet (out.c) */
     size_t out_refbytes;   /* of its references, the bytes not yet sent */
     size_t out_refgap;     /* buffer bytes before the last one's end */
-    unsigned nrefs, ref_head; /* refs[] is a ring, oldest at ref_head */
-    struct folio_out_ref refs[FOLIO_CONN_REFS];
+    unsigned nrefs, ref_head; /* wk->refs[], oldest at ref_head */
     int heavy;             /* its last message took HEAVY_NS or more */
     struct folio_conn *prev, *next; /* w->conns or w->free_conns */
     /* Its links in the queues it is on (enum folio_conn_link). */
