@@ -49,37 +49,35 @@
 /* ---- the buffers: a connection's while it has work, else the pool's ---- */
 
 /*
- * The pool holds pairs, as connections take and give them: an input
- * buffer whose first bytes hold the next pair, the pair's output buffer
- * and the work area that goes with them (worker_int.h).
+ * The pool holds work areas, each with the two buffers it came with, as
+ * connections take and give them (pairs of buffers, with their area).
+ * A work area left in the middle of a message (its connection closed),
+ * or new, is framed afresh when taken; one given back by an idle
+ * connection is at rest, ready for the next message of its face.
  */
-struct pair {
-    char *next;
-    char *out;
-    struct folio_conn_work *wk;
-};
+#define FACE_NONE (~0u)
 
 /*
  * c's two buffers (base size, empty) and its work area to the pool, or
- * freed when grown.
+ * freed when grown; `face`: what the area is ready for.
  */
 static void
-pool_give(struct folio_worker *w, struct folio_conn *c)
+pool_give(struct folio_worker *w, struct folio_conn *c, unsigned face)
 {
-    struct pair pr;
+    struct folio_conn_work *wk = c->wk;
 
-    if (c->in.b_data != NULL && c->in.b_cap == FOLIO_CONN_BUF &&
+    if (wk != NULL && c->in.b_cap == FOLIO_CONN_BUF &&
         c->out.b_cap == FOLIO_CONN_BUF && !w->stopping && !w->retiring) {
-        pr.next = w->pool;
-        pr.out = c->out.b_data;
-        pr.wk = c->wk;
-        memcpy(c->in.b_data, &pr, sizeof(pr));
-        w->pool = c->in.b_data;
+        wk->pooled.next = w->pool;
+        wk->pooled.in = c->in.b_data;
+        wk->pooled.out = c->out.b_data;
+        wk->pooled.face = face;
+        w->pool = wk;
         w->npool++;
     } else {
         folio_free(c->in.b_data);
         folio_free(c->out.b_data);
-        folio_free(c->wk);
+        folio_free(wk);
     }
     c->in.b_data = c->out.b_data = NULL;
     c->wk = NULL;
@@ -91,26 +89,30 @@ int
 folio_conn_io_attach_slow(struct folio_conn *c)
 {
     struct folio_worker *w = c->w;
-    struct pair pr;
+    struct folio_conn_work *wk = w->pool;
 
-    if (w->pool != NULL) {
-        memcpy(&pr, w->pool, sizeof(pr));
-        c->in.b_data = w->pool;
-        c->out.b_data = pr.out;
-        c->wk = pr.wk;
-        w->pool = pr.next;
+    if (wk != NULL) {
+        c->in.b_data = wk->pooled.in;
+        c->out.b_data = wk->pooled.out;
+        c->wk = wk;
+        w->pool = wk->pooled.next;
         if (--w->npool < w->pool_low)
             w->pool_low = w->npool;
-    } else if ((c->in.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL ||
-               (c->out.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL ||
-               (c->wk = folio_malloc(sizeof(*c->wk))) == NULL) {
+        c->in.b_cap = c->out.b_cap = FOLIO_CONN_BUF;
+        /* Left in the middle of a message, or the other face's. */
+        if (wk->pooled.face != (c->flags & CONN_HTTP))
+            folio_face_frame_init(c);
+        return 0;
+    }
+    if ((c->in.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL ||
+        (c->out.b_data = folio_malloc(FOLIO_CONN_BUF)) == NULL ||
+        (c->wk = folio_malloc(sizeof(*c->wk))) == NULL) {
         folio_free(c->in.b_data);
         folio_free(c->out.b_data);
         c->in.b_data = c->out.b_data = NULL;
         return -1;
     }
     c->in.b_cap = c->out.b_cap = FOLIO_CONN_BUF;
-    /* The area may have framed another face's bytes: start afresh. */
     folio_face_frame_init(c);
     return 0;
 }
@@ -120,21 +122,20 @@ folio_conn_io_idle(struct folio_conn *c)
 {
     /* Grown buffers are kept a while (folio_conn_sweep shrinks them). */
     if (c->in.b_cap == FOLIO_CONN_BUF && c->out.b_cap == FOLIO_CONN_BUF)
-        pool_give(c->w, c);
+        pool_give(c->w, c, c->flags & CONN_HTTP); /* at rest */
 }
 
-/* The pool's newest pair freed. */
+/* The pool's newest area freed, with its buffers. */
 static void
 pool_free_one(struct folio_worker *w)
 {
-    struct pair pr;
+    struct folio_conn_work *wk = w->pool;
 
-    memcpy(&pr, w->pool, sizeof(pr));
-    folio_free(pr.out);
-    folio_free(pr.wk);
-    folio_free(w->pool);
-    w->pool = pr.next;
+    w->pool = wk->pooled.next;
     w->npool--;
+    folio_free(wk->pooled.in);
+    folio_free(wk->pooled.out);
+    folio_free(wk);
 }
 
 void
@@ -186,7 +187,7 @@ folio_conn_io_free(struct folio_conn *c)
 void
 folio_conn_io_put(struct folio_worker *w, struct folio_conn *c)
 {
-    pool_give(w, c);
+    pool_give(w, c, FACE_NONE); /* closed: maybe in a message */
     if (w->nfree >= FREE_CONNS_KEPT || w->stopping || w->retiring) {
         folio_free(c);
         return;

@@ -128,7 +128,16 @@ struct folio_conn_work {
         struct folio_mp_scan scan;   /* framing the input (face_rpc.h) */
         struct folio_conn_http http; /* the HTTP face's (CONN_HTTP) */
     };
-    struct folio_out_ref refs[FOLIO_CONN_REFS]; /* a ring (out.c) */
+    union {
+        struct folio_out_ref refs[FOLIO_CONN_REFS]; /* a ring (out.c) */
+        /* In the worker's pool (conn_io.c), with no page to point at. */
+        struct {
+            struct folio_conn_work *next;
+            char *in, *out; /* the buffers that go with it */
+            unsigned face;  /* CONN_HTTP or 0: its framing is at rest for
+                               that face's next message; else unknown */
+        } pooled;
+    };
 };
 
 struct folio_conn {
@@ -257,12 +266,12 @@ struct folio_worker {
     uint32_t nadmin;             /* of which from the admin socket */
     uint32_t nfree;
     /*
-     * Pairs of buffers of FOLIO_CONN_BUF bytes that no connection holds
-     * (conn_io.c: an idle connection gives its two back), linked through
-     * their first bytes; pool_low, the fewest there were since
-     * pool_trim_ms.
+     * Work areas, each with its two buffers of FOLIO_CONN_BUF bytes, that
+     * no connection holds (conn_io.c: an idle connection gives them
+     * back), linked through the areas; pool_low, the fewest there were
+     * since pool_trim_ms.
      */
-    char *pool;
+    struct folio_conn_work *pool;
     uint32_t npool, pool_low;
     uint64_t pool_trim_ms;
     /*
