@@ -580,6 +580,9 @@ START_TEST(test_allocs_posting)
 
     ck_assert_int_eq(total(&p, "alloc_objects", "folio_comments_post_batch"),
                      0);
+    fprintf(stderr, "test_allocs_posting: %lld allocations under "
+                    "comments.post for 300 posts\n",
+            (long long)posting);
     ck_assert_msg(posting < 300, "%lld allocations under comments.post",
                   (long long)posting);
 #endif

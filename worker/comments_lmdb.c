@@ -52,6 +52,8 @@
 
 #define BATCH_SOFT_COUNT 256        /* a batch holds this many posts */
 #define BATCH_SOFT_BYTES (4u << 20) /* or this much text */
+#define BATCH_FIRST_BYTES 65536     /* its buffers' first size */
+#define BATCHES_KEPT 4              /* empty batches kept for reuse */
 #define ENCODED_EXTRA 128 /* a stored comment's keys and numbers, at most */
 
 /* A post waiting for its batch's commit. */
@@ -110,6 +112,7 @@ struct folio_lmdb {
     struct batch *open;      /* posts of this turn, not handed over */
     struct batch *out, *out_tail; /* handed over, in order */
     struct batch *free_batches;
+    int nfree_batches;
     int nout;
     int group;               /* comments_group_commit */
     int stuck;               /* a batch given up while the writer waited
@@ -156,9 +159,10 @@ batch_get(struct folio_lmdb *lm, int kind)
 
     if (b != NULL) {
         lm->free_batches = b->next;
+        lm->nfree_batches--;
     } else if ((b = folio_calloc(1, sizeof(*b))) == NULL ||
-               folio_buf_init(&b->arena, 65536, 0) != 0 ||
-               folio_buf_init(&b->results, 65536, 0) != 0) {
+               folio_buf_init(&b->arena, BATCH_FIRST_BYTES, 0) != 0 ||
+               folio_buf_init(&b->results, BATCH_FIRST_BYTES, 0) != 0) {
         batch_free(b);
         return NULL;
     }
@@ -177,13 +181,22 @@ batch_get(struct folio_lmdb *lm, int kind)
 static void
 batch_put(struct folio_lmdb *lm, struct batch *b)
 {
-    /* Keep one (the buffers it grew to); a burst's others go. */
-    if (lm->free_batches != NULL || b->arena.b_cap > BATCH_SOFT_BYTES) {
+    /*
+     * Keep one with the buffers it grew to, and a few more at their
+     * first size: posts of several connections in flight at once, each
+     * its own batch (comments_group_commit off, or a slow writer), then
+     * allocate nothing; a burst's larger others go.
+     */
+    if (b->arena.b_cap > BATCH_SOFT_BYTES ||
+        lm->nfree_batches >= BATCHES_KEPT ||
+        (lm->free_batches != NULL && (b->arena.b_cap > BATCH_FIRST_BYTES ||
+                                      b->results.b_cap > BATCH_FIRST_BYTES))) {
         batch_free(b);
         return;
     }
-    b->next = NULL;
+    b->next = lm->free_batches;
     lm->free_batches = b;
+    lm->nfree_batches++;
 }
 
 /* Room for n posts in b's arrays. */
