@@ -130,6 +130,25 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- text ---------------------------------------------------------- */
 
+/*
+ * Whether the 8 bytes at p are all printable ASCII (0x20-0x7e): each
+ * byte less 0x20 and plus 1 keeps its top bit clear exactly then (a byte
+ * below 0x20 borrows, 0x7f-0x9f reach 0x80 or more by 1, 0xa0 and above
+ * stay there less 0x20).  A borrow or carry out of a bad byte may mark
+ * its neighbour too, which only sends the word to the byte-by-byte check.
+ */
+static inline int
+printable8(const unsigned char *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, sizeof(x));
+    return ((x - 0x2020202020202020ull) | (x + 0x0101010101010101ull)) &
+                   0x8080808080808080ull
+               ? 0
+               : 1;
+}
+
 int
 folio_comments_text_check(const char *s, size_t len, int body, size_t *at)
 {
@@ -138,6 +157,11 @@ folio_comments_text_check(const char *s, size_t len, int body, size_t *at)
     int st = FOLIO_TEXT_UTF8;
 
     while (p < end) {
+        /* Paths, names and most text: eight bytes at a time. */
+        while (end - p >= 8 && printable8(p))
+            p += 8;
+        if (p == end)
+            break;
         c = *p;
         if (c < 0x80) {
             if ((c < 0x20 || c == 0x7f) &&

@@ -296,6 +296,36 @@ START_TEST(test_utf8_valid)
 }
 END_TEST
 
+/*
+ * Every byte value at every offset of plain text, as the byte-by-byte
+ * rule has it: the check's eight-bytes-at-a-time path finds the same
+ * first bad byte (and its kind) wherever it falls in a word.
+ */
+START_TEST(test_text_every_byte_every_offset)
+{
+    char s[24];
+    unsigned b;
+    size_t pos, len;
+    int body, want;
+
+    for (body = 0; body <= 1; body++)
+        for (len = 1; len <= sizeof(s); len++)
+            for (pos = 0; pos < len; pos++)
+                for (b = 0; b < 256; b++) {
+                    memset(s, 'a', sizeof(s));
+                    s[pos] = (char)b;
+                    if ((b >= 0x20 && b < 0x7f) ||
+                        (body && (b == '\n' || b == '\t')))
+                        want = FOLIO_TEXT_OK;
+                    else if (b < 0x20 || b == 0x7f)
+                        want = FOLIO_TEXT_CONTROL;
+                    else
+                        want = FOLIO_TEXT_UTF8; /* alone, or before 'a' */
+                    expect_text(s, len, body, want, pos);
+                }
+}
+END_TEST
+
 START_TEST(test_utf8_invalid)
 {
     /* overlong forms */
@@ -1251,6 +1281,7 @@ comments_suite(void)
     tcase_add_test(text, test_normalize_longest);
     tcase_add_test(text, test_limits);
     tcase_add_test(text, test_utf8_valid);
+    tcase_add_test(text, test_text_every_byte_every_offset);
     tcase_add_test(text, test_utf8_invalid);
     tcase_add_test(text, test_controls);
     tcase_add_test(text, test_validate_messages);
