@@ -230,6 +230,20 @@ status_once(void)
     close(fd);
 }
 
+/* Half a message to addr, then a ping; the same half, then GET /status. */
+static void
+each_face_after(const char *addr, const void *part, size_t len)
+{
+    int fd;
+
+    leave_half(addr, part, len);
+    fd = connect_to(srv.addr);
+    ping_once(fd);
+    close(fd);
+    leave_half(addr, part, len);
+    status_once();
+}
+
 /*
  * The work area (the framing of a connection's input) goes to the pool
  * with the buffers: the next connection, of either face, takes the one a
@@ -245,25 +259,13 @@ START_TEST(test_work_area_starts_afresh)
                                          'i',  'n',  'g',  0x91, 0x91, 0x91,
                                          0x92, 0x01};
     static const char head[] = "GET /status HTTP/1.1\r\nHost: t\r\nX-A";
-    int fd, round;
+    int round;
 
     ck_assert_int_eq(e2e_start(&srv, "workers = 1\n", NULL), 0);
     ck_assert_msg(srv.http[0] != '\0', "no HTTP face");
     for (round = 0; round < 2; round++) {
-        /* half a msgpack-RPC message, then each face */
-        leave_half(srv.addr, deep, sizeof(deep));
-        fd = connect_to(srv.addr);
-        ping_once(fd);
-        close(fd);
-        leave_half(srv.addr, deep, sizeof(deep));
-        status_once();
-        /* half an HTTP head, then each face */
-        leave_half(srv.http, head, strlen(head));
-        fd = connect_to(srv.addr);
-        ping_once(fd);
-        close(fd);
-        leave_half(srv.http, head, strlen(head));
-        status_once();
+        each_face_after(srv.addr, deep, sizeof(deep)); /* msgpack-RPC */
+        each_face_after(srv.http, head, strlen(head)); /* HTTP */
     }
     ck_assert_int_eq(e2e_stop(&srv), 0);
 }
