@@ -583,6 +583,16 @@ END_TEST
  * the good client waits milliseconds, not until the flood is done (6.5 s
  * for 3 MiB of corpus.search notifications before the share existed).
  */
+/*
+ * Under the sanitizers a search costs several times more: a smaller
+ * flood (still thousands of turns' shares) fits the case's bound.
+ */
+#ifdef FOLIO_SANITIZED
+#define FLOOD_BYTES (512u << 10)
+#else
+#define FLOOD_BYTES (2u << 20)
+#endif
+
 START_TEST(test_notification_flood)
 {
     const char *corpus = e2e_corpus();
@@ -593,15 +603,7 @@ START_TEST(test_notification_flood)
     msgpack_sbuffer sb;
     msgpack_packer pk;
     char conf[512], *big;
-    /*
-     * Under the sanitizers a search costs several times more: a smaller
-     * flood (still thousands of turns' shares) fits the case's bound.
-     */
-#ifdef FOLIO_SANITIZED
-    size_t flood = getenv("E2E_VALGRIND") != NULL ? 64u << 10 : 512u << 10;
-#else
-    size_t flood = getenv("E2E_VALGRIND") != NULL ? 64u << 10 : 2u << 20;
-#endif
+    size_t flood = getenv("E2E_VALGRIND") != NULL ? 64u << 10 : FLOOD_BYTES;
     uint64_t t0;
     uint32_t id, n = 0;
 

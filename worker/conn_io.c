@@ -50,7 +50,7 @@
 
 /*
  * The pool holds work areas, each with the two buffers it came with, as
- * connections take and give them (pairs of buffers, with their area).
+ * connections take and give them.
  * A work area left in the middle of a message (its connection closed),
  * or new, is framed afresh when taken; one given back by an idle
  * connection is at rest, ready for the next message of its face.
