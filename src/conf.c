@@ -366,34 +366,6 @@ parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
-static int
-parse_ms(const char *s, uint64_t *out)
-{
-    uint64_t v, mul = 1000;
-    char *end;
-
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0)
-        return -1;
-    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
-        mul = 1000;
-    else if (strcmp(end, "ms") == 0)
-        mul = 1;
-    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-        mul = 60000;
-    else if (strcmp(end, "h") == 0)
-        mul = 3600000;
-    else
-        return -1;
-    if (v > UINT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
 int
 folio_parse_duration(const char *s, double bare_ns, uint64_t *ns)
 {
@@ -418,7 +390,7 @@ folio_parse_duration(const char *s, double bare_ns, uint64_t *ns)
         v *= 1e6;
     else if (strcmp(e, "s") == 0)
         v *= 1e9;
-    else if (strcmp(e, "m") == 0)
+    else if (strcmp(e, "m") == 0 || strcmp(e, "min") == 0)
         v *= 60e9;
     else if (strcmp(e, "h") == 0)
         v *= 3600e9;
@@ -430,10 +402,16 @@ folio_parse_duration(const char *s, double bare_ns, uint64_t *ns)
     return 0;
 }
 
+/* The same grammar, in whole milliseconds ("1.5s"; not "100us"). */
 int
 folio_conf_duration_ms(const char *s, uint64_t *out)
 {
-    return parse_ms(s, out);
+    uint64_t ns;
+
+    if (folio_parse_duration(s, 1e9, &ns) != 0 || ns % 1000000 != 0)
+        return -1;
+    *out = ns / 1000000;
+    return 0;
 }
 
 static int
@@ -641,7 +619,7 @@ apply(struct folio_config *cfg, const struct opt *o, const char *value,
     case T_SIZE:
     case T_MS: {
         int rc = o->type == T_SIZE ? parse_size(value, &v)
-                 : o->type == T_MS ? parse_ms(value, &v)
+                 : o->type == T_MS ? folio_conf_duration_ms(value, &v)
                                    : parse_u64(value, &v);
 
         if (rc != 0 || v < o->min || v > o->max) {

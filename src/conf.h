@@ -167,7 +167,7 @@ void folio_config_write_defaults(FILE *f, const char *version);
 
 /*
  * folio_parse_duration - a duration, a number and its unit ("1.5s",
- * "250ms", "2m", "100us", "5ns", "1h"), into *ns; a bare number is
+ * "250ms", "2m" or "2min", "100us", "5ns", "1h"), into *ns; a bare number is
  * `bare_ns` nanoseconds each (1e9: seconds), or refused where bare_ns is
  * 0 (where seconds are not meant: folio-bench's --max-p99).  0, or -1.
  */
@@ -178,8 +178,10 @@ const char *folio_default_conf_file(void);
 
 /*
  * folio_conf_duration_ms - a duration as the configuration writes one
- * ("60", "60s", "500ms", "2m", "1h": a bare number is seconds) into *out
- * milliseconds, for the clients' options too.  Returns 0, or -1.
+ * ("60", "1.5s", "500ms", "2m", "1h": folio_parse_duration's, a bare
+ * number seconds) into *out milliseconds, for the clients' options too;
+ * one that is not a whole number of them ("100us") is refused.  Returns
+ * 0, or -1.
  */
 int folio_conf_duration_ms(const char *s, uint64_t *out);
 

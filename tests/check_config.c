@@ -317,6 +317,36 @@ expect_file_error(const char *text, const char *needle)
     teardown();
 }
 
+/* One grammar of durations for the file, the options and the clients. */
+START_TEST(test_durations)
+{
+    static const struct {
+        const char *s;
+        int ok;
+        uint64_t ms;
+    } cases[] = {
+        {"60", 1, 60000},     {"1.5s", 1, 1500},   {"500ms", 1, 500},
+        {"2m", 1, 120000},    {"2min", 1, 120000}, {"1h", 1, 3600000},
+        {"0", 1, 0},          {"1000us", 1, 1},    {"100us", 0, 0},
+        {"0.0005s", 0, 0},    {"-1s", 0, 0},       {" 1s", 0, 0},
+        {"1 s", 0, 0},        {"inf", 0, 0},       {"1d", 0, 0},
+        {"", 0, 0},
+    };
+    uint64_t ms;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ms = 12345;
+        ck_assert_msg((folio_conf_duration_ms(cases[i].s, &ms) == 0) ==
+                          cases[i].ok,
+                      "'%s': %s", cases[i].s,
+                      cases[i].ok ? "refused" : "taken");
+        if (cases[i].ok)
+            ck_assert_uint_eq(ms, cases[i].ms);
+    }
+}
+END_TEST
+
 START_TEST(test_file_errors)
 {
     expect_file_error("workers = 2\nbogus = 1\n", ":2: unknown setting 'bogus'");
@@ -545,6 +575,7 @@ config_suite(void)
     tcase_add_test(tc, test_user_paths);
     tcase_add_test(tc, test_user_paths_no_home);
     tcase_add_test(tc, test_http_options);
+    tcase_add_test(tc, test_durations);
     tcase_add_test(tc, test_file_errors);
     tcase_add_test(tc, test_comments_backend);
     tcase_add_test(tc, test_cli_errors);
