@@ -1146,6 +1146,13 @@ START_TEST(test_cached_lists_never_stale)
                   "%.0f lists from the cache",
                   e2e_stat_num(&r, "totals", "comments_cache_hits", NULL));
     ck_assert(e2e_stat_num(&r, "totals", "comments_cache_misses", NULL) > 0);
+    /* Each post and delete moved the store's version: each was seen. */
+    ck_assert_msg(e2e_stat_num(&r, "totals", "comments_cache_invalidations",
+                               NULL) >= 2 * NPOSTS,
+                  "%.0f invalidations counted for %d posts and deletes",
+                  e2e_stat_num(&r, "totals", "comments_cache_invalidations",
+                               NULL),
+                  2 * NPOSTS);
     for (k = 0; k < NC; k++)
         folio_client_close(c[k]);
     folio_client_close(a);

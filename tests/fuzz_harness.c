@@ -432,7 +432,7 @@ fuzz_dispatch_on(struct folio_conn *c, const char *method, const void *p,
     m.msgid = notify ? 0 : 0x12345678;
     m.method = method;
     m.method_len = (uint32_t)strlen(method);
-    folio_dispatch(w, c, &m, admin, out);
+    folio_dispatch(w, c, &m, admin, NULL, out);
     return 0;
 }
 

@@ -674,8 +674,9 @@ lmdb_list_size(struct folio_comments_be *be, struct folio_call *call,
     struct folio_bytes *b;
     size_t nlen = 0, size;
 
-    cache = cache_for(lm, NULL, path, len, np, &nlen);
+    cache = cache_for(lm, call->w->slot, path, len, np, &nlen);
     if (cache != NULL && (b = folio_ccache_get(cache, np, nlen)) != NULL) {
+        call->page = b; /* the list is this page (h_comments.c) */
         if (b->fb_len < FOLIO_REF_MIN)
             return b->fb_len; /* copied */
         /* by reference: it counts once, for all of its senders */

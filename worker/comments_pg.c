@@ -359,6 +359,7 @@ pg_list_size(struct folio_comments_be *be, struct folio_call *call,
     nlen = folio_comments_normalize(path, len, np);
     if ((b = folio_ccache_get(pg->cache, np, nlen)) == NULL)
         return FOLIO_REPLY_SMALL;
+    call->page = b; /* the list is this page (h_comments.c) */
     if (b->fb_len < FOLIO_REF_MIN)
         return b->fb_len;
     return FOLIO_REPLY_BYREF | (b->fb_outrefs > 0 ? 0 : b->fb_len);

@@ -41,8 +41,7 @@ static struct name_key keys[FOLIO_MAX_METHODS];
 static uint8_t slots[HASH_SLOTS]; /* row + 1; 0: none */
 static uint64_t hash_mul;
 static int index_ready;
-/* Bit n: a method of name length n (< 64) has a reply_size. */
-static uint64_t sized_lens;
+uint64_t folio_dispatch_sized_lens = ~(uint64_t)0;
 
 static inline void
 name_key(const char *name, uint32_t len, struct name_key *k)
@@ -90,11 +89,12 @@ build_index(void)
     unsigned i;
     int t;
 
+    folio_dispatch_sized_lens = 0;
     for (i = 0; i < folio_nmethods; i++) {
         name_key(folio_methods[i].name, (uint32_t)strlen(folio_methods[i].name),
                  &keys[i]);
         if (folio_methods[i].reply_size != NULL && keys[i].len < 64)
-            sized_lens |= (uint64_t)1 << keys[i].len;
+            folio_dispatch_sized_lens |= (uint64_t)1 << keys[i].len;
     }
     /* Odd multipliers in a fixed sequence: the same index every run. */
     for (t = 0; t < HASH_TRIES;
@@ -162,18 +162,15 @@ folio_call_printable(const char *s, uint32_t len, char *out, size_t cap)
 }
 
 size_t
-folio_dispatch_reply_size(struct folio_worker *w, const struct folio_rpc_msg *m,
-                          int admin)
+folio_dispatch_reply_size_slow(struct folio_worker *w,
+                               const struct folio_rpc_msg *m, int admin,
+                               struct folio_bytes **page)
 {
     const struct folio_method *method;
     struct folio_call call;
     unsigned row;
+    size_t size;
 
-    /* Most calls (a ping) are told apart by their name's length alone. */
-    if (!index_ready)
-        build_index();
-    if (m->method_len >= 64 || !(sized_lens & ((uint64_t)1 << m->method_len)))
-        return FOLIO_REPLY_SMALL;
     method = folio_method_find(m->method, m->method_len, &row);
     if (method == NULL || method->reply_size == NULL ||
         ((method->flags & FOLIO_METHOD_ADMIN) && !admin) ||
@@ -186,7 +183,9 @@ folio_dispatch_reply_size(struct folio_worker *w, const struct folio_rpc_msg *m,
     call.notify = m->type == FOLIO_RPC_NOTIFY;
     call.msgid = m->msgid;
     call.w = w;
-    return method->reply_size(&call);
+    size = method->reply_size(&call);
+    *page = call.page;
+    return size;
 }
 
 /* Count a call that took dt ns (see folio_dispatch_record). */
@@ -253,7 +252,8 @@ publish_start(struct folio_worker *w, const struct folio_conn *c,
 
 uint64_t
 folio_dispatch(struct folio_worker *w, struct folio_conn *c,
-               const struct folio_rpc_msg *m, int admin, struct folio_buf *out)
+               const struct folio_rpc_msg *m, int admin,
+               struct folio_bytes *page, struct folio_buf *out)
 {
     struct folio_worker_slot *slot = w->slot;
     const struct folio_method *method;
@@ -297,6 +297,7 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     call.err_len = 0;
     call.t0 = read_ns; /* a held call's latency: the wait, the hold */
     call.held = 0;
+    call.page = page;
     out->b_failed = 0;
 
     method = folio_method_find(m->method, m->method_len, &row);

@@ -20,10 +20,13 @@
 #include "src/conf.h"
 #include "src/err.h"
 #include "src/mp.h"
+#include "src/rpc.h"
 
 struct folio_worker;
 
 struct folio_buf;
+
+struct folio_bytes;
 
 struct folio_conn;
 
@@ -47,6 +50,10 @@ struct folio_call {
     uint64_t t0;                 /* when its bytes were read (ns): its
                                     latency's start; 0: not timed */
     int held;                    /* set by folio_call_hold (conn.h) */
+    struct folio_bytes *page;    /* the cached page its method's reply_size
+                                    found for these very params, handed to
+                                    the handler (folio_dispatch's `page`):
+                                    borrowed; NULL: none */
     int err_code;                /* set by folio_call_error */
     size_t err_len;
     char err_msg[512];
@@ -62,7 +69,9 @@ typedef int (*folio_handler_fn)(struct folio_call *call);
  * will fail).  A reply that will be a shared page sent by reference
  * (folio_call_page) returns the budget it needs, with FOLIO_REPLY_BYREF
  * set: its size, or 0 when the page counts already (another output sends
- * it).
+ * it).  A reply_size that found the reply ready (a cached page) may set
+ * call->page to it: the handler is then handed that page rather than
+ * looking it up again.
  */
 typedef size_t (*folio_size_fn)(struct folio_call *call);
 
@@ -124,8 +133,6 @@ int folio_call_error(struct folio_call *call, int code, const char *fmt, ...)
 const char *folio_call_printable(const char *s, uint32_t len, char *out,
                                  size_t cap);
 
-struct folio_rpc_msg;
-
 /*
  * folio_dispatch_record - count one answered call in the stats slot:
  * requests or notifications, errors, its method row's code, latency
@@ -143,10 +150,31 @@ void folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
  * its method's reply_size, FOLIO_REPLY_SMALL for other methods, for an
  * unknown one and for calls that will be refused; with
  * FOLIO_REPLY_BYREF when that room is budget for a page sent by
- * reference (see folio_size_fn).  Runs nothing.
+ * reference (see folio_size_fn).  Runs nothing.  *page: the cached
+ * page the reply will be, when reply_size found one (else NULL), for
+ * folio_dispatch of the same m if nothing runs in between (nothing is
+ * held: drop it when the call waits instead).
  */
-size_t folio_dispatch_reply_size(struct folio_worker *w,
-                                 const struct folio_rpc_msg *m, int admin);
+size_t folio_dispatch_reply_size_slow(struct folio_worker *w,
+                                      const struct folio_rpc_msg *m,
+                                      int admin, struct folio_bytes **page);
+
+/* Bit n: a method of name length n (< 64) has a reply_size; all until
+ * the method index is built (dispatch.c). */
+extern uint64_t folio_dispatch_sized_lens;
+
+static inline size_t
+folio_dispatch_reply_size(struct folio_worker *w,
+                          const struct folio_rpc_msg *m, int admin,
+                          struct folio_bytes **page)
+{
+    *page = NULL;
+    /* Most calls (a ping) are told apart by their name's length alone. */
+    if (m->method_len >= 64 ||
+        !(folio_dispatch_sized_lens & ((uint64_t)1 << m->method_len)))
+        return FOLIO_REPLY_SMALL;
+    return folio_dispatch_reply_size_slow(w, m, admin, page);
+}
 
 /*
  * folio_dispatch_times - whether folio_dispatch measures each call under
@@ -165,11 +193,12 @@ folio_dispatch_times(const struct folio_config *cfg)
  * Counts it in the stats slot, where it is also the request in progress
  * while its handler runs (the watchdog's view); logs it when slower than
  * slow_request.  Returns the call's time in ns when folio_dispatch_times
- * (its handler's, a held call's hold not included), else 0.  Called by
- * face_rpc.c (and tests).
+ * (its handler's, a held call's hold not included), else 0.  page: what
+ * folio_dispatch_reply_size just gave for m, or NULL.  Called by the
+ * faces (and tests).
  */
 uint64_t folio_dispatch(struct folio_worker *w, struct folio_conn *c,
                         const struct folio_rpc_msg *m, int admin,
-                        struct folio_buf *out);
+                        struct folio_bytes *page, struct folio_buf *out);
 
 #endif
