@@ -57,32 +57,46 @@
  */
 #define FACE_NONE (~0u)
 
-/*
- * c's two buffers (base size, empty) and its work area to the pool, or
- * freed when grown; `face`: what the area is ready for.
- */
-static void
-pool_give(struct folio_worker *w, struct folio_conn *c, unsigned face)
+/* c's two buffers (base size, empty) and its work area onto the pool. */
+static inline void
+pool_push(struct folio_worker *w, struct folio_conn *c, unsigned face)
 {
     struct folio_conn_work *wk = c->wk;
 
-    if (wk != NULL && c->in.b_cap == FOLIO_CONN_BUF &&
-        c->out.b_cap == FOLIO_CONN_BUF && !w->stopping && !w->retiring) {
-        wk->pooled.next = w->pool;
-        wk->pooled.in = c->in.b_data;
-        wk->pooled.out = c->out.b_data;
-        wk->pooled.face = face;
-        w->pool = wk;
-        w->npool++;
-    } else {
-        folio_free(c->in.b_data);
-        folio_free(c->out.b_data);
-        folio_free(wk);
-    }
+    wk->pooled.next = w->pool;
+    wk->pooled.in = c->in.b_data;
+    wk->pooled.out = c->out.b_data;
+    wk->pooled.face = face;
+    w->pool = wk;
+    w->npool++;
+}
+
+/* c without its buffers and work area: pooled, or freed. */
+static inline void
+detach(struct folio_conn *c)
+{
     c->in.b_data = c->out.b_data = NULL;
     c->wk = NULL;
     c->in.b_off = c->in.b_len = c->in.b_cap = 0;
     c->out.b_off = c->out.b_len = c->out.b_cap = 0;
+}
+
+/*
+ * c's two buffers and its work area to the pool, or freed when grown or
+ * when the worker is on its way out; `face`: what the area is ready for.
+ */
+static void
+pool_give(struct folio_worker *w, struct folio_conn *c, unsigned face)
+{
+    if (c->wk != NULL && c->in.b_cap == FOLIO_CONN_BUF &&
+        c->out.b_cap == FOLIO_CONN_BUF && !w->stopping && !w->retiring) {
+        pool_push(w, c, face);
+    } else {
+        folio_free(c->in.b_data);
+        folio_free(c->out.b_data);
+        folio_free(c->wk);
+    }
+    detach(c);
 }
 
 int
@@ -120,9 +134,17 @@ folio_conn_io_attach_slow(struct folio_conn *c)
 void
 folio_conn_io_idle(struct folio_conn *c)
 {
+    struct folio_worker *w = c->w;
+
     /* Grown buffers are kept a while (folio_conn_sweep shrinks them). */
-    if (c->in.b_cap == FOLIO_CONN_BUF && c->out.b_cap == FOLIO_CONN_BUF)
-        pool_give(c->w, c, c->flags & CONN_HTTP); /* at rest */
+    if (c->in.b_cap != FOLIO_CONN_BUF || c->out.b_cap != FOLIO_CONN_BUF)
+        return;
+    if (w->stopping || w->retiring) {
+        pool_give(w, c, FACE_NONE); /* freed */
+        return;
+    }
+    pool_push(w, c, c->flags & CONN_HTTP); /* at rest */
+    detach(c);
 }
 
 /* The pool's newest area freed, with its buffers. */
