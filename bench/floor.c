@@ -55,7 +55,10 @@ static const char usage_text[] =
     "\"listen ADDR\",\n"
     "                  \"request_bytes N\", \"reply_bytes N\" there (by "
     "rename); the\n"
-    "                  listen line goes to stdout too\n";
+    "                  listen line goes to stdout too\n"
+    "  --linger-us N   an experiment: spin N us after each wake-up that "
+    "served\n"
+    "                  (bigger batches, N us more latency; default 0)\n";
 
 static size_t req_len, rep_len;
 static char *replies; /* the reply, as many times as one read can ask */
@@ -72,6 +75,7 @@ static size_t npartial;
 static _Atomic int *conns;
 static int nprocs = 1, me;
 static int deferred; /* the listening socket is out of this epoll set */
+static long linger_ns; /* --linger-us: a wait before the next poll */
 static struct timespec deferred_at;
 
 static long
@@ -132,6 +136,25 @@ ahead(void)
     }
     return atomic_load_explicit(&conns[me], memory_order_relaxed) >
            least + 1 + least / 8;
+}
+
+/*
+ * --linger-us: spin on the clock for linger_ns after a wake-up that
+ * served, so that more requests are waiting at the next read (bigger
+ * batches, fewer system calls a request) at the price of that much
+ * latency: an experiment, not the floor (off by default).
+ */
+static void
+linger(void)
+{
+    struct timespec t0, now;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - t0.tv_sec) * 1000000000L +
+               (now.tv_nsec - t0.tv_nsec) <
+           linger_ns);
 }
 
 /* One connection is ready: one read, the replies to what it completes. */
@@ -229,6 +252,8 @@ loop(int lfd)
             else
                 serve(evs[i].data.fd, buf);
         }
+        if (linger_ns > 0 && n > 0)
+            linger();
     }
 }
 
@@ -257,6 +282,7 @@ main(int argc, char **argv)
         {"listen", required_argument, NULL, 'l'},
         {"procs", required_argument, NULL, 'p'},
         {"ready-file", required_argument, NULL, 'r'},
+        {"linger-us", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *listen_at = "127.0.0.1:0", *ready = NULL;
@@ -270,7 +296,7 @@ main(int argc, char **argv)
     size_t k;
     long v;
 
-    while ((opt = getopt_long(argc, argv, "l:p:r:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "l:p:r:L:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l':
             listen_at = optarg;
@@ -286,6 +312,15 @@ main(int argc, char **argv)
             break;
         case 'r':
             ready = optarg;
+            break;
+        case 'L':
+            v = strtol(optarg, &end, 10);
+            if (*end != '\0' || v < 0 || v > 1000000) {
+                fprintf(stderr, "floor: --linger-us %s is not 0 to 1000000\n",
+                        optarg);
+                return 2;
+            }
+            linger_ns = v * 1000;
             break;
         case 'h':
             fputs(usage_text, stdout);

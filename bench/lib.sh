@@ -5,6 +5,8 @@
 # The convention of bench/*.sh (bench/all.sh runs them all): arguments
 # [SECONDS] [RUNS] (also $BENCH_SECS and $BENCH_RUNS), a markdown table on
 # stdout, notes on stderr, exit 0 when the table is complete.
+# BENCH_KEEP=DIR keeps a script's working files there (each run's
+# figures, one line a run, and the servers' logs) for per-run ratios.
 
 : "${BUILDDIR:=.}"
 : "${FOLIOD:=$BUILDDIR/foliod}"
@@ -29,6 +31,9 @@ bench_cleanup() {
     for _p in $FLOOR_PIDS; do
         kill "$_p" 2>/dev/null && wait "$_p" 2>/dev/null || :
     done
+    if [ -n "${BENCH_KEEP:-}" ]; then
+        mkdir -p "$BENCH_KEEP" && cp -R "$BENCH_TMP"/. "$BENCH_KEEP"/ 2>/dev/null || :
+    fi
     rm -rf "$BENCH_TMP"
 }
 trap bench_cleanup EXIT
@@ -115,7 +120,8 @@ ready_workers() {
 start_floor() {
     _r="$BENCH_TMP/floor-$1.ready"
     rm -f "$_r"
-    ${SERVER_WRAP:-} "$FLOOR" --procs "$1" --ready-file "$_r" \
+    # shellcheck disable=SC2086 # FLOOR_ARGS: more options, e.g. --linger-us 5
+    ${SERVER_WRAP:-} "$FLOOR" --procs "$1" --ready-file "$_r" ${FLOOR_ARGS:-} \
         "$FLOOR_REQUEST" "$FLOOR_REPLY" >/dev/null &
     FLOOR_PID=$!
     FLOOR_PIDS="$FLOOR_PIDS $FLOOR_PID"
