@@ -47,8 +47,8 @@ struct folio_comments_backend {
      * comments.list's reply size before it runs (folio_size_fn of
      * dispatch.h): a page of the cache to be sent by reference sets
      * FOLIO_REPLY_BYREF; FOLIO_REPLY_SMALL when nothing can be told.
-     * A page found sets call->page: the list is answered with it
-     * (h_comments.c), not looked up again.
+     * A page found sets call->page: list answers with it, not looking
+     * it up again.
      */
     size_t (*list_size)(struct folio_comments_be *be, struct folio_call *call,
                         const char *path, uint32_t len);

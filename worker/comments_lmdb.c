@@ -676,7 +676,7 @@ lmdb_list_size(struct folio_comments_be *be, struct folio_call *call,
 
     cache = cache_for(lm, call->w->slot, path, len, np, &nlen);
     if (cache != NULL && (b = folio_ccache_get(cache, np, nlen)) != NULL) {
-        call->page = b; /* the list is this page (h_comments.c) */
+        call->page = b; /* the list is this page (lmdb_list) */
         if (b->fb_len < FOLIO_REF_MIN)
             return b->fb_len; /* copied */
         /* by reference: it counts once, for all of its senders */
@@ -699,17 +699,19 @@ lmdb_list(struct folio_comments_be *be, struct folio_call *call,
     struct folio_lmdb *lm = (struct folio_lmdb *)be;
     struct folio_worker_slot *slot = call->w->slot; /* NULL in tests */
     char err[256], np[FOLIO_COMMENTS_NPATH_MAX];
-    struct folio_ccache *cache;
+    struct folio_ccache *cache = NULL;
     struct folio_bytes *b;
     size_t nlen = 0, max = (size_t)call->w->cfg->max_message_bytes;
     int rc;
 
-    if ((cache = cache_for(lm, slot, path, len, np, &nlen)) == NULL) {
+    b = call->page; /* the page reply_size found (dispatch.h), or NULL */
+    if (b == NULL &&
+        (cache = cache_for(lm, slot, path, len, np, &nlen)) == NULL) {
         rc = folio_comments_list(lm->store, path, len, call->out, max, NULL,
                                  err, sizeof(err));
         goto done;
     }
-    if ((b = folio_ccache_get(cache, np, nlen)) != NULL) {
+    if (b != NULL || (b = folio_ccache_get(cache, np, nlen)) != NULL) {
         if (slot != NULL)
             folio_stat_add(&slot->ws_comments_cache_hits, 1);
         return folio_call_page(call, b);

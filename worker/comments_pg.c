@@ -312,16 +312,20 @@ pg_list(struct folio_comments_be *be, struct folio_call *call, const char *path,
 {
     struct folio_pg *pg = (struct folio_pg *)be;
     char np[FOLIO_COMMENTS_NPATH_MAX], err[256];
-    struct folio_bytes *hit;
+    struct folio_bytes *hit = call->page; /* reply_size's (dispatch.h) */
     struct unit *u;
     struct req *r;
-    size_t nlen;
+    size_t nlen = 0;
 
-    if (folio_comments_path_check(path, len, err, sizeof(err)) != 0)
-        return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT, "%s", err);
-    nlen = folio_comments_normalize(path, len, np);
-    if (pg->cache != NULL &&
-        (hit = folio_ccache_get(pg->cache, np, nlen)) != NULL) {
+    if (hit == NULL) {
+        if (folio_comments_path_check(path, len, err, sizeof(err)) != 0)
+            return folio_call_error(call, FOLIO_ST_INVALID_ARGUMENT, "%s",
+                                    err);
+        nlen = folio_comments_normalize(path, len, np);
+        if (pg->cache != NULL)
+            hit = folio_ccache_get(pg->cache, np, nlen);
+    }
+    if (hit != NULL) {
         folio_stat_add(&call->w->slot->ws_comments_cache_hits, 1);
         return folio_call_page(call, hit);
     }
@@ -359,7 +363,7 @@ pg_list_size(struct folio_comments_be *be, struct folio_call *call,
     nlen = folio_comments_normalize(path, len, np);
     if ((b = folio_ccache_get(pg->cache, np, nlen)) == NULL)
         return FOLIO_REPLY_SMALL;
-    call->page = b; /* the list is this page (h_comments.c) */
+    call->page = b; /* the list is this page (pg_list) */
     if (b->fb_len < FOLIO_REF_MIN)
         return b->fb_len;
     return FOLIO_REPLY_BYREF | (b->fb_outrefs > 0 ? 0 : b->fb_len);

@@ -12,7 +12,6 @@
 #include "shm/comments.h"
 #include "src/conf.h"
 #include "worker/comments_backend.h"
-#include "worker/conn.h"
 #include "worker/dispatch.h"
 #include "worker/h_comments.h"
 #include "worker/worker_int.h"
@@ -39,11 +38,6 @@ folio_h_comments_list(struct folio_call *call)
             folio_mp_type_name(folio_mp_type(&call->params)));
     if (be == NULL)
         return not_open(call);
-    if (call->page != NULL) { /* the page reply_size found for this path */
-        if (call->w->slot != NULL)
-            folio_stat_add(&call->w->slot->ws_comments_cache_hits, 1);
-        return folio_call_page(call, call->page);
-    }
     return be->ops->list(be, call, path, len);
 }
 
