@@ -69,6 +69,7 @@ struct folio_config {
     uint32_t shutdown_timeout_ms;
     uint32_t worker_timeout_ms; /* watchdog: a stalled loop; 0: off */
     uint32_t slow_request_ms;   /* log requests slower; 0: off */
+    uint32_t busy_poll_us;      /* a worker's poll without sleep; 0: off */
     uint64_t max_requests_per_worker; /* 0: never recycle */
     uint32_t cubic_threshold_g;
     uint32_t backlog;

@@ -367,6 +367,53 @@ assert_no_alloc(const char *method)
     folio_client_close(a);
 }
 
+/*
+ * busy_poll_us: a worker that polls without sleeping after each turn
+ * finds the next ping of a client that sends it as soon as it has its
+ * reply (10 ms is far longer than that round trip, even under the
+ * sanitizers); by default it never busy-polls.
+ */
+START_TEST(test_busy_poll)
+{
+    struct folio_client *c, *a;
+    struct folio_reply r;
+    double polls, hits;
+    int i;
+
+    ck_assert_int_eq(e2e_start(&srv, "workers = 1\n", NULL), 0);
+    c = e2e_connect(&srv);
+    a = e2e_connect_admin(&srv);
+    for (i = 0; i < 100; i++)
+        pipelined(c, "server.ping", 1, 0);
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    ck_assert_double_eq(NUM(&r, "totals", "busy_polls"), 0);
+    ck_assert_double_eq(NUM(&r, "totals", "busy_poll_hits"), 0);
+    folio_client_close(c);
+    folio_client_close(a);
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+
+    ck_assert_int_eq(e2e_start(&srv, "workers = 1\nbusy_poll_us = 10000\n",
+                               NULL),
+                     0);
+    c = e2e_connect(&srv);
+    a = e2e_connect_admin(&srv);
+    for (i = 0; i < 100; i++)
+        pipelined(c, "server.ping", 1, 0);
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    polls = NUM(&r, "totals", "busy_polls");
+    hits = NUM(&r, "totals", "busy_poll_hits");
+    printf("busy poll: %.0f polls, %.0f found the next request, of 100 "
+           "pings one at a time\n",
+           polls, hits);
+    ck_assert_msg(polls >= 100 && hits >= 10 && hits <= polls,
+                  "%.0f busy polls, %.0f hits for 100 pings", polls, hits);
+    folio_client_close(c);
+    folio_client_close(a);
+    assert_no_alloc("server.ping");
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
 START_TEST(test_zero_alloc_read_paths)
 {
     ck_assert_int_eq(e2e_start(&srv, NULL, NULL), 0);
@@ -388,6 +435,7 @@ stats_suite(void)
     tcase_add_test(tc, test_metrics_prometheus);
     tcase_add_test(tc, test_window_line);
     tcase_add_test(tc, test_zero_alloc_read_paths);
+    tcase_add_test(tc, test_busy_poll);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -17,6 +17,14 @@
  * thread that did not ask for it (folio_loop_watch) passes straight
  * through.
  *
+ * busy_poll_us (foliod.conf(5)), as Linux's net.core.busy_poll does for a
+ * socket: after a turn that served, the worker polls without sleeping
+ * (a poll of timeout 0, again and again) for that long before the poll
+ * that sleeps.  A request that comes within it is read with no sleep and
+ * no wake-up, the dearest part of a round trip here (bench/floor.c's
+ * --linger-us measured it), for a core's time spent polling.  The time
+ * polled is between turns: no turn's length counts it.
+ *
  * Called from worker.c: folio_loop_watch before the loop, NULL after it.
  */
 #include "config.h"
@@ -49,11 +57,13 @@ static _Thread_local uint64_t turn_start; /* monotonic ns; 0: none yet */
 static _Thread_local uint64_t longest_ns;
 static _Thread_local uint64_t longest[WINDOW];
 static _Thread_local uint64_t second, second_end;
+static _Thread_local uint64_t busy_ns; /* busy_poll_us; 0: off */
 
 void
-folio_loop_watch(struct folio_worker_slot *s)
+folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us)
 {
     watched = s;
+    busy_ns = s != NULL ? (uint64_t)busy_poll_us * 1000 : 0;
     turn_start = 0;
     longest_ns = 0;
     memset(longest, 0, sizeof(longest));
@@ -85,11 +95,37 @@ window_turn(struct folio_worker_slot *s, uint64_t now)
 int epoll_wait(int epfd, struct epoll_event *events, int maxevents,
                int timeout);
 
+static inline int
+poll_once(int epfd, struct epoll_event *events, int maxevents, int timeout)
+{
+    return (int)folio_sys6(SYS_epoll_pwait, epfd, (long)events, maxevents,
+                           timeout, 0, _NSIG / 8);
+}
+
+/* Poll without sleeping for busy_ns from now: what came, 0 if nothing. */
+static int
+busy_poll(struct folio_worker_slot *s, int epfd, struct epoll_event *events,
+          int maxevents, uint64_t now)
+{
+    uint64_t end = now + busy_ns;
+    int n;
+
+    folio_stat_add(&s->ws_busy_polls, 1);
+    do {
+        if ((n = poll_once(epfd, events, maxevents, 0)) != 0) {
+            if (n > 0)
+                folio_stat_add(&s->ws_busy_poll_hits, 1);
+            return n;
+        }
+    } while (folio_mono_ns() < end);
+    return 0;
+}
+
 int
 epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 {
     struct folio_worker_slot *s = watched;
-    uint64_t ns, now;
+    uint64_t ns, now = 0;
     int n, saved;
 
     if (s != NULL && turn_start != 0) {
@@ -105,8 +141,12 @@ epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
                 folio_stat_set(&s->ws_loop_turn_max_us, ns / 1000);
         }
     }
-    n = (int)folio_sys6(SYS_epoll_pwait, epfd, (long)events, maxevents, timeout,
-                        0, _NSIG / 8);
+    /* After a turn that served, unless the loop asks for no wait. */
+    n = 0;
+    if (busy_ns != 0 && now != 0 && folio_loop_ready > 0 && timeout != 0)
+        n = busy_poll(s, epfd, events, maxevents, now);
+    if (n == 0)
+        n = poll_once(epfd, events, maxevents, timeout);
     folio_loop_ready = n;
     if (s != NULL) {
         saved = errno;

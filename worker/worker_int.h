@@ -343,11 +343,12 @@ struct folio_worker {
 
 /*
  * loop.c: folio_loop_watch - time every turn of this thread's event loop
- * into slot s (its histogram and longest turn); NULL stops.  worker.c,
- * around its loop.
+ * into slot s (its histogram and longest turn), and poll busy_poll_us
+ * without sleeping after each turn that served (0: never); NULL stops.
+ * worker.c, around its loop.
  */
 struct folio_worker_slot;
-void folio_loop_watch(struct folio_worker_slot *s);
+void folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us);
 
 /*
  * loop.c: folio_loop_ready - the events this thread's last poll returned
