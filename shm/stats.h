@@ -105,12 +105,11 @@
       "CPU time in the kernel.")                                               \
     X(busy_polls, "busy_polls", FOLIO_SK_COUNTER, FOLIO_SU_ONE,                \
       "busy_polls_total", NULL, "",                                            \
-      "Times a worker polled without sleeping before it slept "               \
-      "(busy_poll_us): after each turn that served.")                          \
+      "Times a worker waited busy_poll_us without sleeping, after a turn "   \
+      "that served.")                                                          \
     X(busy_poll_hits, "busy_poll_hits", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
       "busy_poll_hits_total", NULL, "",                                        \
-      "Busy polls that found work before busy_poll_us ran out: wake-ups "     \
-      "saved.")                                                                \
+      "Busy polls after which work was there: wake-ups saved.")               \
     X(comments_cache_hits, "comments_cache_hits", FOLIO_SK_COUNTER,            \
       FOLIO_SU_ONE, "comments_cache_hits_total", NULL, "",                     \
       "comments.list answered from the worker's page cache.")       \

@@ -163,9 +163,9 @@ static const struct opt opts[] = {
     {"slow-request", 0, T_MS, O(slow_request_ms), 0, 86400000, "0", "DURATION",
      "log requests that take longer than this (0: never)"},
     {"busy-poll-us", 0, T_U32, O(busy_poll_us), 0, 10000, "0", "US",
-     "after a turn that served, poll this many microseconds without "
-     "sleeping before the worker sleeps (0: never): fewer wake-ups, a "
-     "core's time spent"},
+     "after a turn that served, wait this many microseconds without "
+     "sleeping, then read what came (0: never): fewer wake-ups, a core's "
+     "time spent"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
      UINT64_MAX, "0", "N",
      "replace a worker after about N requests (0: never)"},

@@ -17,13 +17,15 @@
  * thread that did not ask for it (folio_loop_watch) passes straight
  * through.
  *
- * busy_poll_us (foliod.conf(5)), as Linux's net.core.busy_poll does for a
- * socket: after a turn that served, the worker polls without sleeping
- * (a poll of timeout 0, again and again) for that long before the poll
- * that sleeps.  A request that comes within it is read with no sleep and
- * no wake-up, the dearest part of a round trip here (bench/floor.c's
- * --linger-us measured it), for a core's time spent polling.  The time
- * polled is between turns: no turn's length counts it.
+ * busy_poll_us (foliod(8)): after a turn that served, the worker waits
+ * that long without sleeping (reading the clock), then polls without
+ * waiting, and sleeps in the poll only if nothing came.  What came
+ * meanwhile is read with no sleep and no wake-up, the dearest part of a
+ * round trip here, and several requests at a time where many are in
+ * flight (bench/floor.c's --linger-us measured both).  A poll at every
+ * turn of the wait, as Linux's net.core.busy_poll does, reads sooner and
+ * so fewer at a time: slower at 16 in flight (BENCHMARKS.md).  The time
+ * waited is between turns: no turn's length counts it.
  *
  * Called from worker.c: folio_loop_watch before the loop, NULL after it.
  */
@@ -102,7 +104,10 @@ poll_once(int epfd, struct epoll_event *events, int maxevents, int timeout)
                            timeout, 0, _NSIG / 8);
 }
 
-/* Poll without sleeping for busy_ns from now: what came, 0 if nothing. */
+/*
+ * Wait busy_ns from now without sleeping (the clock, not a system call),
+ * then poll without waiting: what came meanwhile, 0 if nothing.
+ */
 static int
 busy_poll(struct folio_worker_slot *s, int epfd, struct epoll_event *events,
           int maxevents, uint64_t now)
@@ -111,14 +116,13 @@ busy_poll(struct folio_worker_slot *s, int epfd, struct epoll_event *events,
     int n;
 
     folio_stat_add(&s->ws_busy_polls, 1);
-    do {
-        if ((n = poll_once(epfd, events, maxevents, 0)) != 0) {
-            if (n > 0)
-                folio_stat_add(&s->ws_busy_poll_hits, 1);
-            return n;
-        }
-    } while (folio_mono_ns() < end);
-    return 0;
+    /* No pause instruction: in a VM a loop of them can make the host
+     * take the CPU away (pause-loop exiting). */
+    while (folio_mono_ns() < end)
+        ;
+    if ((n = poll_once(epfd, events, maxevents, 0)) > 0)
+        folio_stat_add(&s->ws_busy_poll_hits, 1);
+    return n;
 }
 
 int
