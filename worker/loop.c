@@ -106,15 +106,19 @@ poll_once(int epfd, struct epoll_event *events, int maxevents, int timeout)
 
 /*
  * Wait busy_ns from now without sleeping (the clock, not a system call),
- * then poll without waiting: what came meanwhile, 0 if nothing.
+ * no longer than the poll's timeout (ms, > 0, or -1: none), then poll
+ * without waiting: what came meanwhile, 0 if nothing.
  */
 static int
 busy_poll(struct folio_worker_slot *s, int epfd, struct epoll_event *events,
-          int maxevents, uint64_t now)
+          int maxevents, int timeout, uint64_t now)
 {
-    uint64_t end = now + busy_ns;
+    uint64_t wait = busy_ns, end;
     int n;
 
+    if (timeout > 0 && (uint64_t)timeout * 1000000 < wait)
+        wait = (uint64_t)timeout * 1000000; /* a timer is due sooner */
+    end = now + wait;
     folio_stat_add(&s->ws_busy_polls, 1);
     /* No pause instruction: in a VM a loop of them can make the host
      * take the CPU away (pause-loop exiting). */
@@ -148,7 +152,7 @@ epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
     /* After a turn that served, unless the loop asks for no wait. */
     n = 0;
     if (busy_ns != 0 && now != 0 && folio_loop_ready > 0 && timeout != 0)
-        n = busy_poll(s, epfd, events, maxevents, now);
+        n = busy_poll(s, epfd, events, maxevents, timeout, now);
     if (n == 0)
         n = poll_once(epfd, events, maxevents, timeout);
     folio_loop_ready = n;
