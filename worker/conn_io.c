@@ -71,6 +71,13 @@ pool_push(struct folio_worker *w, struct folio_conn *c, unsigned face)
     w->npool++;
 }
 
+/* Whether c's two buffers are at their base size (poolable). */
+static inline int
+at_base(const struct folio_conn *c)
+{
+    return c->in.b_cap == FOLIO_CONN_BUF && c->out.b_cap == FOLIO_CONN_BUF;
+}
+
 /* c without its buffers and work area: pooled, or freed. */
 static inline void
 detach(struct folio_conn *c)
@@ -88,8 +95,7 @@ detach(struct folio_conn *c)
 static void
 pool_give(struct folio_worker *w, struct folio_conn *c, unsigned face)
 {
-    if (c->wk != NULL && c->in.b_cap == FOLIO_CONN_BUF &&
-        c->out.b_cap == FOLIO_CONN_BUF && !w->stopping && !w->retiring) {
+    if (c->wk != NULL && at_base(c) && !w->stopping && !w->retiring) {
         pool_push(w, c, face);
     } else {
         folio_free(c->in.b_data);
@@ -137,7 +143,7 @@ folio_conn_io_idle(struct folio_conn *c)
     struct folio_worker *w = c->w;
 
     /* Grown buffers are kept a while (folio_conn_sweep shrinks them). */
-    if (c->in.b_cap != FOLIO_CONN_BUF || c->out.b_cap != FOLIO_CONN_BUF)
+    if (!at_base(c))
         return;
     if (w->stopping || w->retiring) {
         pool_give(w, c, FACE_NONE); /* freed */

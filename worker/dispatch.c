@@ -164,14 +164,15 @@ folio_call_printable(const char *s, uint32_t len, char *out, size_t cap)
 size_t
 folio_dispatch_reply_size_slow(struct folio_worker *w,
                                const struct folio_rpc_msg *m, int admin,
-                               struct folio_bytes **page)
+                               struct folio_sized *sz)
 {
     const struct folio_method *method;
     struct folio_call call;
-    unsigned row;
     size_t size;
 
-    method = folio_method_find(m->method, m->method_len, &row);
+    sz->method = method = folio_method_find(m->method, m->method_len,
+                                            &sz->row);
+    sz->page = NULL;
     if (method == NULL || method->reply_size == NULL ||
         ((method->flags & FOLIO_METHOD_ADMIN) && !admin) ||
         m->nparams < method->min_params || m->nparams > method->max_params)
@@ -184,7 +185,7 @@ folio_dispatch_reply_size_slow(struct folio_worker *w,
     call.msgid = m->msgid;
     call.w = w;
     size = method->reply_size(&call);
-    *page = call.page;
+    sz->page = call.page;
     return size;
 }
 
@@ -253,7 +254,7 @@ publish_start(struct folio_worker *w, const struct folio_conn *c,
 uint64_t
 folio_dispatch(struct folio_worker *w, struct folio_conn *c,
                const struct folio_rpc_msg *m, int admin,
-               struct folio_bytes *page, struct folio_buf *out)
+               const struct folio_sized *sz, struct folio_buf *out)
 {
     struct folio_worker_slot *slot = w->slot;
     const struct folio_method *method;
@@ -297,10 +298,16 @@ folio_dispatch(struct folio_worker *w, struct folio_conn *c,
     call.err_len = 0;
     call.t0 = read_ns; /* a held call's latency: the wait, the hold */
     call.held = 0;
-    call.page = page;
     out->b_failed = 0;
 
-    method = folio_method_find(m->method, m->method_len, &row);
+    if (sz != NULL && sz->row != FOLIO_SIZED_NONE) { /* looked up already */
+        method = sz->method;
+        row = sz->row;
+        call.page = sz->page;
+    } else {
+        method = folio_method_find(m->method, m->method_len, &row);
+        call.page = NULL;
+    }
     call.row = row;
     publish_start(w, c, row, t0 != 0 ? t0 / 1000000 : w->now_ms);
     if (!notify)

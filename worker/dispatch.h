@@ -52,7 +52,7 @@ struct folio_call {
     int held;                    /* set by folio_call_hold (conn.h) */
     struct folio_bytes *page;    /* the cached page its method's reply_size
                                     found for these very params, handed to
-                                    the handler (folio_dispatch's `page`):
+                                    the handler (struct folio_sized):
                                     borrowed; NULL: none */
     int err_code;                /* set by folio_call_error */
     size_t err_len;
@@ -150,14 +150,24 @@ void folio_dispatch_record(struct folio_worker *w, unsigned row, int notify,
  * its method's reply_size, FOLIO_REPLY_SMALL for other methods, for an
  * unknown one and for calls that will be refused; with
  * FOLIO_REPLY_BYREF when that room is budget for a page sent by
- * reference (see folio_size_fn).  Runs nothing.  *page: the cached
- * page the reply will be, when reply_size found one (else NULL), for
- * folio_dispatch of the same m if nothing runs in between (nothing is
- * held: drop it when the call waits instead).
+ * reference (see folio_size_fn).  Runs nothing.  *sz: what it learned
+ * (the method, when it looked it up; the cached page the reply will be,
+ * when reply_size found one), for folio_dispatch of the same m if
+ * nothing runs in between (nothing is held: drop it when the call waits
+ * instead).
  */
+struct folio_sized {
+    const struct folio_method *method; /* looked up by name (NULL: none) */
+    unsigned row;                      /* its row; FOLIO_SIZED_NONE: not
+                                          looked up (the rest unset) */
+    struct folio_bytes *page;          /* its reply_size's page (borrowed,
+                                          see folio_size_fn), or NULL */
+};
+#define FOLIO_SIZED_NONE (~0u)
+
 size_t folio_dispatch_reply_size_slow(struct folio_worker *w,
                                       const struct folio_rpc_msg *m,
-                                      int admin, struct folio_bytes **page);
+                                      int admin, struct folio_sized *sz);
 
 /* Bit n: a method of name length n (< 64) has a reply_size; all until
  * the method index is built (dispatch.c). */
@@ -166,14 +176,14 @@ extern uint64_t folio_dispatch_sized_lens;
 static inline size_t
 folio_dispatch_reply_size(struct folio_worker *w,
                           const struct folio_rpc_msg *m, int admin,
-                          struct folio_bytes **page)
+                          struct folio_sized *sz)
 {
-    *page = NULL;
+    sz->row = FOLIO_SIZED_NONE; /* the rest is read only when looked up */
     /* Most calls (a ping) are told apart by their name's length alone. */
     if (m->method_len >= 64 ||
         !(folio_dispatch_sized_lens & ((uint64_t)1 << m->method_len)))
         return FOLIO_REPLY_SMALL;
-    return folio_dispatch_reply_size_slow(w, m, admin, page);
+    return folio_dispatch_reply_size_slow(w, m, admin, sz);
 }
 
 /*
@@ -193,12 +203,12 @@ folio_dispatch_times(const struct folio_config *cfg)
  * Counts it in the stats slot, where it is also the request in progress
  * while its handler runs (the watchdog's view); logs it when slower than
  * slow_request.  Returns the call's time in ns when folio_dispatch_times
- * (its handler's, a held call's hold not included), else 0.  page: what
+ * (its handler's, a held call's hold not included), else 0.  sz: what
  * folio_dispatch_reply_size just gave for m, or NULL.  Called by the
  * faces (and tests).
  */
 uint64_t folio_dispatch(struct folio_worker *w, struct folio_conn *c,
                         const struct folio_rpc_msg *m, int admin,
-                        struct folio_bytes *page, struct folio_buf *out);
+                        const struct folio_sized *sz, struct folio_buf *out);
 
 #endif

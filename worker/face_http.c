@@ -337,7 +337,8 @@ call(struct folio_conn *c, const char *method, uint32_t n, int notify,
 {
     struct folio_worker *w = c->w;
     struct folio_rpc_msg m;
-    struct folio_bytes *page = NULL; /* borrowed: dropped if the call waits */
+    /* What sizing learned; dropped if the call waits. */
+    struct folio_sized sz = {NULL, FOLIO_SIZED_NONE, NULL};
     enum folio_conn_state st;
     const char *why;
     size_t size;
@@ -352,7 +353,7 @@ call(struct folio_conn *c, const char *method, uint32_t n, int notify,
     folio_mp_cur_init(&m.params, fh.params.b_data, fh.params.b_len);
     m.nparams = n;
     if (share >= 0 &&
-        (size = folio_dispatch_reply_size(w, &m, 0, &page)) >
+        (size = folio_dispatch_reply_size(w, &m, 0, &sz)) >
             FOLIO_REPLY_SMALL) {
         /*
          * Heavy: in a share of its own, with room for its JSON (half as
@@ -366,7 +367,7 @@ call(struct folio_conn *c, const char *method, uint32_t n, int notify,
             return st;
     }
     folio_buf_reset(&fh.result);
-    *ns += folio_dispatch(w, c, &m, 0, page, &fh.result);
+    *ns += folio_dispatch(w, c, &m, 0, &sz, &fh.result);
     if (c->state == FOLIO_CONN_HELD) {
         *held = 1;
         return FOLIO_CONN_READY;

@@ -108,7 +108,7 @@ folio_face_rpc_message(struct folio_conn *c, const char *p, size_t len,
     struct folio_worker *w = c->w;
     enum folio_conn_state st;
     struct folio_rpc_msg m;
-    struct folio_bytes *page; /* borrowed: dropped if the call waits */
+    struct folio_sized sz; /* dropped if the call waits */
     const char *why;
     size_t size;
     int admin = (c->flags & CONN_ADMIN) != 0, byref;
@@ -132,7 +132,7 @@ folio_face_rpc_message(struct folio_conn *c, const char *p, size_t len,
     }
     if (c->flags & CONN_REJECT)
         return reject(c, &m);
-    if ((size = folio_dispatch_reply_size(w, &m, admin, &page)) >
+    if ((size = folio_dispatch_reply_size(w, &m, admin, &sz)) >
         FOLIO_REPLY_SMALL) {
         /* A shared page sent by reference: budget, if it is not counted. */
         if ((byref = (size & FOLIO_REPLY_BYREF) != 0))
@@ -144,14 +144,14 @@ folio_face_rpc_message(struct folio_conn *c, const char *p, size_t len,
         if (st != FOLIO_CONN_READY)
             return st;
         if (byref) {
-            *ns = folio_dispatch(w, c, &m, admin, page, &c->out);
+            *ns = folio_dispatch(w, c, &m, admin, &sz, &c->out);
             folio_out_track(c);
             /* The room made for a page the reply did not take: back. */
             folio_out_settle(c);
             return FOLIO_CONN_READY;
         }
     }
-    *ns = folio_dispatch(w, c, &m, admin, page, &c->out);
+    *ns = folio_dispatch(w, c, &m, admin, &sz, &c->out);
     folio_out_track(c);
     return FOLIO_CONN_READY;
 }
