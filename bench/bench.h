@@ -421,6 +421,7 @@ struct bench_server_snap {
     double requests;    /* < 0: unknown */
     double cpu_s;       /* user + system; < 0: unknown */
     double alloc_calls; /* < 0: unknown */
+    double client_cpu_s; /* folio-bench's own, every thread; < 0: unknown */
     char why[400];      /* what could not be read */
 };
 
@@ -436,7 +437,9 @@ int folio_bench_server_check(const struct bench_opts *o, char *why,
  * folio_bench_server_snap - read the server's counters: server.stats over
  * o->admin if given (requests, allocations, CPU), and the CPU time of
  * o->server_pid and its descendants from /proc if given, which then
- * stands for the CPU.  s->ok = 0 when neither could be read, with the
+ * stands for the CPU; and folio-bench's own CPU time (client_cpu_s), for
+ * what the client spends beside the server on shared CPUs.  s->ok = 0
+ * when neither could be read, with the
  * reason in s->why.  Blocking: main thread only.
  */
 void folio_bench_server_snap(const struct bench_opts *o,

@@ -185,7 +185,8 @@ fb() {
     cpu_of "$_o" ${CLIENT_WRAP:-} "$FOLIO_BENCH" -q --json "$@"
 }
 
-# fb_fields OUT.json: "rps p50_us p99_us server_cpu_us_per_req" of a run.
+# fb_fields OUT.json: "rps p50_us p99_us server_cpu_us_per_req requests
+# client_cpu_us_per_req" of a run (the last: folio-bench's own CPU).
 fb_fields() {
     python3 -c '
 import json, sys
@@ -195,10 +196,12 @@ for line in open(sys.argv[1]):
     if line.startswith("{"):
         v = json.loads(line)
 srv = (v or {}).get("server") or {}
+cli = (v or {}).get("client") or {}
 def f(x):
     return "-" if x is None else "%.6g" % x
 print(f(v.get("rps")), f(v.get("p50_us")), f(v.get("p99_us")),
-      f(srv.get("cpu_us_per_req")), f(v.get("requests")))' "$1"
+      f(srv.get("cpu_us_per_req")), f(v.get("requests")),
+      f(cli.get("cpu_us_per_req")))' "$1"
 }
 
 # cpu_ticks PID...: user+system clock ticks of the processes and their children.

@@ -5,8 +5,9 @@
 # (the same ping's bytes answered unparsed: in one process and in as many
 # as foliod has workers; --proto raw), interleaved run by run, at 1, 50
 # and 240 connections with one request in flight and at 50 with 16;
-# throughput, p99, and the server's CPU per request (every thread's run
-# time, from /proc/PID/task/*/schedstat); one send(2) per request
+# throughput, p99, the server's CPU per request (every thread's run
+# time, from /proc/PID/task/*/schedstat) and the client's (folio-bench's
+# own, beside it on shared CPUs); one send(2) per request
 # (--send-each), as callers sharing a connection would.  redis-benchmark's
 # figure for Redis is beside, as a second opinion from another client.
 # Usage: BUILDDIR=build sh bench/ping.sh [SECONDS] [RUNS]
@@ -161,6 +162,31 @@ for s in $SETTINGS; do
             "$c" "$p" "$name" "$k" "$cpu" "$fcpu" "$(ratio "$cpu" "$fcpu")" \
             "$(echo "$cpu $fcpu" | awk '{print $1 - $2}')" "$p99" "$fp99" \
             "$(ratio "$p99" "$fp99")" "$(ratio "$(col "$f" 1)" "$(col "$fl" 1)")"
+    done
+done
+# Where the CPUs went: the server's CPU and the client's (folio-bench's
+# own) a request, and the CPUs the two kept busy (their sum times req/s).
+# Near the machine's CPUs, the run is bound by CPU: req/s is the CPUs over
+# the sum, and a server gains as much from what its replies cost the
+# client (how many come together) as from its own.
+echo
+echo "| conns | in flight | server | req/s | server CPU us/req | client CPU us/req | sum | CPUs busy |"
+echo "|---:|---:|---|---:|---:|---:|---:|---:|"
+for s in $SETTINGS; do
+    c=${s%%:*}
+    p=${s##*:}
+    for who in $SERVERS; do
+        f="$BENCH_TMP/$who-$c-$p"
+        case $who in
+        before) name=$BEFORE_NAME ;;
+        redis) name=Redis ;;
+        floor*) name="floor (${who#floor} proc)" ;;
+        *) name=$who ;;
+        esac
+        printf '| %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f |\n' \
+            "$c" "$p" "$name" "$(col "$f" 1)" "$(col "$f" 4)" "$(col "$f" 6)" \
+            "$(echo "$(col "$f" 4) $(col "$f" 6)" | awk '{print $1 + $2}')" \
+            "$(echo "$(col "$f" 4) $(col "$f" 6) $(col "$f" 1)" | awk '{print ($1 + $2) * $3 / 1e6}')"
     done
 done
 if [ -n "$BEFORE_PID" ]; then

@@ -87,7 +87,7 @@ folio_bench_progress(const struct bench_run *r, const struct bench_totals *now,
 
 /* The server's spend over the run: -1 where unknown. */
 struct spend {
-    double reqs, cpu, allocs;
+    double reqs, cpu, allocs, client_cpu; /* < 0: unknown */
 };
 
 static int
@@ -107,6 +107,9 @@ server_spend(const struct bench_result *res, struct spend *sp)
     sp->allocs = a->alloc_calls >= 0 && b->alloc_calls >= 0
                      ? b->alloc_calls - a->alloc_calls
                      : -1;
+    sp->client_cpu = a->client_cpu_s >= 0 && b->client_cpu_s >= 0
+                         ? b->client_cpu_s - a->client_cpu_s
+                         : -1;
     return 1;
 }
 
@@ -272,6 +275,10 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
             fprintf(f, ", %.0f allocations, %.3f/request", sp.allocs,
                     sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
         fprintf(f, "\n");
+        if (sp.client_cpu >= 0)
+            fprintf(f, "  client (folio-bench): %.3f CPU s, %.2f us CPU/request\n",
+                    sp.client_cpu,
+                    sp.reqs > 0 ? sp.client_cpu * 1e6 / sp.reqs : 0);
     }
     if ((o->admin != NULL || o->server_pid > 0) && b->why[0] != '\0')
         fprintf(f, "  server: %s\n", b->why);
@@ -439,6 +446,10 @@ folio_bench_json(FILE *f, const struct bench_run *r,
             fprintf(f, ",\"allocs\":%.0f,\"allocs_per_req\":%.4f", sp.allocs,
                     sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
         fprintf(f, "}");
+        if (sp.client_cpu >= 0)
+            fprintf(f, ",\"client\":{\"cpu_s\":%.6f,\"cpu_us_per_req\":%.3f}",
+                    sp.client_cpu,
+                    sp.reqs > 0 ? sp.client_cpu * 1e6 / sp.reqs : 0);
     }
     fprintf(f, ",\"thresholds\":[");
     for (k = 0; k < res->nchecks; k++) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -204,9 +205,14 @@ void
 folio_bench_server_snap(const struct bench_opts *o, struct bench_server_snap *s)
 {
     long long ns = -1;
+    struct timespec ts;
 
     memset(s, 0, sizeof(*s));
     s->requests = s->cpu_s = s->alloc_calls = -1;
+    /* Every thread's, those that have ended too (not so in /proc's tasks). */
+    s->client_cpu_s = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0
+                          ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9
+                          : -1;
     if (o->admin != NULL)
         from_stats(o->admin, s);
     /*

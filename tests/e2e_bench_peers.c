@@ -140,9 +140,13 @@ assert_all_ok(const struct bproc *b, int want_cpu)
     assert_counts_add_up(j);
     ck_assert_msg(jnum(j, "sent") > 0, "nothing sent: %s", j);
     ck_assert_msg(jnum(j, "ok") == jnum(j, "sent"), "not all ok: %s", j);
-    if (want_cpu)
+    if (want_cpu) {
         ck_assert_msg(jnum_in(j, "server", "cpu_us_per_req") > 0,
                       "no server CPU: %s", j);
+        /* folio-bench's own, its ended threads' too */
+        ck_assert_msg(jnum_in(j, "client", "cpu_us_per_req") > 0,
+                      "no client CPU: %s", j);
+    }
 }
 
 #ifdef E2E_PEERS
