@@ -4,7 +4,10 @@
 # served, then polls) for each N of LINGERS, and Redis, one client for all
 # (folio-bench, as bench/ping.sh drives them), interleaved run by run at
 # each of SETTINGS; throughput, p50, p99 and the server's CPU per
-# request.  What busy_poll_us (foliod(8)) is measured against.
+# request, and the client's (folio-bench's own, on shared cores beside
+# the server).  What busy_poll_us (foliod(8)) is measured against.
+# A LINGERS entry "yield" is a floor that calls sched_yield(2) instead
+# (bench/floor --yield).
 # Usage: BUILDDIR=build sh bench/busypoll.sh [SECONDS] [RUNS]
 # LINGERS (default "0 2 5 10"), PROCS (the floors' processes, default 1),
 # SETTINGS (default "1:1 50:1 50:16"), PIN as in bench/ping.sh (e.g. 0:1).
@@ -27,7 +30,10 @@ fi
 start_redis
 SERVERS=redis
 for l in $LINGERS; do
-    FLOOR_ARGS="--linger-us $l" start_floor "$PROCS"
+    case $l in
+    yield) FLOOR_ARGS="--yield" start_floor "$PROCS" ;;
+    *) FLOOR_ARGS="--linger-us $l" start_floor "$PROCS" ;;
+    esac
     eval "PORT_$l=\$FLOOR_PORT PID_$l=\$FLOOR_PID"
     SERVERS="$SERVERS linger$l"
 done
@@ -57,8 +63,8 @@ col() {
     awk -v n="$2" '{print $n}' "$1" | median
 }
 
-echo "| conns x in flight | server | req/s | / Redis | p50 us | p99 us | CPU us/req |"
-echo "|---|---|---:|---:|---:|---:|---:|"
+echo "| conns x in flight | server | req/s | / Redis | p50 us | p99 us | CPU us/req | client CPU us/req | CPUs busy |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 for s in $SETTINGS; do
     c=${s%%:*} p=${s##*:}
     r=$(col "$BENCH_TMP/redis-$c-$p" 1)
@@ -66,8 +72,9 @@ for s in $SETTINGS; do
         f="$BENCH_TMP/$who-$c-$p"
         case $who in
         redis) name=Redis ;;
+        lingeryield) name="floor ($PROCS proc), --yield" ;;
         *) name="floor ($PROCS proc), --linger-us ${who#linger}" ;;
         esac
-        echo "| $c x $p | $name | $(col "$f" 1) | $(echo "$(col "$f" 1) $r" | awk '{printf "%.2f", $1 / $2}') | $(col "$f" 2) | $(col "$f" 3) | $(col "$f" 4) |"
+        echo "| $c x $p | $name | $(col "$f" 1) | $(echo "$(col "$f" 1) $r" | awk '{printf "%.2f", $1 / $2}') | $(col "$f" 2) | $(col "$f" 3) | $(col "$f" 4) | $(col "$f" 6) | $(echo "$(col "$f" 4) $(col "$f" 6) $(col "$f" 1)" | awk '{printf "%.2f", ($1 + $2) * $3 / 1e6}') |"
     done
 done
