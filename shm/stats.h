@@ -110,6 +110,10 @@
     X(busy_poll_hits, "busy_poll_hits", FOLIO_SK_COUNTER, FOLIO_SU_ONE,        \
       "busy_poll_hits_total", NULL, "",                                        \
       "Busy polls after which work was there: wake-ups saved.")               \
+    X(poll_yields, "poll_yields", FOLIO_SK_COUNTER, FOLIO_SU_ONE,              \
+      "poll_yields_total", NULL, "",                                           \
+      "Times a worker gave its CPU to others (poll_yield) before polling, "    \
+      "after a turn that served.")                                             \
     X(comments_cache_hits, "comments_cache_hits", FOLIO_SK_COUNTER,            \
       FOLIO_SU_ONE, "comments_cache_hits_total", NULL, "",                     \
       "comments.list answered from the worker's page cache.")       \

@@ -166,6 +166,9 @@ static const struct opt opts[] = {
      "after a turn that served, wait this many microseconds without "
      "sleeping, then read what came (0: never): fewer wake-ups, a core's "
      "time spent"},
+    {"poll-yield", 0, T_BOOL, O(poll_yield), 0, 0, "off", "on|off",
+     "after a turn that served, give the CPU to whatever else may run on it "
+     "before polling: for clients on the same cores"},
     {"max-requests-per-worker", 0, T_U64, O(max_requests_per_worker), 0,
      UINT64_MAX, "0", "N",
      "replace a worker after about N requests (0: never)"},

@@ -70,6 +70,7 @@ struct folio_config {
     uint32_t worker_timeout_ms; /* watchdog: a stalled loop; 0: off */
     uint32_t slow_request_ms;   /* log requests slower; 0: off */
     uint32_t busy_poll_us;      /* a worker's poll without sleep; 0: off */
+    int poll_yield;             /* sched_yield before a worker's poll */
     uint64_t max_requests_per_worker; /* 0: never recycle */
     uint32_t cubic_threshold_g;
     uint32_t backlog;

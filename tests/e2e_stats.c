@@ -388,6 +388,7 @@ START_TEST(test_busy_poll)
     ck_assert_int_eq(e2e_stats(a, &r), 0);
     ck_assert_double_eq(NUM(&r, "totals", "busy_polls"), 0);
     ck_assert_double_eq(NUM(&r, "totals", "busy_poll_hits"), 0);
+    ck_assert_double_eq(NUM(&r, "totals", "poll_yields"), 0);
     folio_client_close(c);
     folio_client_close(a);
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -407,6 +408,36 @@ START_TEST(test_busy_poll)
            polls, hits);
     ck_assert_msg(polls >= 100 && hits >= 10 && hits <= polls,
                   "%.0f busy polls, %.0f hits for 100 pings", polls, hits);
+    folio_client_close(c);
+    folio_client_close(a);
+    assert_no_alloc("server.ping");
+    ck_assert_int_eq(e2e_stop(&srv), 0);
+}
+END_TEST
+
+/*
+ * poll_yield: after each turn that served (here: each ping's), the worker
+ * yields its CPU before it polls, and still answers every ping (never on
+ * by default: test_busy_poll).
+ */
+START_TEST(test_poll_yield)
+{
+    struct folio_client *c, *a;
+    struct folio_reply r;
+    double yields;
+    int i;
+
+    ck_assert_int_eq(e2e_start(&srv, "workers = 1\npoll_yield = on\n", NULL),
+                     0);
+    c = e2e_connect(&srv);
+    a = e2e_connect_admin(&srv);
+    for (i = 0; i < 100; i++)
+        pipelined(c, "server.ping", 1, 0);
+    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    yields = NUM(&r, "totals", "poll_yields");
+    printf("poll yield: %.0f yields for 100 pings one at a time\n", yields);
+    ck_assert_msg(yields >= 50, "%.0f yields for 100 pings", yields);
+    ck_assert_double_eq(NUM(&r, "totals", "busy_polls"), 0);
     folio_client_close(c);
     folio_client_close(a);
     assert_no_alloc("server.ping");
@@ -436,6 +467,7 @@ stats_suite(void)
     tcase_add_test(tc, test_window_line);
     tcase_add_test(tc, test_zero_alloc_read_paths);
     tcase_add_test(tc, test_busy_poll);
+    tcase_add_test(tc, test_poll_yield);
     suite_add_tcase(s, tc);
     return s;
 }

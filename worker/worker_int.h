@@ -343,12 +343,14 @@ struct folio_worker {
 
 /*
  * loop.c: folio_loop_watch - time every turn of this thread's event loop
- * into slot s (its histogram and longest turn), and poll busy_poll_us
- * without sleeping after each turn that served (0: never); NULL stops.
+ * into slot s (its histogram and longest turn), poll busy_poll_us
+ * without sleeping after each turn that served (0: never), and yield the
+ * CPU before polling after such a turn if poll_yield; NULL stops.
  * worker.c, around its loop.
  */
 struct folio_worker_slot;
-void folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us);
+void folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us,
+                      int poll_yield);
 
 /*
  * loop.c: folio_loop_ready - the events this thread's last poll returned
