@@ -368,39 +368,47 @@ assert_no_alloc(const char *method)
 }
 
 /*
+ * Start a one-worker foliod with conf, send it 100 pings one at a time,
+ * and read its server.stats into r.  Returns the admin connection, whose
+ * buffer r points into: the caller closes it once r is read; the server
+ * is left running.
+ */
+static struct folio_client *
+hundred_pings(const char *conf, struct folio_reply *r)
+{
+    struct folio_client *c, *a;
+    int i;
+
+    ck_assert_int_eq(e2e_start(&srv, conf, NULL), 0);
+    c = e2e_connect(&srv);
+    a = e2e_connect_admin(&srv);
+    for (i = 0; i < 100; i++)
+        pipelined(c, "server.ping", 1, 0);
+    ck_assert_int_eq(e2e_stats(a, r), 0);
+    folio_client_close(c);
+    return a;
+}
+
+/*
  * busy_poll_us: a worker that polls without sleeping after each turn
  * finds the next ping of a client that sends it as soon as it has its
  * reply (10 ms is far longer than that round trip, even under the
- * sanitizers); by default it never busy-polls.
+ * sanitizers); by default it never busy-polls, nor yields.
  */
 START_TEST(test_busy_poll)
 {
-    struct folio_client *c, *a;
+    struct folio_client *a;
     struct folio_reply r;
     double polls, hits;
-    int i;
 
-    ck_assert_int_eq(e2e_start(&srv, "workers = 1\n", NULL), 0);
-    c = e2e_connect(&srv);
-    a = e2e_connect_admin(&srv);
-    for (i = 0; i < 100; i++)
-        pipelined(c, "server.ping", 1, 0);
-    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    a = hundred_pings("workers = 1\n", &r);
     ck_assert_double_eq(NUM(&r, "totals", "busy_polls"), 0);
     ck_assert_double_eq(NUM(&r, "totals", "busy_poll_hits"), 0);
     ck_assert_double_eq(NUM(&r, "totals", "poll_yields"), 0);
-    folio_client_close(c);
     folio_client_close(a);
     ck_assert_int_eq(e2e_stop(&srv), 0);
 
-    ck_assert_int_eq(e2e_start(&srv, "workers = 1\nbusy_poll_us = 10000\n",
-                               NULL),
-                     0);
-    c = e2e_connect(&srv);
-    a = e2e_connect_admin(&srv);
-    for (i = 0; i < 100; i++)
-        pipelined(c, "server.ping", 1, 0);
-    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    a = hundred_pings("workers = 1\nbusy_poll_us = 10000\n", &r);
     polls = NUM(&r, "totals", "busy_polls");
     hits = NUM(&r, "totals", "busy_poll_hits");
     printf("busy poll: %.0f polls, %.0f found the next request, of 100 "
@@ -408,7 +416,6 @@ START_TEST(test_busy_poll)
            polls, hits);
     ck_assert_msg(polls >= 100 && hits >= 10 && hits <= polls,
                   "%.0f busy polls, %.0f hits for 100 pings", polls, hits);
-    folio_client_close(c);
     folio_client_close(a);
     assert_no_alloc("server.ping");
     ck_assert_int_eq(e2e_stop(&srv), 0);
@@ -422,23 +429,15 @@ END_TEST
  */
 START_TEST(test_poll_yield)
 {
-    struct folio_client *c, *a;
+    struct folio_client *a;
     struct folio_reply r;
     double yields;
-    int i;
 
-    ck_assert_int_eq(e2e_start(&srv, "workers = 1\npoll_yield = on\n", NULL),
-                     0);
-    c = e2e_connect(&srv);
-    a = e2e_connect_admin(&srv);
-    for (i = 0; i < 100; i++)
-        pipelined(c, "server.ping", 1, 0);
-    ck_assert_int_eq(e2e_stats(a, &r), 0);
+    a = hundred_pings("workers = 1\npoll_yield = on\n", &r);
     yields = NUM(&r, "totals", "poll_yields");
     printf("poll yield: %.0f yields for 100 pings one at a time\n", yields);
     ck_assert_msg(yields >= 50, "%.0f yields for 100 pings", yields);
     ck_assert_double_eq(NUM(&r, "totals", "busy_polls"), 0);
-    folio_client_close(c);
     folio_client_close(a);
     assert_no_alloc("server.ping");
     ck_assert_int_eq(e2e_stop(&srv), 0);
