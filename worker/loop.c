@@ -69,6 +69,7 @@ static _Thread_local uint64_t longest[WINDOW];
 static _Thread_local uint64_t second, second_end;
 static _Thread_local uint64_t busy_ns; /* busy_poll_us; 0: off */
 static _Thread_local int yield_cpu;    /* poll_yield */
+static _Thread_local int before_poll;  /* busy_ns != 0 || yield_cpu */
 
 void
 folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us,
@@ -77,6 +78,7 @@ folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us,
     watched = s;
     busy_ns = s != NULL ? (uint64_t)busy_poll_us * 1000 : 0;
     yield_cpu = s != NULL && poll_yield;
+    before_poll = busy_ns != 0 || yield_cpu;
     turn_start = 0;
     longest_ns = 0;
     memset(longest, 0, sizeof(longest));
@@ -162,8 +164,7 @@ epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
     }
     /* After a turn that served, unless the loop asks for no wait. */
     n = 0;
-    if ((busy_ns != 0 || yield_cpu) && now != 0 && folio_loop_ready > 0 &&
-        timeout != 0) {
+    if (before_poll && now != 0 && folio_loop_ready > 0 && timeout != 0) {
         if (busy_ns != 0)
             n = busy_poll(s, epfd, events, maxevents, timeout, now);
         if (n == 0 && yield_cpu) {
