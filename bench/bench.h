@@ -439,8 +439,8 @@ int folio_bench_server_check(const struct bench_opts *o, char *why,
  * o->server_pid and its descendants from /proc if given, which then
  * stands for the CPU; and folio-bench's own CPU time (client_cpu_s), for
  * what the client spends beside the server on shared CPUs.  s->ok = 0
- * when neither could be read, with the
- * reason in s->why.  Blocking: main thread only.
+ * when neither server figure could be read, with the reason in s->why.
+ * Blocking: main thread only.
  */
 void folio_bench_server_snap(const struct bench_opts *o,
                              struct bench_server_snap *s);

@@ -59,9 +59,6 @@ for _ in $(seq "$RUNS"); do
     done
 done
 
-col() {
-    awk -v n="$2" '{print $n}' "$1" | median
-}
 
 echo "| conns x in flight | server | req/s | / Redis | p50 us | p99 us | CPU us/req | client CPU us/req | CPUs busy |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -75,6 +72,6 @@ for s in $SETTINGS; do
         lingeryield) name="floor ($PROCS proc), --yield" ;;
         *) name="floor ($PROCS proc), --linger-us ${who#linger}" ;;
         esac
-        echo "| $c x $p | $name | $(col "$f" 1) | $(echo "$(col "$f" 1) $r" | awk '{printf "%.2f", $1 / $2}') | $(col "$f" 2) | $(col "$f" 3) | $(col "$f" 4) | $(col "$f" 6) | $(echo "$(col "$f" 4) $(col "$f" 6) $(col "$f" 1)" | awk '{printf "%.2f", ($1 + $2) * $3 / 1e6}') |"
+        echo "| $c x $p | $name | $(col "$f" 1) | $(echo "$(col "$f" 1) $r" | awk '{printf "%.2f", $1 / $2}') | $(col "$f" 2) | $(col "$f" 3) | $(col "$f" 4) | $(col "$f" 6) | $(cpus_busy "$f") |"
     done
 done

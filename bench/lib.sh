@@ -270,6 +270,21 @@ median() {
     sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
 }
 
+# col FILE N: the median of column N of a run file (fb_fields's lines).
+col() {
+    awk -v n="$2" '{print $n}' "$1" | median
+}
+
+# cpu_sum FILE: the median server CPU a request plus the median client
+# CPU a request (us); cpus_busy FILE: that sum times the median req/s,
+# the CPUs the two kept busy.
+cpu_sum() {
+    echo "$(col "$1" 4) $(col "$1" 6)" | awk '{print $1 + $2}'
+}
+cpus_busy() {
+    echo "$(cpu_sum "$1") $(col "$1" 1)" | awk '{printf "%.2f", $1 * $2 / 1e6}'
+}
+
 # m "V1 V2 ...": the median of a space-separated list of figures.
 m() {
     # shellcheck disable=SC2086

@@ -83,10 +83,6 @@ one() {
     echo "ping.sh: $_who c=$_c P=$_p: $(tail -n 1 "$_f")" >&2
 }
 
-# col FILE N: the median of column N of FILE.
-col() {
-    awk -v n="$2" '{print $n}' "$1" | median
-}
 
 for _ in $(seq "$RUNS"); do
     for s in $SETTINGS; do
@@ -183,10 +179,9 @@ for s in $SETTINGS; do
         floor*) name="floor (${who#floor} proc)" ;;
         *) name=$who ;;
         esac
-        printf '| %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f |\n' \
+        printf '| %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %s |\n' \
             "$c" "$p" "$name" "$(col "$f" 1)" "$(col "$f" 4)" "$(col "$f" 6)" \
-            "$(echo "$(col "$f" 4) $(col "$f" 6)" | awk '{print $1 + $2}')" \
-            "$(echo "$(col "$f" 4) $(col "$f" 6) $(col "$f" 1)" | awk '{print ($1 + $2) * $3 / 1e6}')"
+            "$(cpu_sum "$f")" "$(cpus_busy "$f")"
     done
 done
 if [ -n "$BEFORE_PID" ]; then

@@ -90,6 +90,13 @@ struct spend {
     double reqs, cpu, allocs, client_cpu; /* < 0: unknown */
 };
 
+/* x per request of the run's (0 without any). */
+static double
+per_req(const struct spend *sp, double x)
+{
+    return sp->reqs > 0 ? x / sp->reqs : 0;
+}
+
 static int
 server_spend(const struct bench_result *res, struct spend *sp)
 {
@@ -270,15 +277,15 @@ folio_bench_summary(FILE *f, const struct bench_run *r,
                 sp.reqs);
         if (sp.cpu >= 0)
             fprintf(f, ", %.3f CPU s, %.2f us CPU/request", sp.cpu,
-                    sp.reqs > 0 ? sp.cpu * 1e6 / sp.reqs : 0);
+                    per_req(&sp, sp.cpu * 1e6));
         if (sp.allocs >= 0)
             fprintf(f, ", %.0f allocations, %.3f/request", sp.allocs,
-                    sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
+                    per_req(&sp, sp.allocs));
         fprintf(f, "\n");
         if (sp.client_cpu >= 0)
             fprintf(f, "  client (folio-bench): %.3f CPU s, %.2f us CPU/request\n",
                     sp.client_cpu,
-                    sp.reqs > 0 ? sp.client_cpu * 1e6 / sp.reqs : 0);
+                    per_req(&sp, sp.client_cpu * 1e6));
     }
     if ((o->admin != NULL || o->server_pid > 0) && b->why[0] != '\0')
         fprintf(f, "  server: %s\n", b->why);
@@ -441,15 +448,15 @@ folio_bench_json(FILE *f, const struct bench_run *r,
                 b->cpu_from_proc ? "proc" : "server.stats", sp.reqs);
         if (sp.cpu >= 0)
             fprintf(f, ",\"cpu_s\":%.6f,\"cpu_us_per_req\":%.3f", sp.cpu,
-                    sp.reqs > 0 ? sp.cpu * 1e6 / sp.reqs : 0);
+                    per_req(&sp, sp.cpu * 1e6));
         if (sp.allocs >= 0)
             fprintf(f, ",\"allocs\":%.0f,\"allocs_per_req\":%.4f", sp.allocs,
-                    sp.reqs > 0 ? sp.allocs / sp.reqs : 0);
+                    per_req(&sp, sp.allocs));
         fprintf(f, "}");
         if (sp.client_cpu >= 0)
             fprintf(f, ",\"client\":{\"cpu_s\":%.6f,\"cpu_us_per_req\":%.3f}",
                     sp.client_cpu,
-                    sp.reqs > 0 ? sp.client_cpu * 1e6 / sp.reqs : 0);
+                    per_req(&sp, sp.client_cpu * 1e6));
     }
     fprintf(f, ",\"thresholds\":[");
     for (k = 0; k < res->nchecks; k++) {

@@ -82,9 +82,6 @@ one() {
     echo "wakeups.sh: $_who c=$_c P=$_p: $(tail -n 1 "$_f")" >&2
 }
 
-col() {
-    awk -v n="$2" '{print $n}' "$1" | median
-}
 
 for _ in $(seq "$RUNS"); do
     for s in $SETTINGS; do
