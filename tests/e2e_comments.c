@@ -1073,51 +1073,52 @@ END_TEST
  */
 START_TEST(test_cached_lists_never_stale)
 {
-    enum { NC = 6, NPOSTS = 10 };
-    struct folio_client *c[NC], *a;
+    enum { MAXC = 32, NPOSTS = 10 };
+    struct folio_client *c[MAXC], *a;
     struct folio_reply r;
     struct folio_mp_cur cur;
     struct e2e_comment d, *v;
-    uint64_t ids[NPOSTS];
-    int i, k, n;
+    uint64_t ids[NPOSTS], deadline;
+    double n0 = 0, n1 = 0;
+    int i, k, n, nc = 0;
 
     start("workers = 2\n");
-    for (k = 0; k < NC; k++)
-        ck_assert_ptr_nonnull(c[k] = e2e_connect(&srv));
     ck_assert_ptr_nonnull(a = e2e_connect_admin(&srv));
     /*
-     * Both workers serve some of the connections (accepts are balanced;
-     * the last may wait a moment in the listen queue).
+     * Both workers serve some of the connections.  Accepts are balanced,
+     * but a worker that gets no CPU for a few ms (a loaded machine, the
+     * sanitizers) leaves its share to the other, which takes one every
+     * ACCEPT_DEFER_MS (worker/accept.c): connect until each holds two.
      */
-    {
-        uint64_t deadline = e2e_deadline(5000);
-
-        do
-            ck_assert_int_eq(e2e_stats(a, &r), 0);
-        while (!(e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) >= 2 &&
-                 e2e_stat_num(&r, "workers", "#1", "conns_open", NULL) >= 2) &&
-               e2e_wait_more(deadline));
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
+    for (;;) {
+        ck_assert_int_eq(e2e_stats(a, &r), 0);
+        n0 = e2e_stat_num(&r, "workers", "#0", "conns_open", NULL);
+        n1 = e2e_stat_num(&r, "workers", "#1", "conns_open", NULL);
+        if (n0 + n1 >= nc + 1) { /* all accepted (the admin's counted) */
+            if ((nc >= 6 && n0 >= 2 && n1 >= 2) || nc == MAXC)
+                break;
+            ck_assert_ptr_nonnull(c[nc++] = e2e_connect(&srv));
+        } else if (!e2e_wait_more(deadline))
+            break;
     }
-    ck_assert_msg(e2e_stat_num(&r, "workers", "#0", "conns_open", NULL) >= 2 &&
-                      e2e_stat_num(&r, "workers", "#1", "conns_open", NULL) >=
-                          2,
-                  "connections per worker: %.0f and %.0f",
-                  e2e_stat_num(&r, "workers", "#0", "conns_open", NULL),
-                  e2e_stat_num(&r, "workers", "#1", "conns_open", NULL));
-    for (k = 0; k < NC; k++)
+    ck_assert_msg(n0 >= 2 && n1 >= 2,
+                  "connections per worker after %d connects: %.0f and %.0f",
+                  nc, n0, n1);
+    for (k = 0; k < nc; k++)
         for (i = 0; i < 3; i++) {
             ck_assert_int_eq(e2e_comment_list(c[k], "/cached", &v), 0);
             free(v);
         }
     for (i = 0; i < NPOSTS; i++) {
-        ck_assert_int_eq(e2e_comment_post(c[i % NC], "/cached", "ann", "hi",
+        ck_assert_int_eq(e2e_comment_post(c[i % nc], "/cached", "ann", "hi",
                                           2, &r),
                          0);
         expect_code(&r, 0, NULL);
         cur = r.result;
         ck_assert_int_eq(e2e_comment_decode(&cur, &d), 0);
         ids[i] = d.id;
-        for (k = 0; k < NC; k++) {
+        for (k = 0; k < nc; k++) {
             n = e2e_comment_list(c[k], "/cached", &v);
             free(v);
             ck_assert_msg(n == i + 1,
@@ -1132,7 +1133,7 @@ START_TEST(test_cached_lists_never_stale)
     for (i = 0; i < NPOSTS; i++) {
         ck_assert_int_eq(call_delete(a, (int64_t)ids[i], &r), 0);
         expect_code(&r, 0, NULL);
-        for (k = 0; k < NC; k++) {
+        for (k = 0; k < nc; k++) {
             n = e2e_comment_list(c[k], "/cached", &v);
             free(v);
             ck_assert_msg(n == NPOSTS - i - 1,
@@ -1142,7 +1143,7 @@ START_TEST(test_cached_lists_never_stale)
     }
     ck_assert_int_eq(e2e_stats(a, &r), 0);
     ck_assert_msg(e2e_stat_num(&r, "totals", "comments_cache_hits", NULL) >=
-                      NC * NPOSTS,
+                      nc * NPOSTS,
                   "%.0f lists from the cache",
                   e2e_stat_num(&r, "totals", "comments_cache_hits", NULL));
     ck_assert(e2e_stat_num(&r, "totals", "comments_cache_misses", NULL) > 0);
@@ -1153,7 +1154,7 @@ START_TEST(test_cached_lists_never_stale)
                   e2e_stat_num(&r, "totals", "comments_cache_invalidations",
                                NULL),
                   2 * NPOSTS);
-    for (k = 0; k < NC; k++)
+    for (k = 0; k < nc; k++)
         folio_client_close(c[k]);
     folio_client_close(a);
     stop_clean();
