@@ -7,7 +7,8 @@
 # request, and the client's (folio-bench's own, on shared cores beside
 # the server).  What busy_poll_us (foliod(8)) is measured against.
 # A LINGERS entry "yield" is a floor that calls sched_yield(2) instead
-# (bench/floor --yield).
+# (bench/floor --yield); "napN" one that sleeps N us (bench/floor --nap-us N); "batch" one
+# under SCHED_BATCH (bench/floor --batch).
 # Usage: BUILDDIR=build sh bench/busypoll.sh [SECONDS] [RUNS]
 # LINGERS (default "0 2 5 10"), PROCS (the floors' processes, default 1),
 # SETTINGS (default "1:1 50:1 50:16"), PIN as in bench/ping.sh (e.g. 0:1).
@@ -32,6 +33,8 @@ SERVERS=redis
 for l in $LINGERS; do
     case $l in
     yield) FLOOR_ARGS="--yield" start_floor "$PROCS" ;;
+    nap*) FLOOR_ARGS="--nap-us ${l#nap}" start_floor "$PROCS" ;;
+    batch) FLOOR_ARGS="--batch" start_floor "$PROCS" ;;
     *) FLOOR_ARGS="--linger-us $l" start_floor "$PROCS" ;;
     esac
     eval "PORT_$l=\$FLOOR_PORT PID_$l=\$FLOOR_PID"
@@ -70,6 +73,8 @@ for s in $SETTINGS; do
         case $who in
         redis) name=Redis ;;
         lingeryield) name="floor ($PROCS proc), --yield" ;;
+        lingerbatch) name="floor ($PROCS proc), SCHED_BATCH" ;;
+        lingernap*) name="floor ($PROCS proc), --nap-us ${who#lingernap}" ;;
         *) name="floor ($PROCS proc), --linger-us ${who#linger}" ;;
         esac
         echo "| $c x $p | $name | $(col "$f" 1) | $(echo "$(col "$f" 1) $r" | awk '{printf "%.2f", $1 / $2}') | $(col "$f" 2) | $(col "$f" 3) | $(col "$f" 4) | $(col "$f" 6) | $(cpus_busy "$f") |"

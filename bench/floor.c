@@ -63,7 +63,13 @@ static const char usage_text[] =
     "  --yield         an experiment: sched_yield(2) after each wake-up that "
     "served,\n"
     "                  before the next poll (the CPU to a client that shares "
-    "it)\n";
+    "it)\n"
+    "  --nap-us N      an experiment: sleep N us (nanosleep, 1 us of timer "
+    "slack)\n"
+    "                  after each wake-up that served, before the next poll\n"
+    "  --batch         an experiment: run under SCHED_BATCH (a wake-up does "
+    "not\n"
+    "                  preempt what runs on the CPU)\n";
 
 static size_t req_len, rep_len;
 static char *replies; /* the reply, as many times as one read can ask */
@@ -89,6 +95,13 @@ static long linger_ns; /* --linger-us: a wait before the next poll */
  * busy neighbour that is not a client, each yield can wait its slice.
  */
 static int yield;
+/*
+ * --nap-us: after a wake-up that served, sleep that long before polling
+ * again: the CPU to the client as --yield gives it, but for a bounded
+ * time whoever else is runnable (a sleeper's wake-up preempts a hog as a
+ * request's does).  An experiment, off by default.
+ */
+static struct timespec nap;
 static struct timespec deferred_at;
 
 static long
@@ -269,6 +282,8 @@ loop(int lfd)
             linger();
         if (yield && n > 0)
             sched_yield();
+        if (nap.tv_nsec > 0 && n > 0)
+            nanosleep(&nap, NULL);
     }
 }
 
@@ -299,6 +314,8 @@ main(int argc, char **argv)
         {"ready-file", required_argument, NULL, 'r'},
         {"linger-us", required_argument, NULL, 'L'},
         {"yield", no_argument, NULL, 'Y'},
+        {"nap-us", required_argument, NULL, 'N'},
+        {"batch", no_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *listen_at = "127.0.0.1:0", *ready = NULL;
@@ -312,7 +329,7 @@ main(int argc, char **argv)
     size_t k;
     long v;
 
-    while ((opt = getopt_long(argc, argv, "l:p:r:L:Yh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "l:p:r:L:YN:Bh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l':
             listen_at = optarg;
@@ -340,6 +357,27 @@ main(int argc, char **argv)
             break;
         case 'Y':
             yield = 1;
+            break;
+        case 'B': {
+            struct sched_param sp = {0};
+
+            if (sched_setscheduler(0, SCHED_BATCH, &sp) != 0) {
+                perror("floor: sched_setscheduler(SCHED_BATCH)");
+                return 2;
+            }
+            break;
+        }
+        case 'N':
+            v = strtol(optarg, &end, 10);
+            if (*end != '\0' || v < 0 || v > 999999) {
+                fprintf(stderr, "floor: --nap-us %s is not 0 to 999999\n",
+                        optarg);
+                return 2;
+            }
+            nap.tv_nsec = v * 1000;
+            /* The timer's default slack (50 us) would be most of a nap. */
+            if (v > 0)
+                (void)prctl(PR_SET_TIMERSLACK, 1000UL);
             break;
         case 'h':
             fputs(usage_text, stdout);

@@ -89,17 +89,20 @@ start_foliod() {
 # start_before [foliod options...]: when $FOLIOD_BEFORE names another
 # foliod binary (an older build), start it too, beside the first, so that
 # a script runs the two interleaved: BEFORE_PORT, BEFORE_PID set.
+# FOLIOD_BEFORE_WRAP, when set (even empty), prefixes it instead of
+# FOLIOD_WRAP: e.g. FOLIOD_WRAP="chrt -b 0" FOLIOD_BEFORE_WRAP="".
 start_before() {
     [ -n "${FOLIOD_BEFORE:-}" ] || return 0
     _pid=$FOLIOD_PID _port=$FOLIO_PORT _admin=$FOLIO_ADMIN _bin=$FOLIOD
-    FOLIOD=$FOLIOD_BEFORE
+    _wrap=${FOLIOD_WRAP:-}
+    FOLIOD=$FOLIOD_BEFORE FOLIOD_WRAP=${FOLIOD_BEFORE_WRAP-$_wrap}
     mkdir -p "$BENCH_TMP/before"
     _tmp=$BENCH_TMP
     BENCH_TMP=$BENCH_TMP/before
     start_foliod "$@"
     # shellcheck disable=SC2034 # read by the scripts
     BEFORE_PID=$FOLIOD_PID BEFORE_PORT=$FOLIO_PORT
-    BENCH_TMP=$_tmp FOLIOD=$_bin
+    BENCH_TMP=$_tmp FOLIOD=$_bin FOLIOD_WRAP=$_wrap
     FOLIOD_PID=$_pid FOLIO_PORT=$_port FOLIO_ADMIN=$_admin
 }
 
