@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -561,6 +563,66 @@ START_TEST(test_check_config)
 }
 END_TEST
 
+/*
+ * Under SCHED_BATCH (chrt -b 0 foliod, or systemd's
+ * CPUSchedulingPolicy=batch: foliod(8), "Sharing cores with the clients"),
+ * every thread of the master and of every worker keeps it, respawned
+ * workers too: nothing in foliod sets its own policy back.
+ */
+static void
+expect_batch(pid_t pid)
+{
+    char path[64];
+    struct dirent *d;
+    DIR *dir;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    ck_assert_ptr_nonnull(dir = opendir(path));
+    while ((d = readdir(dir)) != NULL) {
+        if (d->d_name[0] == '.')
+            continue;
+        ck_assert_msg(sched_getscheduler((pid_t)atol(d->d_name)) ==
+                          SCHED_BATCH,
+                      "thread %s of %ld is not SCHED_BATCH", d->d_name,
+                      (long)pid);
+        n++;
+    }
+    closedir(dir);
+    ck_assert_int_ge(n, 1);
+}
+
+START_TEST(test_sched_batch_inherited)
+{
+    const struct sched_param sp = {0};
+    struct folio_client *c;
+    pid_t pids[4], again[4];
+    uint64_t deadline;
+    int i, n;
+
+    /* The test's own process: what it starts inherits the policy. */
+    ck_assert_int_eq(sched_setscheduler(0, SCHED_BATCH, &sp), 0);
+    start("workers = 2\n");
+    ck_assert_ptr_nonnull(c = e2e_connect(&srv));
+    ck_assert_int_eq(e2e_ping(c), 0);
+    folio_client_close(c);
+    expect_batch(srv.pid);
+    ck_assert_int_eq(n = e2e_workers(&srv, pids, 4), 2);
+    for (i = 0; i < n; i++)
+        expect_batch(pids[i]);
+    /* A worker that dies is replaced under the same policy. */
+    ck_assert_int_eq(kill(pids[0], SIGKILL), 0);
+    deadline = e2e_deadline(e2e_bound_ms(5000, 15000));
+    while (!(e2e_workers(&srv, again, 4) == 2 && again[0] != pids[0] &&
+             again[1] != pids[0]))
+        ck_assert_msg(e2e_wait_more(deadline), "no worker replaced %ld",
+                      (long)pids[0]);
+    for (i = 0; i < 2; i++)
+        expect_batch(again[i]);
+    stop_clean();
+}
+END_TEST
+
 static Suite *
 server_suite(void)
 {
@@ -587,6 +649,7 @@ server_suite(void)
     tcase_add_test(tc, test_bad_reload_keeps_serving);
     tcase_add_test(tc, test_usr1_reopens_log_file);
     tcase_add_test(tc, test_check_config);
+    tcase_add_test(tc, test_sched_batch_inherited);
     suite_add_tcase(s, tc);
     return s;
 }
