@@ -7,8 +7,8 @@
 # request, and the client's (folio-bench's own, on shared cores beside
 # the server).  What busy_poll_us (foliod(8)) is measured against.
 # A LINGERS entry "yield" is a floor that calls sched_yield(2) instead
-# (bench/floor --yield); "napN" one that sleeps N us (bench/floor --nap-us N); "batch" one
-# under SCHED_BATCH (bench/floor --batch).
+# (bench/floor --yield); "napN" one that sleeps N us (--nap-us N);
+# "batch" one under SCHED_BATCH (--batch).
 # Usage: BUILDDIR=build sh bench/busypoll.sh [SECONDS] [RUNS]
 # LINGERS (default "0 2 5 10"), PROCS (the floors' processes, default 1),
 # SETTINGS (default "1:1 50:1 50:16"), PIN as in bench/ping.sh (e.g. 0:1).

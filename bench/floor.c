@@ -278,12 +278,14 @@ loop(int lfd)
             else
                 serve(evs[i].data.fd, buf);
         }
-        if (linger_ns > 0 && n > 0)
-            linger();
-        if (yield && n > 0)
-            sched_yield();
-        if (nap.tv_nsec > 0 && n > 0)
-            nanosleep(&nap, NULL);
+        if (n > 0) { /* the experiments, after a wake-up that served */
+            if (linger_ns > 0)
+                linger();
+            if (yield)
+                sched_yield();
+            if (nap.tv_nsec > 0)
+                nanosleep(&nap, NULL);
+        }
     }
 }
 
