@@ -34,6 +34,12 @@
  * asleep in the poll): no wake-up to pay, and the next poll reads them
  * in bigger batches.  With nothing else to run, the call returns at once.
  *
+ * The worker's clock (w->now_ms) is set here too, at each poll's return
+ * (nginx's ngx_time_update after epoll_wait), from the turn's own
+ * reading: what a turn stamps (a read, a write, an accept) is the time of
+ * the turn, not of the last tick, 100 ms older at worst, which made an
+ * idle_timeout of 300 ms close after 200 ms.
+ *
  * Called from worker.c: folio_loop_watch before the loop, NULL after it.
  */
 #include "config.h"
@@ -58,6 +64,7 @@
 
 _Thread_local int folio_loop_ready;
 static _Thread_local struct folio_worker_slot *watched;
+static _Thread_local uint64_t *now_ms; /* the worker's clock, ms */
 static _Thread_local uint64_t turn_start; /* monotonic ns; 0: none yet */
 /*
  * The longest turn (ns) of the current second, and (us) of each of the
@@ -72,10 +79,11 @@ static _Thread_local int yield_cpu;    /* poll_yield */
 static _Thread_local int before_poll;  /* busy_ns != 0 || yield_cpu */
 
 void
-folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us,
-                 int poll_yield)
+folio_loop_watch(struct folio_worker_slot *s, uint64_t *clock_ms,
+                 uint32_t busy_poll_us, int poll_yield)
 {
     watched = s;
+    now_ms = s != NULL ? clock_ms : NULL;
     busy_ns = s != NULL ? (uint64_t)busy_poll_us * 1000 : 0;
     yield_cpu = s != NULL && poll_yield;
     before_poll = busy_ns != 0 || yield_cpu;
@@ -178,6 +186,7 @@ epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
     if (s != NULL) {
         saved = errno;
         turn_start = folio_mono_ns();
+        *now_ms = turn_start / 1000000;
         errno = saved;
     }
     return n;

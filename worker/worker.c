@@ -574,9 +574,10 @@ folio_worker_main(const struct folio_worker_args *a)
     if (folio_chan_send(a->chan_fd, FOLIO_CHAN_READY, 0, 0, NULL, 0, -1) != 0)
         folio_log_warn("telling the master we are ready");
 
-    folio_loop_watch(w->slot, w->cfg->busy_poll_us, w->cfg->poll_yield);
+    folio_loop_watch(w->slot, &w->now_ms, w->cfg->busy_poll_us,
+                     w->cfg->poll_yield);
     rc = event_base_dispatch(w->base);
-    folio_loop_watch(NULL, 0, 0);
+    folio_loop_watch(NULL, NULL, 0, 0);
     folio_conn_turn_end(w); /* a loopbreak may have cut the last turn short */
     if (rc < 0)
         folio_log_errorx("event loop failed");

@@ -316,7 +316,7 @@ struct folio_worker {
     int stopping;                /* TERM: answer what is in flight, exit */
     int retiring;                /* RETIRE: hand connections back, exit */
     uint64_t deadline_ms;        /* exit by then when stopping/retiring */
-    uint64_t now_ms;             /* cached monotonic clock, set each tick */
+    uint64_t now_ms;             /* cached monotonic clock, set each turn */
     /*
      * The clock chained from one call to the next (dispatch.c), while
      * conn.c's process() answers a connection's messages: each call starts
@@ -343,14 +343,14 @@ struct folio_worker {
 
 /*
  * loop.c: folio_loop_watch - time every turn of this thread's event loop
- * into slot s (its histogram and longest turn), poll busy_poll_us
- * without sleeping after each turn that served (0: never), and yield the
- * CPU before polling after such a turn if poll_yield; NULL stops.
- * worker.c, around its loop.
+ * into slot s (its histogram and longest turn), set *now_ms (monotonic
+ * ms) as each starts, poll busy_poll_us without sleeping after each turn
+ * that served (0: never), and yield the CPU before polling after such a
+ * turn if poll_yield; NULL stops.  worker.c, around its loop.
  */
 struct folio_worker_slot;
-void folio_loop_watch(struct folio_worker_slot *s, uint32_t busy_poll_us,
-                      int poll_yield);
+void folio_loop_watch(struct folio_worker_slot *s, uint64_t *now_ms,
+                      uint32_t busy_poll_us, int poll_yield);
 
 /*
  * loop.c: folio_loop_ready - the events this thread's last poll returned
