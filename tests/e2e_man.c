@@ -277,9 +277,18 @@ START_TEST(test_folio_examples_run)
             skip |= strstr(ex.cmd, not_run[i]) != NULL;
         if (skip)
             continue;
-        /* The page's addresses are the defaults; the test's are its own. */
+        /*
+         * The page's addresses are the defaults; the test's are its own.
+         * Its profiles' lengths are a user's: 1 s here (the same options,
+         * 14 s less of a suite that CI runs three times).
+         */
         cmd = cli_subst(ex.cmd, "127.0.0.1:7788", srv.addr);
         cmd2 = cli_subst(cmd, "/tmp/folio/admin.sock", srv.admin);
+        free(cmd);
+        cmd = cli_subst(cmd2, "--seconds 10", "--seconds 1");
+        free(cmd2);
+        cmd2 = cli_subst(cmd, "--every 5s --seconds 2",
+                         "--every 2s --seconds 1");
         ck_assert_ptr_nonnull(script = malloc(strlen(prefix) + strlen(cmd2) + 1));
         strcpy(script, prefix);
         strcat(script, cmd2);
