@@ -30,6 +30,12 @@
 #include "src/title.h"
 #include "worker/dispatch.h"
 
+static void
+leave_loop(struct folio_master *m)
+{
+    event_base_loopbreak(m->base);
+}
+
 static struct folio_gen *
 gen_of(struct folio_master *m, uint64_t id)
 {
@@ -170,8 +176,17 @@ execute(struct folio_master *m, const struct folio_dec_act *a)
         folio_ring_answer(&m->ring, &ev);
         break;
     case FOLIO_ACT_UPGRADE:
-        /* Out of the loop first (decide.c's mode says why): see upgrade. */
-        event_base_loopbreak(m->base);
+        /*
+         * Out of the loop first (decide.c's mode says why): see upgrade.
+         * Once the metrics listener is quiet: the exec closes the
+         * connections it took, and a load balancer's check on one of
+         * them would fail; the ones still in the kernel's queue go to
+         * the new image.
+         */
+        folio_mconn_quiesce(m, leave_loop);
+        break;
+    case FOLIO_ACT_METRICS_OPEN:
+        folio_mconn_resume(m);
         break;
     case FOLIO_ACT_EXEC:
         /* Returns only if it failed. */

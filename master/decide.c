@@ -756,8 +756,10 @@ stop(struct folio_dec *d, const struct folio_dec_ev *ev, int quit)
 
     if (d->mode == FOLIO_DM_STOPPING && (!quit || d->quitting))
         return;
-    if (d->mode == FOLIO_DM_UPGRADING)
+    if (d->mode == FOLIO_DM_UPGRADING) {
         say(d, FOLIO_LOG_NOTICE, "upgrade abandoned: the master is stopping");
+        act(d, FOLIO_ACT_METRICS_OPEN); /* its 503s, while it drains */
+    }
     if (quit) {
         d->quitting = 1;
         say(d, FOLIO_LOG_NOTICE, "quitting now");
@@ -988,8 +990,10 @@ folio_dec_step(struct folio_dec *d, const struct folio_dec_ev *ev)
         on_exec_due(d);
         break;
     case FOLIO_EV_UPGRADE_FAILED:
-        if (d->mode == FOLIO_DM_UPGRADING)
+        if (d->mode == FOLIO_DM_UPGRADING) {
+            act(d, FOLIO_ACT_METRICS_OPEN);
             reload_failed(d, ev->why != NULL ? ev->why : "unknown");
+        }
         break;
     case FOLIO_EV_SPAWNED:
         on_spawned(d, ev);

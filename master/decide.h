@@ -148,8 +148,14 @@ enum folio_dec_act_type {
                            what it was doing (its slot says) */
     FOLIO_ACT_RELOAD,   /* build the next generation: answer GEN_BUILT or
                            GEN_FAILED */
-    FOLIO_ACT_UPGRADE,  /* leave the loop; with the signals blocked, take
-                           what it had caught, then step EXEC_DUE */
+    FOLIO_ACT_UPGRADE,  /* quiet the metrics listener (it accepts no
+                           more; what it is answering, and requests on
+                           connections it took, are answered: at most
+                           1 s), then leave the loop; with the signals
+                           blocked, take what it had caught, then step
+                           EXEC_DUE */
+    FOLIO_ACT_METRICS_OPEN, /* the upgrade will not exec: the metrics
+                           listener accepts again */
     FOLIO_ACT_EXEC,     /* re-execute the binary on disk, keeping the
                            workers; answer UPGRADE_FAILED if that returns */
     FOLIO_ACT_SWITCH,   /* gen serves now, arg is the old one: apply the

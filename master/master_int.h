@@ -406,6 +406,13 @@ int folio_metrics_render(struct folio_master *m, struct evbuffer *out);
  * folio_mconn_on_close - cb(evcon, arg) when req's connection closes (NULL:
  *     no more); a connection has one close callback, this file's: others
  *     ask it here, never evhttp_connection_set_closecb.
+ * folio_mconn_quiesce - an upgrade: the listener accepts no more (the
+ *     kernel queues what comes for the next image), replies say
+ *     Connection: close, connections between requests close; quiet(m)
+ *     once no connection is in a request or waits for its first one, or
+ *     after QUIESCE_MS (the exec closes those left).  At once without a
+ *     listener.
+ * folio_mconn_resume - the upgrade did not exec: accept again.
  * folio_mconn_stop - free m->metrics, its listener and connections.
  * folio_mconn_render - its folio_metrics_http_* series.
  */
@@ -416,6 +423,9 @@ void folio_mconn_request(struct folio_master *m, struct evhttp_request *req);
 void folio_mconn_on_close(struct folio_master *m, struct evhttp_request *req,
                           void (*cb)(struct evhttp_connection *, void *),
                           void *arg);
+void folio_mconn_quiesce(struct folio_master *m,
+                         void (*quiet)(struct folio_master *));
+void folio_mconn_resume(struct folio_master *m);
 void folio_mconn_stop(struct folio_master *m);
 void folio_mconn_render(struct folio_master *m, struct evbuffer *out);
 

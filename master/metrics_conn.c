@@ -24,6 +24,14 @@
  *   - Out of descriptors at accept (EMFILE): a spare descriptor is closed
  *     to take the newest connection off the queue and close it, the
  *     listener backs off, and one line per second says how many.
+ *   - An upgrade (folio_mconn_quiesce): the exec closes every connection
+ *     the master took, so first the listener stops accepting (what comes
+ *     waits in the kernel's queue, for the new image), requests being
+ *     answered are answered, with Connection: close, as are the first
+ *     requests of connections just taken (a load balancer's check sends
+ *     it at once), and connections between requests are closed; at most
+ *     QUIESCE_MS.  Before, a load balancer's check on a connection the old
+ *     image had just taken failed (CI: one of 613 during an upgrade).
  */
 #include "config.h"
 
@@ -51,6 +59,7 @@
 #define REFUSED_LOG_MS 1000 /* one line per second, with the count */
 #define MASTER_OTHER_FDS 64 /* log, stats, epoll, signals, admin, files */
 #define ACCEPTS_PER_TURN 16 /* then the connections' reads have their turn */
+#define QUIESCE_MS 1000     /* an upgrade waits this long for requests */
 
 struct folio_mconn {
     struct folio_mconns *set;
@@ -59,6 +68,7 @@ struct folio_mconn {
     struct evhttp_connection *evcon; /* NULL until adopted */
     struct event *deadline;          /* the header's */
     int in_request;                  /* a request is being answered */
+    int served;                      /* a reply was sent */
     int doomed;                      /* over the limit: closed at adoption */
     /* Another's close callback (folio_mconn_on_close): told first. */
     void (*user_cb)(struct evhttp_connection *, void *);
@@ -77,6 +87,10 @@ struct folio_mconns {
     unsigned ndoomed;       /* of them, to be closed at adoption */
     unsigned accepted;      /* in this loop turn */
     int resting; /* listener disabled: EMFILE, a turn's accepts, the limit */
+    int quiescing; /* an upgrade's: the listener stays disabled */
+    void (*quiet)(struct folio_master *); /* quiescing, until called */
+    struct event *ev_look;     /* quiescing: a connection changed */
+    struct event *ev_quiesce;  /* quiescing: the deadline */
     int spare;   /* /dev/null, for EMFILE; or -1 */
     int refused_err;
     struct folio_log_rate refused_log;
@@ -203,7 +217,8 @@ has_victim(const struct folio_mconns *s)
 static void
 listener_wake(struct folio_mconns *s)
 {
-    if (s->lev != NULL && s->resting && !evtimer_pending(s->ev_back, NULL) &&
+    if (s->lev != NULL && s->resting && !s->quiescing &&
+        !evtimer_pending(s->ev_back, NULL) &&
         (s->n - s->ndoomed < cap_of(s) || has_victim(s))) {
         s->resting = 0;
         evconnlistener_enable(s->lev);
@@ -220,6 +235,8 @@ on_close(struct evhttp_connection *evcon, void *arg)
         c->user_cb(evcon, c->user_arg);
     unlink_conn(c);
     listener_wake(s);
+    if (s->quiet != NULL)
+        event_active(s->ev_look, EV_TIMEOUT, 1);
 }
 
 /* Close c now: it waits for a header (no callback of ours is pending). */
@@ -377,8 +394,12 @@ on_reply_done(struct evhttp_request *req, void *arg)
 
     if (c != NULL) {
         c->in_request = 0;
+        c->served = 1;
         set_deadline(c);
         listener_wake(s);
+        /* Not closed here: evhttp goes on with it after this callback. */
+        if (s->quiet != NULL)
+            event_active(s->ev_look, EV_TIMEOUT, 1);
     }
 }
 
@@ -392,6 +413,95 @@ folio_mconn_request(struct folio_master *m, struct evhttp_request *req)
     c->in_request = 1;
     evtimer_del(c->deadline);
     evhttp_request_set_on_complete_cb(req, on_reply_done, m->mconns);
+    if (m->mconns->quiescing) /* the last on it: the exec would close it */
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          "Connection", "close");
+}
+
+/* ---- an upgrade ---- */
+
+static void
+quiet_now(struct folio_mconns *s)
+{
+    void (*quiet)(struct folio_master *) = s->quiet;
+
+    s->quiet = NULL;
+    evtimer_del(s->ev_quiesce);
+    if (quiet != NULL)
+        quiet(s->m);
+}
+
+/*
+ * Close the connections between requests; quiet once none is in a
+ * request, waits for its first, or is still to be adopted.
+ */
+static void
+on_look(evutil_socket_t fd, short what, void *arg)
+{
+    struct folio_mconns *s = arg;
+    struct folio_mconn *c, *next;
+    unsigned busy = 0;
+
+    (void)fd, (void)what;
+    if (s->quiet == NULL)
+        return;
+    for (c = s->head; c != NULL; c = next) {
+        next = c->next;
+        if (c->evcon != NULL && c->served && !c->in_request)
+            evhttp_connection_free(c->evcon); /* on_close frees c */
+        else if (!c->doomed)
+            busy++;
+    }
+    if (busy == 0)
+        quiet_now(s);
+}
+
+static void
+on_quiesce_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    struct folio_mconns *s = arg;
+
+    (void)fd, (void)what;
+    folio_log_notice("upgrading: %u metrics connection%s still without a "
+                     "reply after %d ms: the exec closes %s",
+                     s->n, s->n == 1 ? "" : "s", QUIESCE_MS,
+                     s->n == 1 ? "it" : "them");
+    quiet_now(s);
+}
+
+void
+folio_mconn_quiesce(struct folio_master *m,
+                    void (*quiet)(struct folio_master *))
+{
+    static const struct timeval deadline = {QUIESCE_MS / 1000,
+                                            (QUIESCE_MS % 1000) * 1000};
+    struct folio_mconns *s = m->mconns;
+
+    if (s == NULL || s->lev == NULL) {
+        quiet(m);
+        return;
+    }
+    s->quiescing = 1;
+    s->quiet = quiet;
+    if (!s->resting) {
+        s->resting = 1;
+        evconnlistener_disable(s->lev);
+    }
+    evtimer_add(s->ev_quiesce, &deadline);
+    on_look(-1, 0, s);
+}
+
+void
+folio_mconn_resume(struct folio_master *m)
+{
+    struct folio_mconns *s = m->mconns;
+
+    if (s == NULL || !s->quiescing)
+        return;
+    s->quiescing = 0;
+    s->quiet = NULL;
+    evtimer_del(s->ev_quiesce);
+    listener_wake(s);
 }
 
 static void
@@ -470,7 +580,10 @@ folio_mconn_start(struct folio_master *m, struct evhttp_bound_socket *bound)
     s->lev = evhttp_bound_socket_get_listener(bound);
     m->mconns = s;
     if ((s->ev_adopt = event_new(m->base, -1, 0, on_adopt, s)) == NULL ||
-        (s->ev_back = evtimer_new(m->base, on_back, s)) == NULL)
+        (s->ev_back = evtimer_new(m->base, on_back, s)) == NULL ||
+        (s->ev_look = event_new(m->base, -1, 0, on_look, s)) == NULL ||
+        (s->ev_quiesce = evtimer_new(m->base, on_quiesce_deadline, s)) ==
+            NULL)
         return -1; /* folio_metrics_stop frees s */
     listener_set = s;
     evconnlistener_set_error_cb(s->lev, on_accept_error);
@@ -487,8 +600,10 @@ folio_mconn_stop(struct folio_master *m)
     uint64_t n;
 
     listener_set = NULL;
-    if (s != NULL)
+    if (s != NULL) {
         s->lev = NULL; /* evhttp_free frees it before the connections */
+        s->quiet = NULL;
+    }
     if (m->metrics != NULL)
         evhttp_free(m->metrics); /* the socket, the connections: on_close */
     m->metrics = NULL;
@@ -502,6 +617,10 @@ folio_mconn_stop(struct folio_master *m)
         event_free(s->ev_adopt);
     if (s->ev_back != NULL)
         event_free(s->ev_back);
+    if (s->ev_look != NULL)
+        event_free(s->ev_look);
+    if (s->ev_quiesce != NULL)
+        event_free(s->ev_quiesce);
     if (s->spare != -1)
         close(s->spare);
     folio_free(s);

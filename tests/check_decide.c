@@ -675,6 +675,7 @@ START_TEST(test_upgrading)
     ck_assert_int_eq(count(FOLIO_ACT_UPGRADE), 1);
     ck_assert_int_eq(count(FOLIO_ACT_EXEC), 0); /* not inside the loop */
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 0);
+    ck_assert_int_eq(count(FOLIO_ACT_METRICS_OPEN), 0);
     ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
     published(FOLIO_SS_RELOADING, 1, 1);
     /* Another SIGHUP: queued, for a failed exec. */
@@ -700,6 +701,7 @@ START_TEST(test_upgrading)
     exec_fails = 1;
     send(FOLIO_EV_EXEC_DUE);
     ck_assert_ptr_nonnull(said("reload failed: execve"));
+    ck_assert_int_eq(count(FOLIO_ACT_METRICS_OPEN), 1); /* accepts again */
     ck_assert_ptr_nonnull(said("running the SIGHUP queued"));
     ck_assert_int_eq(count(FOLIO_ACT_RELOAD), 1);
     ck_assert_int_eq(d.mode, FOLIO_DM_RELOADING);
@@ -721,6 +723,8 @@ START_TEST(test_upgrade_abandoned)
     ck_assert_int_eq(d.mode, FOLIO_DM_UPGRADING);
     send(FOLIO_EV_TERM);
     ck_assert_ptr_nonnull(said("upgrade abandoned: the master is stopping"));
+    /* Its metrics listener says 503 while it drains, as any stop's. */
+    ck_assert_int_eq(count(FOLIO_ACT_METRICS_OPEN), 1);
     ck_assert_int_eq(count_kill(SIGTERM), 2);
     ck_assert_int_eq(d.mode, FOLIO_DM_STOPPING);
     send(FOLIO_EV_EXEC_DUE);
