@@ -22,12 +22,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -138,22 +136,12 @@ static int
 greedy_held(int nrequests)
 {
     double w0 = stat_num("totals", "output_waits"), wmem;
-    struct sockaddr_in sa;
-    const char *colon = strrchr(srv.addr, ':');
     uint64_t deadline;
     size_t off = 0;
-    int fd, small = 4096, sent;
+    int fd, sent;
 
-    ck_assert_ptr_nonnull(colon);
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
     /* A small window: the replies stay in the server's output. */
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)atoi(colon + 1));
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    fd = e2e_tcp_connect(srv.addr, 4096);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     sent = greedy_write(fd, nrequests, &off);
     ck_assert_int_gt(sent, 1000);

@@ -15,9 +15,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <check.h>
 #include <fcntl.h>
 #include <math.h>
@@ -705,32 +702,6 @@ START_TEST(test_upgrade_bad_binary)
 }
 END_TEST
 
-/* A TCP connection to `addr` (HOST:PORT, IPv4), blocking; or -1. */
-static int
-tcp_to(const char *addr)
-{
-    struct sockaddr_in sa;
-    const char *colon = strrchr(addr, ':');
-    char host[64];
-    int fd;
-
-    if (colon == NULL || (size_t)(colon - addr) >= sizeof(host))
-        return -1;
-    memcpy(host, addr, (size_t)(colon - addr));
-    host[colon - addr] = '\0';
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)atoi(colon + 1));
-    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
-        (fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* What fd says until its end (or timeout_ms), NUL-terminated. */
 static size_t
 read_to_end(int fd, char *buf, size_t len, int timeout_ms)
@@ -784,7 +755,7 @@ START_TEST(test_upgrade_metrics_in_flight)
                      0);
     ck_assert_int_eq(e2e_http_status(srv.metrics, "/healthz", NULL, 0), 200);
     /* A connection kept alive after a reply. */
-    ck_assert_int_ge(kept = tcp_to(srv.metrics), 0);
+    ck_assert_int_ge(kept = e2e_tcp_connect(srv.metrics, 0), 0);
     send_all(kept, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
     {
         struct pollfd p = {kept, POLLIN, 0};
@@ -796,7 +767,7 @@ START_TEST(test_upgrade_metrics_in_flight)
         ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
     }
     /* One taken, its request on the way: the master holds both. */
-    ck_assert_int_ge(fd = tcp_to(srv.metrics), 0);
+    ck_assert_int_ge(fd = e2e_tcp_connect(srv.metrics, 0), 0);
     send_all(fd, "GET /healthz HTTP/1.1\r\n");
     {
         uint64_t deadline = e2e_deadline(e2e_bound_ms(5000, 15000));

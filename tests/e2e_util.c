@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -497,6 +498,35 @@ e2e_connect_admin(const struct e2e_server *s)
 
     snprintf(addr, sizeof(addr), "unix:%s", s->admin);
     return connect_to(addr);
+}
+
+void
+e2e_sockaddr(const char *addr, struct sockaddr_in *sin)
+{
+    char host[64];
+    int port;
+
+    ck_assert_int_eq(sscanf(addr, "%63[^:]:%d", host, &port), 2);
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons((uint16_t)port);
+    ck_assert_int_eq(inet_pton(AF_INET, host, &sin->sin_addr), 1);
+}
+
+int
+e2e_tcp_connect(const char *addr, int rcvbuf)
+{
+    struct sockaddr_in sin;
+    int fd;
+
+    e2e_sockaddr(addr, &sin);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    if (rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    ck_assert_msg(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0,
+                  "connect %s: %s", addr, strerror(errno));
+    return fd;
 }
 
 int

@@ -253,6 +253,15 @@ int e2e_want(int have, const char *what, const char *why);
 /* e2e_which - the path of `prog` on PATH (static storage), or NULL. */
 const char *e2e_which(const char *prog);
 
+/*
+ * e2e_sockaddr - the TCP address addr (HOST:PORT, IPv4) in *sin.
+ * e2e_tcp_connect - a blocking TCP connection to it, its receive buffer
+ * set first if rcvbuf > 0.  Both fail the test if they cannot.
+ */
+struct sockaddr_in;
+void e2e_sockaddr(const char *addr, struct sockaddr_in *sin);
+int e2e_tcp_connect(const char *addr, int rcvbuf);
+
 /* e2e_free_port - a loopback TCP port nobody listens on now, or -1. */
 int e2e_free_port(void);
 

@@ -7,7 +7,6 @@
 
 #include <sys/socket.h>
 
-#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -256,27 +255,13 @@ mem_after(struct mem *b, const char *what, long peak_mb, long keep_mb)
 
 /* ---- raw connections ---- */
 
-/* The TCP address addr (HOST:PORT, IPv4). */
-static void
-srv_sockaddr(const char *addr, struct sockaddr_in *sin)
-{
-    char host[64];
-    int port;
-
-    ck_assert_int_eq(sscanf(addr, "%63[^:]:%d", host, &port), 2);
-    memset(sin, 0, sizeof(*sin));
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons((uint16_t)port);
-    ck_assert_int_eq(inet_pton(AF_INET, host, &sin->sin_addr), 1);
-}
-
 int
 raw_connect_nowait(void)
 {
     struct sockaddr_in sin;
     int fd;
 
-    srv_sockaddr(srv.addr, &sin);
+    e2e_sockaddr(srv.addr, &sin);
     if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
                      0)) < 0)
         return -1;
@@ -298,16 +283,8 @@ raw_connect_rcvbuf(int rcvbuf)
 int
 raw_connect_to(const char *addr, int rcvbuf)
 {
-    struct sockaddr_in sin;
-    int fd;
+    int fd = e2e_tcp_connect(addr, rcvbuf);
 
-    srv_sockaddr(addr, &sin);
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
-    if (rcvbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-    ck_assert_msg(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0,
-                  "connect: %s", strerror(errno));
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     return fd;
 }
